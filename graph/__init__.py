@@ -1,0 +1,1 @@
+"""The knowledge graph: the only package that speaks Cypher."""

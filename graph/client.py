@@ -1,0 +1,117 @@
+"""The one async Neo4j driver of a running service, and error translation.
+
+Every query leaves through `GraphClient.read` / `write` (auto-retried managed
+transactions via `execute_query`) or `GraphClient.transaction` (a managed
+write transaction for read-check-write sequences). Driver exceptions are
+turned into the project's error tree here, so nothing above `graph/` ever
+imports `neo4j.exceptions`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import neo4j
+from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncManagedTransaction, RoutingControl
+from neo4j import exceptions as neo4j_errors
+
+from memlattice.errors import Conflict, MemlatticeError, Unavailable, ValidationError
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Query = tuple[str, dict[str, Any]]
+
+
+@contextmanager
+def translated_errors() -> Iterator[None]:
+    """Map driver exceptions to Memlattice errors, keeping the cause chained."""
+    try:
+        yield
+    except MemlatticeError:
+        raise
+    except neo4j_errors.ConstraintError as exc:
+        raise Conflict(
+            "the write collides with an existing record (an id that is already taken)"
+        ) from exc
+    except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired) as exc:
+        raise Unavailable(
+            "Neo4j cannot be reached right now; retry shortly", retryable=True
+        ) from exc
+    except neo4j_errors.AuthError as exc:
+        raise Unavailable("Neo4j refused the service's credentials; check NEO4J_PASSWORD") from exc
+    except neo4j_errors.TransientError as exc:
+        raise Unavailable("Neo4j is busy; retry shortly", retryable=True) from exc
+    except neo4j_errors.ClientError as exc:
+        code = exc.code or ""
+        if "Statement.ArgumentError" in code or "Procedure.ProcedureCallFailed" in code:
+            raise ValidationError("the query was rejected by Neo4j: input out of range") from exc
+        raise
+
+
+class GraphClient:
+    """Owns the driver; created in the app lifespan and closed on shutdown."""
+
+    def __init__(self, driver: AsyncDriver, database: str) -> None:
+        self.driver = driver
+        self.database = database
+
+    @classmethod
+    def connect(cls, uri: str, user: str, password: str, database: str) -> "GraphClient":
+        """No I/O happens here; the first query opens connections."""
+        driver = AsyncGraphDatabase.driver(
+            uri,
+            auth=(user, password),
+            max_connection_pool_size=64,
+            connection_acquisition_timeout=10.0,
+            connection_timeout=5.0,
+            max_transaction_retry_time=10.0,
+            # Schema-less reads (a property no node has yet) are normal here, not warnings.
+            notifications_min_severity="OFF",
+        )
+        return cls(driver, database)
+
+    async def close(self) -> None:
+        await self.driver.close()
+
+    async def verify(self) -> None:
+        with translated_errors():
+            await self.driver.verify_connectivity()
+
+    async def read(self, query: Query) -> list[neo4j.Record]:
+        text, params = query
+        with translated_errors():
+            records, _, _ = await self.driver.execute_query(
+                text, params, database_=self.database, routing_=RoutingControl.READ
+            )
+        return records
+
+    async def write(self, query: Query) -> list[neo4j.Record]:
+        text, params = query
+        with translated_errors():
+            records, _, _ = await self.driver.execute_query(
+                text, params, database_=self.database, routing_=RoutingControl.WRITE
+            )
+        return records
+
+    async def transaction(
+        self, work: Callable[[AsyncManagedTransaction], Awaitable[T]]
+    ) -> T:
+        """Run `work` in a managed write transaction (retried on transient errors).
+
+        A MemlatticeError raised inside `work` rolls the transaction back and
+        propagates unchanged: that is how read-check-write steps refuse.
+        """
+        with translated_errors():
+            async with self.driver.session(database=self.database) as session:
+                return await session.execute_write(work)
+
+
+async def run(tx: AsyncManagedTransaction, query: Query) -> list[neo4j.Record]:
+    """Run one built query inside a transaction function and fetch every record."""
+    text, params = query
+    result = await tx.run(text, params)
+    return [record async for record in result]

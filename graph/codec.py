@@ -1,0 +1,229 @@
+"""How a memory is laid out as Neo4j properties, and read back.
+
+Neo4j properties are scalars or homogeneous lists, so JSON payloads (value,
+metadata, provenance) are kept as canonical JSON strings for a lossless round
+trip. Each top-level metadata entry is also stored as its own property,
+`meta.<key>`, holding the canonical JSON of its value: an equality filter on
+any metadata key, whatever the value's type, is then a property comparison
+that Cypher can do without parsing JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memlattice.model import EdgeType, MemoryInput, Scope, Status
+
+META_PREFIX = "meta."
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def meta_properties(metadata: Mapping[str, Any]) -> dict[str, str]:
+    return {META_PREFIX + key: canonical_json(value) for key, value in metadata.items()}
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def _to_datetime(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    if hasattr(value, "to_native"):
+        native: datetime = value.to_native()
+        return native
+    assert isinstance(value, datetime)
+    return value
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A memory as read from the graph (embedding omitted unless asked for)."""
+
+    id: str
+    namespace: str
+    content: str
+    status: Status
+    version: int
+    created_at: datetime
+    updated_at: datetime
+    key: str | None = None
+    value: Any = None
+    summary: str | None = None
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+    scope: Scope | None = None
+    agent_id: str | None = None
+    user_id: str | None = None
+    session_id: str | None = None
+    task_id: str | None = None
+    confidence: float = 1.0
+    source: str | None = None
+    source_type: str | None = None
+    extraction_method: str | None = None
+    provenance: Any = None
+    expires_at: datetime | None = None
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+    embedding_model: str | None = None
+    embedding_dimension: int | None = None
+    superseded_by: str | None = None
+    superseded_at: datetime | None = None
+    forgotten_at: datetime | None = None
+
+
+def memory_from_properties(props: Mapping[str, Any]) -> Memory:
+    scope = props.get("scope")
+    return Memory(
+        id=props["id"],
+        namespace=props["namespace"],
+        content=props["content"],
+        status=Status(props["status"]),
+        version=int(props["version"]),
+        created_at=_to_datetime(props["createdAt"]),  # type: ignore[arg-type]
+        updated_at=_to_datetime(props["updatedAt"]),  # type: ignore[arg-type]
+        key=props.get("key"),
+        value=_loads(props.get("valueJson")),
+        summary=props.get("summary"),
+        tags=tuple(props.get("tags") or ()),
+        metadata=_loads(props.get("metadataJson")) or {},
+        scope=Scope(scope) if scope and scope != "namespace" else None,
+        agent_id=props.get("agentId"),
+        user_id=props.get("userId"),
+        session_id=props.get("sessionId"),
+        task_id=props.get("taskId"),
+        confidence=float(props.get("confidence", 1.0)),
+        source=props.get("source"),
+        source_type=props.get("sourceType"),
+        extraction_method=props.get("extractionMethod"),
+        provenance=_loads(props.get("provenanceJson")),
+        expires_at=_to_datetime(props.get("expiresAt")),
+        access_count=int(props.get("accessCount") or 0),
+        last_accessed_at=_to_datetime(props.get("lastAccessedAt")),
+        embedding_model=props.get("embeddingModel"),
+        embedding_dimension=props.get("embeddingDimension"),
+        superseded_by=props.get("supersededBy"),
+        superseded_at=_to_datetime(props.get("supersededAt")),
+        forgotten_at=_to_datetime(props.get("forgottenAt")),
+    )
+
+
+def memory_properties(
+    memory: MemoryInput,
+    *,
+    id: str,
+    now: datetime,
+    embedding: list[float] | None,
+    embedding_model: str | None,
+) -> dict[str, Any]:
+    """The property map of a new Memory node (None values are not stored)."""
+    props: dict[str, Any] = {
+        "id": id,
+        "namespace": memory.namespace,
+        "key": memory.key,
+        "content": memory.content,
+        "valueJson": None if memory.value is None else canonical_json(memory.value),
+        "summary": memory.summary,
+        "tags": list(memory.tags),
+        "metadataJson": canonical_json(memory.metadata),
+        "scope": memory.scope.value if memory.scope else None,
+        "scopeKey": memory.scope_key(),
+        "agentId": memory.agent_id,
+        "userId": memory.user_id,
+        "sessionId": memory.session_id,
+        "taskId": memory.task_id,
+        "status": Status.ACTIVE.value,
+        "confidence": memory.confidence,
+        "source": memory.source,
+        "sourceType": memory.source_type,
+        "extractionMethod": memory.extraction_method,
+        "provenanceJson": None if memory.provenance is None else canonical_json(memory.provenance),
+        "createdAt": now,
+        "updatedAt": now,
+        "expiresAt": memory.expires_at,
+        "version": 1,
+        "accessCount": 0,
+        "embedding": embedding,
+        "embeddingModel": embedding_model if embedding is not None else None,
+        "embeddingDimension": len(embedding) if embedding is not None else None,
+    }
+    props.update(meta_properties(memory.metadata))
+    return {k: v for k, v in props.items() if v is not None}
+
+
+# Patch field (snake_case, as in MemoryPatch) -> node property and encoder.
+PATCHABLE: dict[str, tuple[str, Any]] = {
+    "key": ("key", None),
+    "content": ("content", None),
+    "value": ("valueJson", canonical_json),
+    "summary": ("summary", None),
+    "tags": ("tags", list),
+    "confidence": ("confidence", None),
+    "source": ("source", None),
+    "source_type": ("sourceType", None),
+    "extraction_method": ("extractionMethod", None),
+    "provenance": ("provenanceJson", canonical_json),
+    "expires_at": ("expiresAt", None),
+}
+
+
+def patch_properties(changes: Mapping[str, Any]) -> dict[str, Any]:
+    """Node properties for an update; a None value clears the property."""
+    props: dict[str, Any] = {}
+    for name, value in changes.items():
+        if name not in PATCHABLE:
+            continue
+        prop, encode = PATCHABLE[name]
+        props[prop] = None if value is None else (encode(value) if encode else value)
+    return props
+
+
+@dataclass(frozen=True)
+class Edge:
+    id: str
+    type: EdgeType
+    source_id: str
+    target_id: str
+    created_at: datetime
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def edge_from_record(rel_props: Mapping[str, Any], rel_type: str, source: str, target: str) -> Edge:
+    return Edge(
+        id=rel_props["id"],
+        type=EdgeType(rel_type),
+        source_id=source,
+        target_id=target,
+        created_at=_to_datetime(rel_props["createdAt"]),  # type: ignore[arg-type]
+        metadata=_loads(rel_props.get("metadataJson")) or {},
+    )
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    id: str
+    memory_id: str
+    operation: str
+    actor: str
+    at: datetime
+    version: int | None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def audit_from_properties(props: Mapping[str, Any]) -> AuditEntry:
+    return AuditEntry(
+        id=props["id"],
+        memory_id=props["memoryId"],
+        operation=props["operation"],
+        actor=props["actor"],
+        at=_to_datetime(props["at"]),  # type: ignore[arg-type]
+        version=props.get("version"),
+        details=_loads(props.get("detailsJson")) or {},
+    )

@@ -1,0 +1,360 @@
+"""The memory graph's operations: what the service asks of Neo4j.
+
+Each public method is one business operation and, wherever the logic allows,
+one round trip. Read-check-write operations (update, supersede) run in one
+managed transaction that first takes the node's write lock, so concurrent
+callers serialise on the node and exactly one of two racing writers wins.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import uuid_utils
+from neo4j import AsyncManagedTransaction
+
+from graph import queries
+from graph.client import GraphClient, run
+from graph.codec import (
+    META_PREFIX,
+    AuditEntry,
+    Edge,
+    Memory,
+    audit_from_properties,
+    canonical_json,
+    edge_from_record,
+    memory_from_properties,
+    memory_properties,
+    meta_properties,
+    patch_properties,
+)
+from memlattice.errors import Conflict, NotFound, ValidationError, VersionConflict
+from memlattice.lucene import all_terms
+from memlattice.model import (
+    Direction,
+    EdgeType,
+    ForgetPredicate,
+    MemoryFilter,
+    MemoryInput,
+    MemoryPatch,
+    Status,
+    camel,
+)
+
+
+def new_id() -> str:
+    """UUIDv7: time-ordered, so ids sort roughly by creation."""
+    return str(uuid_utils.uuid7())
+
+
+@dataclass(frozen=True)
+class PreparedMemory:
+    """A validated input plus what the service resolved for it (id, time, vector)."""
+
+    input: MemoryInput
+    id: str
+    now: datetime
+    embedding: list[float] | None
+    embedding_model: str | None
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[Memory]
+    total: int
+    has_next: bool
+    end_cursor: str | None
+
+
+@dataclass(frozen=True)
+class ScoredMemory:
+    memory: Memory
+    score: float
+
+
+@dataclass(frozen=True)
+class SearchCandidates:
+    semantic: list[ScoredMemory]
+    lexical: list[ScoredMemory]
+
+
+def encode_cursor(memory: Memory) -> str:
+    raw = json.dumps([memory.created_at.isoformat(), memory.id])
+    return base64.urlsafe_b64encode(raw.encode()).decode()
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        created, id = json.loads(base64.urlsafe_b64decode(cursor.encode()).decode())
+        return datetime.fromisoformat(created), str(id)
+    except (ValueError, TypeError) as exc:
+        raise ValidationError("after is not a cursor this API returned", field="after") from exc
+
+
+class MemoryGraph:
+    """Memories, their relationships and audit trail, in one Neo4j database."""
+
+    def __init__(self, client: GraphClient) -> None:
+        self.client = client
+
+    # ------------------------------------------------------------ writes
+
+    async def create(
+        self, memories: Sequence[PreparedMemory], *, namespace: str, actor: str
+    ) -> list[Memory]:
+        """Create a batch atomically: all of it or, on any conflict, none of it."""
+        ids = [m.id for m in memories]
+        if len(set(ids)) != len(ids):
+            raise Conflict("the batch names the same id twice")
+        rows = [
+            {
+                "props": memory_properties(
+                    m.input, id=m.id, now=m.now, embedding=m.embedding,
+                    embedding_model=m.embedding_model,
+                ),
+                "auditId": new_id(),
+            }
+            for m in memories
+        ]
+        try:
+            records = await self.client.write(
+                queries.create_memories(rows, namespace=namespace, actor=actor)
+            )
+        except Conflict as exc:
+            raise Conflict(
+                "a memory with one of these ids already exists; ids are unique", ids=ids[:20]
+            ) from exc
+        return [memory_from_properties(r["m"]) for r in records]
+
+    async def update(
+        self, *, namespace: str, id: str, patch: MemoryPatch, expected_version: int | None,
+        embedding: list[float] | None, embedding_model: str | None, actor: str, now: datetime,
+    ) -> Memory:
+        changes = patch.changes()
+
+        async def work(tx: AsyncManagedTransaction) -> Memory:
+            current = await self._locked(tx, namespace=namespace, id=id, now=now)
+            _check_version(current, expected_version)
+            if current.status is not Status.ACTIVE:
+                raise Conflict(f"memory {id} is {current.status.value} and cannot be updated")
+            props = patch_properties(changes)
+            if "metadata" in changes:
+                metadata = changes["metadata"] or {}
+                stale = {META_PREFIX + k: None for k in current.metadata if k not in metadata}
+                props.update(stale)
+                props.update(meta_properties(metadata))
+                props["metadataJson"] = canonical_json(metadata)
+            if embedding is not None:
+                props.update(embedding=embedding, embeddingModel=embedding_model,
+                             embeddingDimension=len(embedding))
+            details = canonical_json({"fields": sorted(camel(k) for k in changes)})
+            records = await run(tx, queries.update_memory(
+                namespace=namespace, id=id, props=props, actor=actor, now=now,
+                audit_id=new_id(), details=details,
+            ))
+            return memory_from_properties(records[0]["m"])
+
+        return await self.client.transaction(work)
+
+    async def supersede(
+        self, *, namespace: str, id: str, successor: PreparedMemory,
+        expected_version: int | None, actor: str,
+    ) -> tuple[Memory, Memory]:
+        """Returns (previous, current). Of two racing supersedes exactly one wins."""
+
+        async def work(tx: AsyncManagedTransaction) -> tuple[Memory, Memory]:
+            old = await self._locked(tx, namespace=namespace, id=id, now=successor.now)
+            _check_version(old, expected_version)
+            if old.status is not Status.ACTIVE:
+                raise Conflict(
+                    f"memory {id} is already {old.status.value}"
+                    + (f" by {old.superseded_by}" if old.superseded_by else "")
+                    + "; supersede the current memory instead",
+                    current=old.superseded_by,
+                )
+            props = memory_properties(
+                successor.input, id=successor.id, now=successor.now,
+                embedding=successor.embedding, embedding_model=successor.embedding_model,
+            )
+            records = await run(tx, queries.supersede_memory(
+                namespace=namespace, id=id, props=props, edge_id=new_id(), actor=actor,
+                now=successor.now, audit_ids=(new_id(), new_id()),
+            ))
+            record = records[0]
+            return memory_from_properties(record["previous"]), memory_from_properties(
+                record["current"]
+            )
+
+        return await self.client.transaction(work)
+
+    async def forget(
+        self, *, namespace: str, predicate: ForgetPredicate, actor: str, now: datetime
+    ) -> list[str]:
+        conditions: list[str] = []
+        params: dict[str, Any] = {}
+        if predicate.contains is not None:
+            conditions.append(
+                "(toLower(m.content) CONTAINS $contains OR toLower(coalesce(m.key, ''))"
+                " CONTAINS $contains OR any(t IN m.tags WHERE toLower(t) CONTAINS $contains))"
+            )
+            params["contains"] = predicate.contains.lower()
+        if predicate.id is not None:
+            conditions.append("m.id = $id")
+            params["id"] = predicate.id
+        if predicate.key is not None:
+            conditions.append("m.key = $key")
+            params["key"] = predicate.key
+        tags = ([predicate.tag] if predicate.tag else []) + list(predicate.tags or ())
+        if tags:
+            conditions.append("all(t IN $tags WHERE t IN m.tags)")
+            params["tags"] = tags
+        lucene = all_terms(predicate.query) if predicate.query is not None else None
+        records = await self.client.write(queries.forget_memories(
+            namespace=namespace, now=now, actor=actor, conditions=conditions, params=params,
+            fulltext=lucene,
+        ))
+        return [r["id"] for r in records]
+
+    async def delete(self, *, namespace: str, id: str, actor: str, now: datetime) -> None:
+        records = await self.client.write(queries.delete_memory(
+            namespace=namespace, id=id, actor=actor, now=now, audit_id=new_id()
+        ))
+        if not records:
+            raise NotFound(f"no memory {id} in namespace {namespace}", id=id)
+
+    # ------------------------------------------------------------ reads
+
+    async def get(self, *, namespace: str, id: str, now: datetime) -> Memory:
+        records = await self.client.read(queries.get_memory(namespace=namespace, id=id, now=now))
+        if not records:
+            raise NotFound(f"no memory {id} in namespace {namespace}", id=id)
+        return memory_from_properties(records[0]["m"])
+
+    async def embeddings(self, *, namespace: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        records = await self.client.read(queries.get_embeddings(namespace=namespace, ids=list(ids)))
+        return {r["id"]: r["embedding"] for r in records if r["embedding"] is not None}
+
+    async def list(
+        self, flt: MemoryFilter, *, now: datetime, first: int, after: str | None
+    ) -> Page:
+        cursor = decode_cursor(after) if after else None
+        records = await self.client.read(
+            queries.list_memories(flt, now=now, first=first, after=cursor)
+        )
+        record = records[0]
+        items = [memory_from_properties(p) for p in record["page"]]
+        has_next = len(items) > first
+        items = items[:first]
+        return Page(
+            items=items,
+            total=int(record["total"]),
+            has_next=has_next,
+            end_cursor=encode_cursor(items[-1]) if items else None,
+        )
+
+    async def search_candidates(
+        self, flt: MemoryFilter, *, now: datetime, vector: list[float] | None,
+        lucene: str | None, candidates: int,
+    ) -> SearchCandidates:
+        if vector is None and lucene is None:
+            return SearchCandidates([], [])
+        records = await self.client.read(queries.search_candidates(
+            flt, now=now, vector=vector, lucene=lucene, candidates=candidates
+        ))
+        record = records[0]
+
+        def scored(key: str) -> list[ScoredMemory]:
+            if key not in record.keys():
+                return []
+            return [ScoredMemory(memory_from_properties(x["m"]), float(x["score"]))
+                    for x in record[key]]
+
+        return SearchCandidates(semantic=scored("semantic"), lexical=scored("lexical"))
+
+    # ------------------------------------------------------------ edges and audit
+
+    async def add_edge(
+        self, *, namespace: str, source: str, target: str, type: EdgeType,
+        metadata: Mapping[str, Any], actor: str, now: datetime,
+    ) -> Edge:
+        if source == target:
+            raise ValidationError("a memory cannot be related to itself", field="target")
+        records = await self.client.write(queries.add_edge(
+            namespace=namespace, source=source, target=target, type=type, edge_id=new_id(),
+            metadata_json=canonical_json(dict(metadata)), actor=actor, now=now,
+            audit_id=new_id(),
+        ))
+        if not records:
+            raise NotFound(
+                f"memory {source} or {target} does not exist in namespace {namespace}",
+                ids=[source, target],
+            )
+        r = records[0]
+        return edge_from_record(r["r"], r["type"], r["source"], r["target"])
+
+    async def edges(
+        self, *, namespace: str, id: str, types: Sequence[EdgeType], direction: Direction,
+        now: datetime,
+    ) -> list[Edge]:
+        await self.get(namespace=namespace, id=id, now=now)
+        records = await self.client.read(queries.list_edges(
+            namespace=namespace, id=id, types=list(types or EdgeType), direction=direction,
+            now=now,
+        ))
+        return [edge_from_record(r["r"], r["type"], r["source"], r["target"]) for r in records]
+
+    async def delete_edge(self, *, namespace: str, edge_id: str, actor: str, now: datetime) -> None:
+        records = await self.client.write(queries.delete_edge(
+            namespace=namespace, edge_id=edge_id, actor=actor, now=now, audit_id=new_id()
+        ))
+        if not records:
+            raise NotFound(f"no relationship {edge_id} in namespace {namespace}", id=edge_id)
+
+    async def audit_trail(self, *, namespace: str, id: str) -> list[AuditEntry]:
+        records = await self.client.read(queries.audit_trail(namespace=namespace, id=id))
+        if not records:
+            raise NotFound(f"no audit trail for {id} in namespace {namespace}", id=id)
+        return [audit_from_properties(r["a"]) for r in records]
+
+    # ------------------------------------------------------------ helpers
+
+    async def _locked(
+        self, tx: AsyncManagedTransaction, *, namespace: str, id: str, now: datetime
+    ) -> Memory:
+        records = await run(tx, queries.lock_memory(namespace=namespace, id=id, now=now))
+        if not records:
+            raise NotFound(f"no memory {id} in namespace {namespace}", id=id)
+        return memory_from_properties(records[0]["m"])
+
+
+def _check_version(current: Memory, expected: int | None) -> None:
+    if expected is not None and current.version != expected:
+        raise VersionConflict(
+            f"memory {current.id} is at version {current.version}, not {expected};"
+            " re-read it and retry",
+            expected=expected, actual=current.version,
+        )
+
+
+class EmbeddingCacheGraph:
+    """The persistent half of the embedding cache (see memlattice.embeddings.cache)."""
+
+    def __init__(self, client: GraphClient) -> None:
+        self.client = client
+
+    async def get_many(self, model: str, digests: Sequence[str]) -> dict[str, list[float]]:
+        if not digests:
+            return {}
+        records = await self.client.read(queries.cache_get(model=model, digests=list(digests)))
+        return {r["digest"]: list(r["vector"]) for r in records}
+
+    async def put_many(self, model: str, items: Mapping[str, list[float]]) -> None:
+        if items:
+            await self.client.write(queries.cache_put(
+                model=model, items=[{"digest": d, "vector": v} for d, v in items.items()]
+            ))

@@ -1,0 +1,128 @@
+"""Versioned, idempotent schema migrations, recorded in the graph.
+
+Each migration is a list of schema statements that are safe to run again
+(`IF NOT EXISTS`); once all of its statements succeed it is recorded as a
+`(:Migration {version, name, appliedAt})` node, and start-up skips recorded
+versions. Adding a migration means appending to `MIGRATIONS`, never editing
+an applied one.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from graph.client import GraphClient
+from graph.queries import FULLTEXT_INDEX, VECTOR_INDEX
+from memlattice.errors import Conflict
+from memlattice.model import EdgeType
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+def _vector_index(dimension: int) -> str:
+    # Filterable properties let SEARCH ... WHERE narrow inside the index.
+    # Quantization is off: exact float vectors keep recall against exact search.
+    return (
+        f"CYPHER 25 CREATE VECTOR INDEX {VECTOR_INDEX} IF NOT EXISTS FOR (m:Memory) ON m.embedding\n"
+        "WITH [m.namespace, m.status, m.scopeKey, m.scope]\n"
+        "OPTIONS {indexConfig: {`vector.dimensions`: " + str(int(dimension)) + ","
+        " `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}}"
+    )
+
+
+def migrations(dimension: int) -> list[Migration]:
+    edge_indexes = tuple(
+        f"CREATE INDEX edge_id_{t.value.lower()} IF NOT EXISTS FOR ()-[r:{t.value}]-() ON (r.id)"
+        for t in EdgeType
+    )
+    return [
+        Migration(1, "memory constraints and range indexes", (
+            "CREATE CONSTRAINT memory_id IF NOT EXISTS FOR (m:Memory) REQUIRE m.id IS UNIQUE",
+            "CREATE INDEX memory_namespace_created IF NOT EXISTS"
+            " FOR (m:Memory) ON (m.namespace, m.createdAt)",
+            "CREATE INDEX memory_namespace IF NOT EXISTS FOR (m:Memory) ON (m.namespace)",
+            "CREATE INDEX memory_scope IF NOT EXISTS FOR (m:Memory) ON (m.scope)",
+            "CREATE INDEX memory_scope_key IF NOT EXISTS FOR (m:Memory) ON (m.scopeKey)",
+            "CREATE INDEX memory_status IF NOT EXISTS FOR (m:Memory) ON (m.status)",
+            "CREATE INDEX memory_created IF NOT EXISTS FOR (m:Memory) ON (m.createdAt)",
+            "CREATE INDEX memory_updated IF NOT EXISTS FOR (m:Memory) ON (m.updatedAt)",
+            "CREATE INDEX memory_expires IF NOT EXISTS FOR (m:Memory) ON (m.expiresAt)",
+            "CREATE INDEX memory_key IF NOT EXISTS FOR (m:Memory) ON (m.key)",
+        )),
+        Migration(2, "audit log and relationship ids", (
+            "CREATE CONSTRAINT audit_id IF NOT EXISTS FOR (a:AuditEntry) REQUIRE a.id IS UNIQUE",
+            "CREATE INDEX audit_memory IF NOT EXISTS FOR (a:AuditEntry) ON (a.memoryId)",
+            *edge_indexes,
+        )),
+        Migration(3, "embedding cache", (
+            "CREATE CONSTRAINT embedding_cache_key IF NOT EXISTS"
+            " FOR (e:EmbeddingCache) REQUIRE e.key IS UNIQUE",
+        )),
+        Migration(4, "vector and fulltext indexes", (
+            _vector_index(dimension),
+            f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS FOR (m:Memory)"
+            " ON EACH [m.content, m.summary, m.key, m.tags]",
+        )),
+    ]
+
+
+async def applied_versions(client: GraphClient) -> set[int]:
+    records = await client.read(("MATCH (x:Migration) RETURN x.version AS version", {}))
+    return {int(r["version"]) for r in records}
+
+
+async def migrate(client: GraphClient, *, dimension: int) -> list[int]:
+    """Apply what is missing, in order; return the versions applied now."""
+    await client.write((
+        "CREATE CONSTRAINT migration_version IF NOT EXISTS"
+        " FOR (x:Migration) REQUIRE x.version IS UNIQUE", {}))
+    done = await applied_versions(client)
+    applied: list[int] = []
+    for migration in migrations(dimension):
+        if migration.version in done:
+            continue
+        log.info("applying migration %s: %s", migration.version, migration.name)
+        for statement in migration.statements:
+            await client.write((statement, {}))
+        await client.write((
+            "MERGE (x:Migration {version: $version})"
+            " ON CREATE SET x.name = $name, x.appliedAt = datetime()",
+            {"version": migration.version, "name": migration.name},
+        ))
+        applied.append(migration.version)
+    await client.write(("CALL db.awaitIndexes(300)", {}))
+    await check_vector_dimension(client, dimension)
+    return applied
+
+
+async def check_vector_dimension(client: GraphClient, dimension: int) -> None:
+    """Refuse to serve when the index was built for another embedding size."""
+    records = await client.read((
+        "SHOW VECTOR INDEXES YIELD name, options WHERE name = $name RETURN options",
+        {"name": VECTOR_INDEX},
+    ))
+    if not records:
+        return
+    options: dict[str, Any] = records[0]["options"]
+    existing = int(options["indexConfig"]["vector.dimensions"])
+    if existing != dimension:
+        raise Conflict(
+            f"the vector index holds {existing}-dimensional embeddings but the embedding"
+            f" configuration says {dimension}; set MEMLATTICE_EMBEDDING_DIMENSION={existing}"
+            " or re-embed the store into a new index",
+            expected=dimension, actual=existing,
+        )
+
+
+async def pending(client: GraphClient, *, dimension: int) -> list[int]:
+    done = await applied_versions(client)
+    return [m.version for m in migrations(dimension) if m.version not in done]

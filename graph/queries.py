@@ -1,0 +1,376 @@
+"""Every Cypher statement about memories, as builders returning `(query, params)`.
+
+Rules kept here: values are always `$parameters`; relationship types come only
+from the `EdgeType` allow-list and are passed as `$(type)` dynamic types;
+every statement is pinned to Cypher 25 (the `SEARCH` clause and `CALL ()`
+scoping need it, and pinning keeps behaviour independent of the server's
+default language); every read names `$namespace` and applies the expiry rule.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from memlattice.model import Direction, EdgeType, MemoryFilter
+
+Query = tuple[str, dict[str, Any]]
+
+VECTOR_INDEX = "memory_embedding"
+FULLTEXT_INDEX = "memory_fulltext"
+
+# A memory is visible in `$namespace` at `$now` when it belongs there and has not expired.
+_VISIBLE = "{m}.namespace = $namespace AND ({m}.expiresAt IS NULL OR {m}.expiresAt > $now)"
+_PROJECT = "{m} {{.*, embedding: null}}"
+
+
+def visible(var: str = "m") -> str:
+    return _VISIBLE.format(m=var)
+
+
+def project(var: str = "m") -> str:
+    return _PROJECT.format(m=var)
+
+
+_AUDIT = (
+    "CREATE (:AuditEntry {{id: {id}, memoryId: {memory}, namespace: $namespace,"
+    " operation: {op}, actor: $actor, at: {at}, version: {version}, detailsJson: {details}}})"
+)
+
+
+def _audit(
+    id: str, memory: str, op: str, version: str, details: str = "null", at: str = "$now"
+) -> str:
+    """A CREATE clause for one audit entry; every argument is a Cypher expression."""
+    return _AUDIT.format(id=id, memory=memory, op=op, version=version, details=details, at=at)
+
+
+# ------------------------------------------------------------------ writes
+
+
+def create_memories(rows: list[dict[str, Any]], *, namespace: str, actor: str) -> Query:
+    """One UNWIND round trip for any batch: nodes plus their `write` audit entries.
+
+    Each row is `{props, auditId}`; `props.createdAt` may differ per row when a
+    caller replays history with its own `now`.
+    """
+    query = (
+        "CYPHER 25\n"
+        "UNWIND $rows AS row\n"
+        "CREATE (m:Memory)\n"
+        "SET m = row.props\n"
+        "WITH m, row\n"
+        + _audit("row.auditId", "m.id", "'write'", "1", at="m.createdAt")
+        + "\nRETURN " + project() + " AS m"
+    )
+    return query, {"rows": rows, "namespace": namespace, "actor": actor}
+
+
+def lock_memory(*, namespace: str, id: str, now: datetime) -> Query:
+    """Take the node's write lock, then read it: the read sees the latest commit.
+
+    The first step of every read-check-write (update, supersede): two
+    concurrent callers serialise here, so the second sees the first's version.
+    """
+    query = (
+        "CYPHER 25\n"
+        "MATCH (m:Memory {id: $id})\n"
+        f"WHERE {visible()}\n"
+        "SET m.`_lock` = true REMOVE m.`_lock`\n"
+        f"RETURN {project()} AS m"
+    )
+    return query, {"namespace": namespace, "id": id, "now": now}
+
+
+def update_memory(
+    *, namespace: str, id: str, props: dict[str, Any], actor: str, now: datetime,
+    audit_id: str, details: str,
+) -> Query:
+    query = (
+        "CYPHER 25\n"
+        "MATCH (m:Memory {id: $id}) WHERE m.namespace = $namespace\n"
+        "SET m += $props, m.version = m.version + 1, m.updatedAt = $now\n"
+        "WITH m\n"
+        + _audit("$auditId", "m.id", "'update'", "m.version", "$details")
+        + f"\nRETURN {project()} AS m"
+    )
+    params = {"namespace": namespace, "id": id, "props": props, "actor": actor, "now": now,
+              "auditId": audit_id, "details": details}
+    return query, params
+
+
+def supersede_memory(
+    *, namespace: str, id: str, props: dict[str, Any], edge_id: str, actor: str,
+    now: datetime, audit_ids: tuple[str, str],
+) -> Query:
+    """Create the successor, retire the old memory, join them with SUPERSEDES."""
+    query = (
+        "CYPHER 25\n"
+        "MATCH (old:Memory {id: $id}) WHERE old.namespace = $namespace\n"
+        "CREATE (m:Memory) SET m = $props\n"
+        "SET old.status = 'superseded', old.supersededAt = $now, old.supersededBy = m.id,\n"
+        "    old.version = old.version + 1, old.updatedAt = $now\n"
+        "CREATE (m)-[:SUPERSEDES {id: $edgeId, createdAt: $now, metadataJson: '{}'}]->(old)\n"
+        "WITH m, old\n"
+        + _audit("$auditNew", "m.id", "'write'", "1", "'{\"supersedes\":\"' + old.id + '\"}'")
+        + "\n"
+        + _audit("$auditOld", "old.id", "'supersede'", "old.version",
+                 "'{\"supersededBy\":\"' + m.id + '\"}'")
+        + f"\nRETURN {project('old')} AS previous, {project()} AS current"
+    )
+    params = {"namespace": namespace, "id": id, "props": props, "edgeId": edge_id,
+              "actor": actor, "now": now, "auditNew": audit_ids[0], "auditOld": audit_ids[1]}
+    return query, params
+
+
+def forget_memories(
+    *, namespace: str, now: datetime, actor: str, conditions: list[str],
+    params: dict[str, Any], fulltext: str | None,
+) -> Query:
+    """Tombstone every visible, not yet forgotten memory matching all conditions."""
+    source = (
+        f"CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $lucene) YIELD node AS m\n"
+        if fulltext is not None
+        else "MATCH (m:Memory)\n"
+    )
+    where = " AND ".join([visible(), "m.status <> 'forgotten'", *conditions])
+    query = (
+        "CYPHER 25\n" + source + f"WHERE {where}\n"
+        "SET m.status = 'forgotten', m.forgottenAt = $now, m.version = m.version + 1,"
+        " m.updatedAt = $now\n"
+        "WITH m\n"
+        + _audit("randomUUID()", "m.id", "'forget'", "m.version")
+        + "\nRETURN m.id AS id ORDER BY id"
+    )
+    return query, {**params, "namespace": namespace, "now": now, "actor": actor,
+                   "lucene": fulltext}
+
+
+def delete_memory(*, namespace: str, id: str, actor: str, now: datetime, audit_id: str) -> Query:
+    """Hard erase: the node and its relationships go; an audit entry stays behind."""
+    query = (
+        "CYPHER 25\n"
+        "MATCH (m:Memory {id: $id}) WHERE m.namespace = $namespace\n"
+        "WITH m, m.id AS memoryId, m.version + 1 AS version\n"
+        "DETACH DELETE m\n"
+        "WITH memoryId, version\n"
+        + _audit("$auditId", "memoryId", "'delete'", "version")
+        + "\nRETURN memoryId"
+    )
+    return query, {"namespace": namespace, "id": id, "actor": actor, "now": now,
+                   "auditId": audit_id}
+
+
+# ------------------------------------------------------------------ reads
+
+
+def get_memory(*, namespace: str, id: str, now: datetime, with_embedding: bool = False) -> Query:
+    shape = "m {.*}" if with_embedding else project()
+    query = f"CYPHER 25\nMATCH (m:Memory {{id: $id}})\nWHERE {visible()}\nRETURN {shape} AS m"
+    return query, {"namespace": namespace, "id": id, "now": now}
+
+
+def get_embeddings(*, namespace: str, ids: list[str]) -> Query:
+    query = (
+        "CYPHER 25\nUNWIND $ids AS id\nMATCH (m:Memory {id: id}) WHERE m.namespace = $namespace\n"
+        "RETURN m.id AS id, m.embedding AS embedding"
+    )
+    return query, {"namespace": namespace, "ids": ids}
+
+
+def filter_conditions(f: MemoryFilter, var: str = "m") -> tuple[list[str], dict[str, Any]]:
+    """WHERE conditions (beyond namespace and expiry) for a MemoryFilter."""
+    from graph.codec import canonical_json
+
+    conds = [f"{var}.status IN $statuses"]
+    params: dict[str, Any] = {"statuses": [s.value for s in f.statuses]}
+    if f.scope is not None:
+        conds.append(f"{var}.scopeKey = $scopeKey")
+        params["scopeKey"] = f.scope_key()
+    for field, prop in (("agent_id", "agentId"), ("user_id", "userId"),
+                        ("session_id", "sessionId"), ("task_id", "taskId")):
+        value = getattr(f, field)
+        if value is not None and f.scope is None:
+            conds.append(f"{var}.{prop} = ${prop}")
+            params[prop] = value
+    if f.key is not None:
+        conds.append(f"{var}.key = $key")
+        params["key"] = f.key
+    if f.tags_any:
+        conds.append(f"any(t IN {var}.tags WHERE t IN $tagsAny)")
+        params["tagsAny"] = list(f.tags_any)
+    if f.tags_all:
+        conds.append(f"all(t IN $tagsAll WHERE t IN {var}.tags)")
+        params["tagsAll"] = list(f.tags_all)
+    if f.metadata:
+        conds.append(f"all(k IN keys($meta) WHERE {var}['meta.' + k] = $meta[k])")
+        params["meta"] = {k: canonical_json(v) for k, v in f.metadata.items()}
+    if f.source_type is not None:
+        conds.append(f"{var}.sourceType = $sourceType")
+        params["sourceType"] = f.source_type
+    if f.created_after is not None:
+        conds.append(f"{var}.createdAt >= $createdAfter")
+        params["createdAfter"] = f.created_after
+    if f.created_before is not None:
+        conds.append(f"{var}.createdAt < $createdBefore")
+        params["createdBefore"] = f.created_before
+    return conds, params
+
+
+def list_memories(
+    f: MemoryFilter, *, now: datetime, first: int, after: tuple[datetime, str] | None
+) -> Query:
+    """A page (newest first, keyset cursor) and the filter's total, in one round trip."""
+    conds, params = filter_conditions(f)
+    where = " AND ".join([visible(), *conds])
+    keyset = ""
+    if after is not None:
+        keyset = (" AND (m.createdAt < $afterAt OR (m.createdAt = $afterAt AND m.id < $afterId))")
+        params.update(afterAt=after[0], afterId=after[1])
+    query = (
+        "CYPHER 25\n"
+        f"CALL () {{ MATCH (m:Memory) WHERE {where} RETURN count(m) AS total }}\n"
+        f"CALL () {{ MATCH (m:Memory) WHERE {where}{keyset}\n"
+        "  WITH m ORDER BY m.createdAt DESC, m.id DESC LIMIT $limit\n"
+        f"  RETURN collect({project()}) AS page }}\n"
+        "RETURN total, page"
+    )
+    return query, {**params, "namespace": f.namespace, "now": now, "limit": first + 1}
+
+
+def search_candidates(
+    f: MemoryFilter, *, now: datetime, vector: list[float] | None, lucene: str | None,
+    candidates: int,
+) -> Query:
+    """Vector and fulltext candidates in one round trip, each list already filtered.
+
+    The vector side filters inside the index (`SEARCH ... WHERE`) on the
+    properties the index declares; the rest of the filter runs right after.
+    """
+    conds, params = filter_conditions(f)
+    post = " AND ".join([visible(), *conds])
+    parts = []
+    returns = []
+    if vector is not None:
+        in_index = "m.namespace = $namespace AND m.status IN $statuses"
+        if f.scope is not None:
+            in_index += " AND m.scopeKey = $scopeKey"
+        parts.append(
+            "CALL () {\n"
+            "  MATCH (m:Memory)\n"
+            f"    SEARCH m IN (VECTOR INDEX {VECTOR_INDEX} FOR $vector WHERE {in_index}"
+            " LIMIT $candidates) SCORE AS score\n"
+            f"  WITH m, score WHERE {post}\n"
+            f"  RETURN collect({{m: {project()}, score: score}}) AS semantic\n}}"
+        )
+        returns.append("semantic")
+        params["vector"] = vector
+    if lucene is not None:
+        parts.append(
+            "CALL () {\n"
+            f"  CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $lucene,"
+            " {limit: $ftLimit}) YIELD node AS m, score\n"
+            f"  WITH m, score WHERE {post}\n"
+            f"  WITH m, score LIMIT $candidates\n"
+            f"  RETURN collect({{m: {project()}, score: score}}) AS lexical\n}}"
+        )
+        returns.append("lexical")
+        params["lucene"] = lucene
+        # Fulltext cannot filter inside the index: over-fetch before the filter.
+        params["ftLimit"] = candidates * 20
+    query = "CYPHER 25\n" + "\n".join(parts) + "\nRETURN " + ", ".join(returns)
+    return query, {**params, "namespace": f.namespace, "now": now, "candidates": candidates}
+
+
+# ------------------------------------------------------------------ edges
+
+
+def add_edge(
+    *, namespace: str, source: str, target: str, type: EdgeType, edge_id: str,
+    metadata_json: str, actor: str, now: datetime, audit_id: str,
+) -> Query:
+    """One relationship per (source, type, target): adding it again updates metadata."""
+    query = (
+        "CYPHER 25\n"
+        f"MATCH (a:Memory {{id: $source}}) WHERE {visible('a')}\n"
+        f"MATCH (b:Memory {{id: $target}}) WHERE {visible('b')}\n"
+        "MERGE (a)-[r:$($type)]->(b)\n"
+        "ON CREATE SET r.id = $edgeId, r.createdAt = $now\n"
+        "SET r.metadataJson = $metadataJson\n"
+        "WITH a, b, r\n"
+        + _audit("$auditId", "a.id", "'link'", "null",
+                 "'{\"edge\":\"' + r.id + '\",\"type\":\"' + type(r) + '\",\"target\":\"' + b.id + '\"}'")
+        + "\nRETURN r {.*} AS r, type(r) AS type, a.id AS source, b.id AS target"
+    )
+    params = {"namespace": namespace, "source": source, "target": target, "type": type.value,
+              "edgeId": edge_id, "metadataJson": metadata_json, "actor": actor, "now": now,
+              "auditId": audit_id}
+    return query, params
+
+
+_PATTERNS = {
+    Direction.OUT: "(m)-[r]->(o)",
+    Direction.IN: "(m)<-[r]-(o)",
+    Direction.BOTH: "(m)-[r]-(o)",
+}
+
+
+def list_edges(
+    *, namespace: str, id: str, types: list[EdgeType], direction: Direction, now: datetime
+) -> Query:
+    query = (
+        "CYPHER 25\n"
+        f"MATCH (m:Memory {{id: $id}}) WHERE {visible()}\n"
+        f"MATCH {_PATTERNS[direction]}\n"
+        f"WHERE type(r) IN $types AND {visible('o')}\n"
+        "RETURN r {.*} AS r, type(r) AS type, startNode(r).id AS source, endNode(r).id AS target\n"
+        "ORDER BY r.createdAt, r.id"
+    )
+    return query, {"namespace": namespace, "id": id, "types": [t.value for t in types],
+                   "now": now}
+
+
+def delete_edge(*, namespace: str, edge_id: str, actor: str, now: datetime, audit_id: str) -> Query:
+    query = (
+        "CYPHER 25\n"
+        "MATCH (a:Memory)-[r]->(b:Memory)\n"
+        "WHERE r.id = $edgeId AND a.namespace = $namespace AND b.namespace = $namespace\n"
+        "WITH a, b, r, r.id AS edgeId, type(r) AS type\n"
+        "DELETE r\n"
+        "WITH a, b, edgeId, type\n"
+        + _audit("$auditId", "a.id", "'unlink'", "null",
+                 "'{\"edge\":\"' + edgeId + '\",\"type\":\"' + type + '\",\"target\":\"' + b.id + '\"}'")
+        + "\nRETURN edgeId"
+    )
+    return query, {"namespace": namespace, "edgeId": edge_id, "actor": actor, "now": now,
+                   "auditId": audit_id}
+
+
+def audit_trail(*, namespace: str, id: str) -> Query:
+    query = (
+        "CYPHER 25\n"
+        "MATCH (a:AuditEntry {memoryId: $id}) WHERE a.namespace = $namespace\n"
+        "RETURN a {.*} AS a ORDER BY a.at, coalesce(a.version, 0), a.id"
+    )
+    return query, {"namespace": namespace, "id": id}
+
+
+# ------------------------------------------------------------------ embedding cache
+
+
+def cache_get(*, model: str, digests: list[str]) -> Query:
+    query = (
+        "CYPHER 25\nUNWIND $keys AS key\n"
+        "MATCH (e:EmbeddingCache {key: key})\n"
+        "RETURN e.digest AS digest, e.vector AS vector"
+    )
+    return query, {"keys": [f"{model}|{d}" for d in digests]}
+
+
+def cache_put(*, model: str, items: list[dict[str, Any]]) -> Query:
+    query = (
+        "CYPHER 25\nUNWIND $items AS item\n"
+        "MERGE (e:EmbeddingCache {key: $model + '|' + item.digest})\n"
+        "ON CREATE SET e.model = $model, e.digest = item.digest, e.vector = item.vector"
+    )
+    return query, {"model": model, "items": items}

@@ -1,0 +1,313 @@
+"""The domain vocabulary: enums and validated inputs, free of I/O.
+
+Inputs are Pydantic models so that every rule (namespace shape, confidence
+range, scope ids) is declared once; `validated()` turns Pydantic's error into
+the project's `ValidationError`, so callers see one error type with a stable
+code whatever layer they come through (GraphQL, CLI, Python).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from enum import StrEnum
+from typing import Any, TypeVar
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from memlattice.errors import ValidationError
+
+MAX_CONTENT_CHARS = 100_000
+MAX_TAGS = 64
+MAX_BATCH = 1_000
+
+
+class Scope(StrEnum):
+    """Visibility levels, narrowest first: a search at one level sees the broader ones."""
+
+    TASK = "task"
+    SESSION = "session"
+    USER = "user"
+    AGENT = "agent"
+
+
+SCOPE_ID_FIELD: dict[Scope, str] = {
+    Scope.TASK: "task_id",
+    Scope.SESSION: "session_id",
+    Scope.USER: "user_id",
+    Scope.AGENT: "agent_id",
+}
+
+
+class Status(StrEnum):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    FORGOTTEN = "forgotten"
+
+
+class EdgeType(StrEnum):
+    """The relationship types between memories; the only ones Cypher will ever see."""
+
+    RELATED = "RELATED"
+    DERIVED = "DERIVED"
+    CONTRADICTS = "CONTRADICTS"
+    SUPPORTS = "SUPPORTS"
+    SUPERSEDES = "SUPERSEDES"
+
+
+class Direction(StrEnum):
+    OUT = "out"
+    IN = "in"
+    BOTH = "both"
+
+
+class SearchMode(StrEnum):
+    LEXICAL = "lexical"
+    SEMANTIC = "semantic"
+    HYBRID = "hybrid"
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def validate_namespace(value: str) -> str:
+    """Namespaces are relative paths of non-empty segments: `team/alice/notes`.
+
+    Absolute paths, `.`/`..` segments, empty segments and control characters are
+    rejected because namespaces end up in export paths and key prefixes.
+    """
+    if not isinstance(value, str) or not value:
+        raise ValueError("namespace must be a non-empty relative path such as 'team/notes'")
+    if len(value) > 512:
+        raise ValueError("namespace is longer than 512 characters")
+    if value.startswith("/") or value.startswith("\\") or (len(value) > 1 and value[1] == ":"):
+        raise ValueError(f"namespace {value!r} is absolute; use a relative path like 'team/notes'")
+    for segment in value.split("/"):
+        if segment == "":
+            raise ValueError(f"namespace {value!r} has an empty segment")
+        if segment in (".", ".."):
+            raise ValueError(f"namespace {value!r} contains {segment!r}; use plain segments")
+        if any(ord(ch) < 32 or ch == "\\" for ch in segment):
+            raise ValueError(f"namespace {value!r} contains a control character or backslash")
+    return value
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value
+
+
+def _json_size_ok(value: Any, what: str, limit: int = 1_000_000) -> Any:
+    try:
+        encoded = json.dumps(value, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what} is not JSON-serialisable") from exc
+    if len(encoded) > limit:
+        raise ValueError(f"{what} is larger than {limit} bytes of JSON")
+    return value
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+
+
+class ScopeRef(_Input):
+    """Who a memory belongs to: its level and the ids along the chain."""
+
+    scope: Scope | None = None
+    agent_id: str | None = Field(default=None, max_length=256)
+    user_id: str | None = Field(default=None, max_length=256)
+    session_id: str | None = Field(default=None, max_length=256)
+    task_id: str | None = Field(default=None, max_length=256)
+
+    @model_validator(mode="after")
+    def _level_needs_its_id(self) -> "ScopeRef":
+        if self.scope is not None and not getattr(self, SCOPE_ID_FIELD[self.scope]):
+            field = SCOPE_ID_FIELD[self.scope]
+            camel = field.split("_")[0] + "Id"
+            raise ValueError(f"scope {self.scope.value!r} needs {camel}")
+        return self
+
+    def scope_key(self) -> str:
+        """One indexable string per visibility bucket, e.g. `session:s-42`."""
+        if self.scope is None:
+            return "namespace"
+        return f"{self.scope.value}:{getattr(self, SCOPE_ID_FIELD[self.scope])}"
+
+
+class MemoryInput(ScopeRef):
+    """A memory as a caller writes it."""
+
+    namespace: str
+    id: str | None = Field(default=None, min_length=1, max_length=128)
+    key: str | None = Field(default=None, max_length=1024)
+    content: str = Field(max_length=MAX_CONTENT_CHARS)
+    value: Any = None
+    summary: str | None = Field(default=None, max_length=10_000)
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    source: str | None = Field(default=None, max_length=1024)
+    source_type: str | None = Field(default=None, max_length=128)
+    extraction_method: str | None = Field(default=None, max_length=128)
+    provenance: Any = None
+    expires_at: datetime | None = None
+    embedding: tuple[float, ...] | None = None
+    embedding_model: str | None = Field(default=None, max_length=256)
+    now: datetime | None = None
+
+    _ns = field_validator("namespace")(classmethod(lambda cls, v: validate_namespace(v)))
+
+    @field_validator("content")
+    @classmethod
+    def _content_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("content must not be blank")
+        return value
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if len(value) > MAX_TAGS:
+            raise ValueError(f"at most {MAX_TAGS} tags")
+        for tag in value:
+            if not tag.strip() or len(tag) > 256:
+                raise ValueError("tags must be non-blank strings of at most 256 characters")
+        return tuple(dict.fromkeys(value))
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for key in value:
+            if not key or len(key) > 128:
+                raise ValueError("metadata keys must be 1 to 128 characters")
+        return _json_size_ok(value, "metadata")
+
+    @field_validator("value", "provenance")
+    @classmethod
+    def _json(cls, value: Any) -> Any:
+        return _json_size_ok(value, "value")
+
+    @field_validator("expires_at", "now")
+    @classmethod
+    def _tz(cls, value: datetime | None) -> datetime | None:
+        return as_utc(value)
+
+    @field_validator("embedding")
+    @classmethod
+    def _finite(cls, value: tuple[float, ...] | None) -> tuple[float, ...] | None:
+        if value is not None:
+            if not value:
+                raise ValueError("embedding must not be empty")
+            if any(x != x or x in (float("inf"), float("-inf")) for x in value):
+                raise ValueError("embedding contains NaN or infinity")
+        return value
+
+
+class MemoryPatch(_Input):
+    """Fields an update may change; unset fields stay as they are."""
+
+    key: str | None = Field(default=None, max_length=1024)
+    content: str | None = Field(default=None, max_length=MAX_CONTENT_CHARS)
+    value: Any = None
+    summary: str | None = Field(default=None, max_length=10_000)
+    tags: tuple[str, ...] | None = None
+    metadata: dict[str, Any] | None = None
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    source: str | None = Field(default=None, max_length=1024)
+    source_type: str | None = Field(default=None, max_length=128)
+    extraction_method: str | None = Field(default=None, max_length=128)
+    provenance: Any = None
+    expires_at: datetime | None = None
+    embedding: tuple[float, ...] | None = None
+    embedding_model: str | None = Field(default=None, max_length=256)
+
+    _content = field_validator("content")(
+        classmethod(lambda cls, v: MemoryInput._content_not_blank(v) if v is not None else v)
+    )
+    _tags = field_validator("tags")(
+        classmethod(lambda cls, v: MemoryInput._tags(v) if v is not None else v)
+    )
+    _meta = field_validator("metadata")(
+        classmethod(lambda cls, v: MemoryInput._metadata(v) if v is not None else v)
+    )
+    _expires = field_validator("expires_at")(classmethod(lambda cls, v: as_utc(v)))
+    _emb = field_validator("embedding")(classmethod(lambda cls, v: MemoryInput._finite(v)))
+
+    def changes(self) -> dict[str, Any]:
+        """Only the fields the caller set (so `null` can clear a field on purpose)."""
+        return {name: getattr(self, name) for name in self.model_fields_set}
+
+
+class ForgetPredicate(_Input):
+    """What `forget` tombstones: a substring, or a conjunction of the other fields."""
+
+    contains: str | None = Field(default=None, min_length=1, max_length=1024)
+    id: str | None = None
+    key: str | None = None
+    tag: str | None = None
+    tags: tuple[str, ...] | None = None
+    query: str | None = Field(default=None, min_length=1, max_length=1024)
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> "ForgetPredicate":
+        if not self.model_fields_set - {"tags"} and not self.tags:
+            raise ValueError(
+                "the predicate is empty; give contains, or any of id, key, tag, tags, query"
+            )
+        if self.contains is not None and len(self.model_fields_set) > 1:
+            raise ValueError("contains is a predicate on its own; do not combine it")
+        if self.query is not None and not any(ch.isalnum() for ch in self.query):
+            raise ValueError("query has no word to match")
+        return self
+
+
+class MemoryFilter(ScopeRef):
+    """What `memories` and `search` may narrow by; namespace is mandatory."""
+
+    namespace: str
+    statuses: tuple[Status, ...] = (Status.ACTIVE,)
+    key: str | None = None
+    tags_any: tuple[str, ...] = ()
+    tags_all: tuple[str, ...] = ()
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    source_type: str | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+
+    _ns = field_validator("namespace")(classmethod(lambda cls, v: validate_namespace(v)))
+    _times = field_validator("created_after", "created_before")(
+        classmethod(lambda cls, v: as_utc(v))
+    )
+
+    @model_validator(mode="after")
+    def _statuses(self) -> "MemoryFilter":
+        if not self.statuses:
+            raise ValueError("statuses must list at least one status")
+        return self
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def camel(name: str) -> str:
+    """Report field names as the GraphQL API spells them."""
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def validated(model: type[M], **data: Any) -> M:
+    """Build `model` or raise the project's ValidationError with every problem named."""
+    try:
+        return model(**data)
+    except pydantic.ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_url=False):
+            where = ".".join(camel(str(p)) for p in error["loc"]) or model.__name__
+            problems.append(f"{where}: {error['msg'].removeprefix('Value error, ')}")
+        raise ValidationError(
+            "invalid input: " + "; ".join(problems), fields=[p.split(":")[0] for p in problems]
+        ) from None

@@ -1,0 +1,97 @@
+"""Typed configuration, read once from the environment and passed in.
+
+Nothing in the code base imports a settings global: the CLI (or a test) builds
+one `Settings` and hands it to the app factory, so two apps with different
+configurations can live in one process (the test suite relies on that).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEV_PASSWORD = "memlattice-dev"
+
+
+def default_cache_dir() -> Path:
+    """Where downloaded Neo4j jars live: outside the repository, shared by clones."""
+    import os
+
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "memlattice"
+
+
+def default_data_dir() -> Path:
+    import os
+
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "memlattice"
+
+
+class Neo4jSettings(BaseSettings):
+    """How to reach Neo4j. `NEO4J_URI` points at any server (bolt://, neo4j://, +s)."""
+
+    model_config = SettingsConfigDict(env_prefix="NEO4J_", extra="ignore")
+
+    uri: str | None = None
+    user: str = "neo4j"
+    password: SecretStr = SecretStr(DEV_PASSWORD)
+    database: str = "neo4j"
+
+
+class LocalNeo4jSettings(BaseSettings):
+    """The Neo4j this project provisions itself when `NEO4J_URI` is not set."""
+
+    model_config = SettingsConfigDict(env_prefix="MEMLATTICE_NEO4J_", extra="ignore")
+
+    version: str = "2026.08.1"
+    cache_dir: Path = Field(default_factory=lambda: default_cache_dir() / "neo4j")
+    home: Path = Field(default_factory=lambda: default_data_dir() / "neo4j")
+    bolt_port: int = 7687
+    heap: str = "1g"
+    pagecache: str = "512m"
+    start_timeout_s: float = 180.0
+
+
+class EmbeddingSettings(BaseSettings):
+    """Which embedding provider the server uses when a client sends no vector."""
+
+    model_config = SettingsConfigDict(env_prefix="MEMLATTICE_EMBEDDING_", extra="ignore")
+
+    provider: Literal["local", "openai", "none"] = "local"
+    # For `local` this names the WordLlama configuration; for `openai` the model id.
+    model: str = "l2_supercat"
+    dimension: int = Field(default=256, ge=1, le=4096)
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    batch_size: int = Field(default=64, ge=1, le=2048)
+    max_retries: int = Field(default=5, ge=0, le=20)
+    timeout_s: float = Field(default=30.0, gt=0)
+
+
+class Settings(BaseSettings):
+    """Everything the service needs, grouped by concern."""
+
+    model_config = SettingsConfigDict(env_prefix="MEMLATTICE_", extra="ignore")
+
+    environment: Literal["development", "test", "production"] = "development"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    graphiql: bool = True
+    neo4j: Neo4jSettings = Field(default_factory=Neo4jSettings)
+    local_neo4j: LocalNeo4jSettings = Field(default_factory=LocalNeo4jSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    search_candidates: int = Field(default=50, ge=1, le=1000)
+
+    @model_validator(mode="after")
+    def _refuse_dev_password_in_production(self) -> "Settings":
+        if (
+            self.environment == "production"
+            and self.neo4j.password.get_secret_value() == DEV_PASSWORD
+        ):
+            raise ValueError("NEO4J_PASSWORD must be set to a real secret in production")
+        return self
+

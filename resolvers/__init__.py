@@ -1,0 +1,1 @@
+"""GraphQL types, queries and mutations: thin, they validate and call graph/."""

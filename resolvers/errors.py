@@ -1,0 +1,42 @@
+"""Every error leaves as a GraphQL error with a stable `extensions.code`.
+
+    MemlatticeError            -> its own code and message (details included)
+    syntax error in the query  -> BAD_REQUEST
+    other GraphQL validation   -> VALIDATION (unknown fields, wrong types, bad enums)
+    anything else              -> INTERNAL, message masked, stack trace logged
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+from graphql import GraphQLError
+from strawberry.extensions import SchemaExtension
+
+from memlattice.errors import MemlatticeError
+
+log = logging.getLogger("memlattice.errors")
+
+
+def coded(error: GraphQLError) -> GraphQLError:
+    original = error.original_error
+    if isinstance(original, MemlatticeError):
+        return GraphQLError(original.message, nodes=error.nodes, path=error.path,
+                            original_error=original, extensions=original.extensions())
+    if original is None:
+        code = "BAD_REQUEST" if error.message.startswith("Syntax Error") else "VALIDATION"
+        return GraphQLError(error.message, nodes=error.nodes, path=error.path,
+                            extensions={**(error.extensions or {}), "code": code})
+    log.error("unexpected error in %s", ".".join(map(str, error.path or [])),
+              exc_info=original)
+    return GraphQLError("Internal server error; it has been logged.", nodes=error.nodes,
+                        path=error.path, extensions={"code": "INTERNAL"})
+
+
+class ErrorCodes(SchemaExtension):
+    def on_operation(self) -> Iterator[None]:
+        yield
+        result = self.execution_context.result
+        if result is not None and result.errors:
+            result.errors = [coded(e) for e in result.errors]

@@ -1,0 +1,88 @@
+"""Write operations: convert, call the service or graph, wrap."""
+
+from __future__ import annotations
+
+import strawberry
+
+from memlattice.model import utcnow
+from resolvers.context import Info
+from resolvers.inputs import EdgeInput, ForgetPredicateInput, MemoryInput, MemoryPatchInput
+from resolvers.queries import _namespace
+from resolvers.types import Edge, ForgetResult, Memory, SupersedeResult
+
+
+@strawberry.type
+class Mutation:
+    @strawberry.mutation(description="Write one memory.")
+    async def write_memory(self, info: Info, input: MemoryInput) -> Memory:
+        (written,) = await info.context.service.write([input.to_domain()],
+                                                      actor=info.context.actor)
+        return Memory.from_domain(written)
+
+    @strawberry.mutation(description="Write a batch atomically, in one round trip.")
+    async def write_memories(self, info: Info, inputs: list[MemoryInput]) -> list[Memory]:
+        written = await info.context.service.write([i.to_domain() for i in inputs],
+                                                   actor=info.context.actor)
+        return [Memory.from_domain(m) for m in written]
+
+    @strawberry.mutation(
+        description="Change fields of an active memory; a stale expectedVersion fails with"
+        " VERSION_CONFLICT and writes nothing."
+    )
+    async def update_memory(
+        self, info: Info, namespace: str, id: strawberry.ID, patch: MemoryPatchInput,
+        expected_version: int | None = None,
+    ) -> Memory:
+        updated = await info.context.service.update(
+            namespace=_namespace(namespace), id=str(id), patch=patch.to_domain(),
+            expected_version=expected_version, actor=info.context.actor,
+        )
+        return Memory.from_domain(updated)
+
+    @strawberry.mutation(
+        description="Replace a memory with a new one; the old one is kept for audit, marked"
+        " superseded, leaves search, and a SUPERSEDES relationship joins them."
+    )
+    async def supersede_memory(
+        self, info: Info, id: strawberry.ID, memory: MemoryInput,
+        expected_version: int | None = None,
+    ) -> SupersedeResult:
+        previous, current = await info.context.service.supersede(
+            id=str(id), successor=memory.to_domain(), expected_version=expected_version,
+            actor=info.context.actor,
+        )
+        return SupersedeResult(previous=Memory.from_domain(previous),
+                               current=Memory.from_domain(current))
+
+    @strawberry.mutation(description="Relate two memories of one namespace.")
+    async def add_edge(self, info: Info, input: EdgeInput) -> Edge:
+        edge = await info.context.graph.add_edge(
+            namespace=_namespace(input.namespace), source=str(input.source_id),
+            target=str(input.target_id), type=input.type, metadata=input.metadata or {},
+            actor=info.context.actor, now=utcnow(),
+        )
+        return Edge.from_domain(edge)
+
+    @strawberry.mutation(description="Remove one relationship by id.")
+    async def delete_edge(self, info: Info, namespace: str, id: strawberry.ID) -> bool:
+        await info.context.graph.delete_edge(namespace=_namespace(namespace), edge_id=str(id),
+                                             actor=info.context.actor, now=utcnow())
+        return True
+
+    @strawberry.mutation(
+        description="Soft-delete (tombstone) every memory matching the predicate."
+    )
+    async def forget(
+        self, info: Info, namespace: str, predicate: ForgetPredicateInput
+    ) -> ForgetResult:
+        ids = await info.context.graph.forget(
+            namespace=_namespace(namespace), predicate=predicate.to_domain(),
+            actor=info.context.actor, now=utcnow(),
+        )
+        return ForgetResult(count=len(ids), ids=[strawberry.ID(i) for i in ids])
+
+    @strawberry.mutation(description="Erase a memory and its relationships for good.")
+    async def delete_memory(self, info: Info, namespace: str, id: strawberry.ID) -> bool:
+        await info.context.graph.delete(namespace=_namespace(namespace), id=str(id),
+                                        actor=info.context.actor, now=utcnow())
+        return True

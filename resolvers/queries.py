@@ -1,0 +1,88 @@
+"""Read operations. Each resolver converts its input, calls one service or graph
+method and wraps the records; nothing else happens here."""
+
+from __future__ import annotations
+
+import strawberry
+
+from memlattice.model import as_utc, utcnow, validate_namespace
+from memlattice.errors import ValidationError
+from memlattice.service import SearchRequest
+from resolvers.context import Info
+from resolvers.inputs import MemoryFilterInput, SearchInput
+from resolvers.types import (
+    AuditEntry,
+    Direction,
+    Edge,
+    EdgeType,
+    Memory,
+    MemoryConnection,
+    MemoryEdge,
+    PageInfo,
+    SearchHit,
+)
+from graph.memories import encode_cursor
+
+MAX_PAGE = 500
+MAX_SEARCH_LIMIT = 200
+
+
+def _namespace(value: str) -> str:
+    try:
+        return validate_namespace(value)
+    except ValueError as exc:
+        raise ValidationError(str(exc), field="namespace") from None
+
+
+@strawberry.type
+class Query:
+    @strawberry.field(description="One memory by id; expired memories are not found.")
+    async def memory(self, info: Info, namespace: str, id: strawberry.ID) -> Memory:
+        m = await info.context.graph.get(namespace=_namespace(namespace), id=str(id), now=utcnow())
+        return Memory.from_domain(m)
+
+    @strawberry.field(description="Memories matching a filter, newest first, as a connection.")
+    async def memories(
+        self, info: Info, filter: MemoryFilterInput, first: int = 50, after: str | None = None
+    ) -> MemoryConnection:
+        if not 1 <= first <= MAX_PAGE:
+            raise ValidationError(f"first must be between 1 and {MAX_PAGE}", field="first")
+        page = await info.context.graph.list(filter.to_domain(), now=utcnow(), first=first,
+                                             after=after)
+        return MemoryConnection(
+            edges=[MemoryEdge(cursor=encode_cursor(m), node=Memory.from_domain(m))
+                   for m in page.items],
+            page_info=PageInfo(has_next_page=page.has_next, end_cursor=page.end_cursor),
+            total_count=page.total,
+        )
+
+    @strawberry.field(description="Relationships of a memory.")
+    async def edges(
+        self, info: Info, namespace: str, id: strawberry.ID,
+        types: list[EdgeType] | None = None, direction: Direction = Direction.BOTH,
+    ) -> list[Edge]:
+        found = await info.context.graph.edges(
+            namespace=_namespace(namespace), id=str(id), types=types or [],
+            direction=direction, now=utcnow(),
+        )
+        return [Edge.from_domain(e) for e in found]
+
+    @strawberry.field(description="Every recorded mutation of a memory, oldest first.")
+    async def audit_trail(self, info: Info, namespace: str, id: strawberry.ID) -> list[AuditEntry]:
+        entries = await info.context.graph.audit_trail(namespace=_namespace(namespace), id=str(id))
+        return [AuditEntry.from_domain(a) for a in entries]
+
+    @strawberry.field(description="Vector and fulltext recall in a namespace, fused.")
+    async def search(self, info: Info, input: SearchInput) -> list[SearchHit]:
+        if not 1 <= input.limit <= MAX_SEARCH_LIMIT:
+            raise ValidationError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}",
+                                  field="limit")
+        request = SearchRequest(
+            filter=input.filter.to_domain(), query=input.query,
+            vector=tuple(input.vector) if input.vector is not None else None,
+            mode=input.mode, limit=input.limit,
+            now=as_utc(input.now),
+        )
+        hits = await info.context.service.search(request)
+        return [SearchHit.from_domain(h) for h in hits]
+

@@ -1,0 +1,21 @@
+"""The schema: queries and mutations joined, error codes attached."""
+
+from __future__ import annotations
+
+from graphql import GraphQLError
+from strawberry import Schema
+from strawberry.types import ExecutionContext
+
+from resolvers.errors import ErrorCodes
+from resolvers.mutations import Mutation
+from resolvers.queries import Query
+
+
+class MemlatticeSchema(Schema):
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        """Errors are logged by ErrorCodes (unexpected ones only); expected ones are data."""
+
+
+schema = MemlatticeSchema(query=Query, mutation=Mutation, extensions=[ErrorCodes])

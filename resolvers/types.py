@@ -1,0 +1,145 @@
+"""GraphQL object types: read-only views over the graph's records."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import strawberry
+from strawberry.scalars import JSON
+
+from graph import codec
+from memlattice import model
+from memlattice.service import SearchHit as DomainHit
+from resolvers.context import Info
+
+Scope = strawberry.enum(model.Scope, description="Visibility level, narrowest first.")
+Status = strawberry.enum(model.Status)
+EdgeType = strawberry.enum(model.EdgeType, description="Relationship types between memories.")
+Direction = strawberry.enum(model.Direction)
+SearchMode = strawberry.enum(model.SearchMode)
+
+
+@strawberry.type(description="A memory: one observation, fact or note an agent keeps.")
+class Memory:
+    id: strawberry.ID
+    namespace: str
+    key: str | None
+    content: str
+    value: JSON | None
+    summary: str | None
+    tags: list[str]
+    metadata: JSON
+    scope: Scope | None
+    agent_id: str | None
+    user_id: str | None
+    session_id: str | None
+    task_id: str | None
+    status: Status
+    confidence: float
+    source: str | None
+    source_type: str | None
+    extraction_method: str | None
+    provenance: JSON | None
+    created_at: datetime
+    updated_at: datetime
+    expires_at: datetime | None
+    version: int
+    access_count: int
+    last_accessed_at: datetime | None
+    embedding_model: str | None
+    embedding_dimension: int | None
+    superseded_by: str | None
+    superseded_at: datetime | None
+    forgotten_at: datetime | None
+
+    @strawberry.field(description="The stored vector; fetched only when asked for, batched.")
+    async def embedding(self, info: Info) -> list[float] | None:
+        return await info.context.embedding_loader(self.namespace).load(str(self.id))
+
+    @classmethod
+    def from_domain(cls, m: codec.Memory) -> "Memory":
+        values: dict[str, Any] = {name: getattr(m, name) for name in _MEMORY_FIELDS}
+        values["id"] = strawberry.ID(m.id)
+        values["tags"] = list(m.tags)
+        return cls(**values)
+
+
+_MEMORY_FIELDS = [f for f in Memory.__annotations__ if f != "embedding"]
+
+
+@strawberry.type(description="A relationship between two memories of one namespace.")
+class Edge:
+    id: strawberry.ID
+    type: EdgeType
+    source_id: strawberry.ID
+    target_id: strawberry.ID
+    created_at: datetime
+    metadata: JSON
+
+    @classmethod
+    def from_domain(cls, e: codec.Edge) -> "Edge":
+        return cls(id=strawberry.ID(e.id), type=e.type, source_id=strawberry.ID(e.source_id),
+                   target_id=strawberry.ID(e.target_id), created_at=e.created_at,
+                   metadata=e.metadata)
+
+
+@strawberry.type(description="One recorded mutation of a memory.")
+class AuditEntry:
+    id: strawberry.ID
+    memory_id: strawberry.ID
+    operation: str
+    actor: str
+    at: datetime
+    version: int | None
+    details: JSON
+
+    @classmethod
+    def from_domain(cls, a: codec.AuditEntry) -> "AuditEntry":
+        return cls(id=strawberry.ID(a.id), memory_id=strawberry.ID(a.memory_id),
+                   operation=a.operation, actor=a.actor, at=a.at, version=a.version,
+                   details=a.details)
+
+
+@strawberry.type
+class PageInfo:
+    has_next_page: bool
+    end_cursor: str | None
+
+
+@strawberry.type
+class MemoryEdge:
+    cursor: str
+    node: Memory
+
+
+@strawberry.type(description="A Relay connection over memories, newest first.")
+class MemoryConnection:
+    edges: list[MemoryEdge]
+    page_info: PageInfo
+    total_count: int
+
+
+@strawberry.type(description="A search result with the parts its score is made of.")
+class SearchHit:
+    memory: Memory
+    score: float
+    similarity_score: float | None
+    fts_score: float | None
+
+    @classmethod
+    def from_domain(cls, h: DomainHit) -> "SearchHit":
+        return cls(memory=Memory.from_domain(h.memory), score=h.score,
+                   similarity_score=h.similarity_score, fts_score=h.fts_score)
+
+
+@strawberry.type
+class SupersedeResult:
+    previous: Memory
+    current: Memory
+
+
+@strawberry.type
+class ForgetResult:
+    count: int
+    ids: list[strawberry.ID]
