@@ -212,8 +212,13 @@ def install(settings: LocalNeo4jSettings) -> Path:
 # ---------------------------------------------------------------- process control
 
 
+# Servers this interpreter started, so they can be reaped (no zombies, no warnings).
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+
+
 def _pid_file(settings: LocalNeo4jSettings) -> Path:
-    return settings.home / "run" / "neo4j.pid"
+    # Not `neo4j.pid`: the server writes and deletes that one itself.
+    return settings.home / "run" / "memlattice-neo4j.pid"
 
 
 def _read_pid(settings: LocalNeo4jSettings) -> int | None:
@@ -221,10 +226,10 @@ def _read_pid(settings: LocalNeo4jSettings) -> int | None:
         pid = int(_pid_file(settings).read_text().strip())
     except (FileNotFoundError, ValueError):
         return None
-    with contextlib.suppress(ChildProcessError):
-        # Reap it if it is our own child that has exited (tests start and stop it).
-        if os.waitpid(pid, os.WNOHANG)[0] == pid:
-            return None
+    child = _CHILDREN.get(pid)
+    if child is not None and child.poll() is not None:
+        del _CHILDREN[pid]
+        return None
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -294,7 +299,6 @@ def start(settings: LocalNeo4jSettings, password: str) -> Neo4jStatus:
     java = find_java()
     root = install(settings)
     conf_dir = _write_config(settings)
-    console = (settings.home / "logs" / "console.log").open("ab")
     command = [
         str(java),
         *_JVM_FLAGS,
@@ -305,10 +309,13 @@ def start(settings: LocalNeo4jSettings, password: str) -> Neo4jStatus:
         f"--config-dir={conf_dir}",
     ]
     log.info("starting Neo4j %s on %s", settings.version, bolt_uri(settings))
-    process = subprocess.Popen(
-        command, stdout=console, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        start_new_session=True, cwd=settings.home,
-    )
+    with (settings.home / "logs" / "console.log").open("ab") as console:
+        process = subprocess.Popen(
+            command, stdout=console, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True, cwd=settings.home,
+        )
+    # Keep the handle: the server outlives this call, and `stop` reaps it.
+    _CHILDREN[process.pid] = process
     _pid_file(settings).write_text(f"{process.pid}\n")
     _wait_for_bolt(settings, process)
     _ensure_password(settings, password)
@@ -379,14 +386,23 @@ def stop(settings: LocalNeo4jSettings, timeout_s: float = 60.0) -> bool:
     if pid is None:
         return False
     os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if _read_pid(settings) is None:
-            break
-        time.sleep(0.2)
+    child = _CHILDREN.pop(pid, None)
+    if child is not None:
+        try:
+            child.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            log.warning("Neo4j (pid %s) ignored SIGTERM for %.0fs; killing it", pid, timeout_s)
+            child.kill()
+            child.wait()
     else:
-        log.warning("Neo4j (pid %s) ignored SIGTERM for %.0fs; killing it", pid, timeout_s)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + timeout_s
+        while _read_pid(settings) is not None:
+            if time.monotonic() > deadline:
+                log.warning("Neo4j (pid %s) ignored SIGTERM for %.0fs; killing it", pid,
+                            timeout_s)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                break
+            time.sleep(0.2)
     _pid_file(settings).unlink(missing_ok=True)
     return True

@@ -1,0 +1,67 @@
+"""Input rules, each with the message a caller sees."""
+
+from __future__ import annotations
+
+import pytest
+
+from memlattice.errors import ValidationError
+from memlattice.model import (
+    ForgetPredicate,
+    MemoryInput,
+    MemoryPatch,
+    Scope,
+    validate_namespace,
+    validated,
+)
+
+
+@pytest.mark.parametrize("namespace", ["a", "team/alice/notes", "ünïcode/ok", "a.b/c-d"])
+def test_relative_namespaces_are_accepted(namespace: str) -> None:
+    assert validate_namespace(namespace) == namespace
+
+
+@pytest.mark.parametrize(
+    ("namespace", "reason"),
+    [("/abs", "absolute"), ("a/../b", "'..'"), ("./a", "'.'"), ("a//b", "empty segment"),
+     ("a/", "empty segment"), ("", "non-empty"), ("C:/x", "absolute"), ("a\\b", "backslash"),
+     ("a\x00b", "control")],
+)
+def test_bad_namespaces_are_rejected_with_a_reason(namespace: str, reason: str) -> None:
+    with pytest.raises(ValueError, match=reason):
+        validate_namespace(namespace)
+
+
+def test_scope_needs_its_id_and_yields_a_scope_key() -> None:
+    with pytest.raises(ValidationError, match="needs sessionId"):
+        validated(MemoryInput, namespace="n", content="x", scope=Scope.SESSION)
+    memory = validated(MemoryInput, namespace="n", content="x", scope=Scope.USER, user_id="u1")
+    assert memory.scope_key() == "user:u1"
+    assert validated(MemoryInput, namespace="n", content="x").scope_key() == "namespace"
+
+
+def test_errors_name_fields_as_the_api_spells_them() -> None:
+    with pytest.raises(ValidationError) as caught:
+        validated(MemoryInput, namespace="n", content="x", source_type="s" * 500)
+    assert caught.value.code == "VALIDATION"
+    assert caught.value.details["fields"] == ["sourceType"]
+
+
+def test_tags_are_deduplicated_in_order() -> None:
+    memory = validated(MemoryInput, namespace="n", content="x", tags=("b", "a", "b"))
+    assert memory.tags == ("b", "a")
+
+
+def test_patch_reports_only_what_the_caller_set() -> None:
+    patch = validated(MemoryPatch, summary=None, confidence=0.5)
+    assert patch.changes() == {"summary": None, "confidence": 0.5}
+
+
+@pytest.mark.parametrize("bad", [{}, {"tags": ()}, {"contains": "x", "key": "k"}, {"query": "?!"}])
+def test_forget_predicates_must_say_something(bad: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        validated(ForgetPredicate, **bad)
+
+
+def test_embedding_must_be_finite() -> None:
+    with pytest.raises(ValidationError, match="NaN"):
+        validated(MemoryInput, namespace="n", content="x", embedding=(1.0, float("nan")))

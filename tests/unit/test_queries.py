@@ -1,0 +1,56 @@
+"""Built Cypher: values only as parameters, every read fenced by namespace."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from graph import queries
+from memlattice.model import Direction, EdgeType, MemoryFilter, Scope, validated
+
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+HOSTILE = "x' OR 1=1 //`) DETACH DELETE m"
+
+
+def _filter() -> MemoryFilter:
+    return validated(
+        MemoryFilter, namespace="a/b", scope=Scope.SESSION, session_id=HOSTILE, key=HOSTILE,
+        tags_any=(HOSTILE,), metadata={HOSTILE: HOSTILE}, source_type=HOSTILE,
+    )
+
+
+def test_user_values_never_appear_in_query_text() -> None:
+    built = [
+        queries.list_memories(_filter(), now=NOW, first=10, after=(NOW, HOSTILE)),
+        queries.search_candidates(_filter(), now=NOW, vector=[0.1], lucene=HOSTILE,
+                                  candidates=5),
+        queries.get_memory(namespace=HOSTILE, id=HOSTILE, now=NOW),
+        queries.list_edges(namespace=HOSTILE, id=HOSTILE, types=list(EdgeType),
+                           direction=Direction.BOTH, now=NOW),
+        queries.audit_trail(namespace=HOSTILE, id=HOSTILE),
+    ]
+    for text, params in built:
+        assert HOSTILE not in text
+        assert text.startswith("CYPHER 25")
+        assert "$namespace" in text and "namespace" in params
+
+
+def test_reads_apply_the_expiry_rule() -> None:
+    text, params = queries.get_memory(namespace="n", id="i", now=NOW)
+    assert "m.expiresAt IS NULL OR m.expiresAt > $now" in text and params["now"] == NOW
+
+
+def test_vector_search_filters_inside_the_index() -> None:
+    text, _ = queries.search_candidates(_filter(), now=NOW, vector=[0.1], lucene=None,
+                                        candidates=5)
+    assert "SEARCH m IN (VECTOR INDEX memory_embedding FOR $vector WHERE" in text
+    assert "m.scopeKey = $scopeKey" in text
+    assert "lexical" not in text
+
+
+def test_edge_types_are_parameters_not_text() -> None:
+    text, params = queries.add_edge(
+        namespace="n", source="a", target="b", type=EdgeType.SUPPORTS, edge_id="e",
+        metadata_json="{}", actor="t", now=NOW, audit_id="x",
+    )
+    assert "$($type)" in text and params["type"] == "SUPPORTS"
+    assert "SUPPORTS" not in text
