@@ -276,6 +276,9 @@ class MemoryGraph:
 
         return SearchCandidates(semantic=scored("semantic"), lexical=scored("lexical"))
 
+    async def bump_access(self, rows: list[dict[str, Any]], *, now: datetime) -> None:
+        await self.client.write(queries.bump_access(namespace_counts=rows, now=now))
+
     # ------------------------------------------------------------ edges and audit
 
     async def add_edge(

@@ -374,3 +374,16 @@ def cache_put(*, model: str, items: list[dict[str, Any]]) -> Query:
         "ON CREATE SET e.model = $model, e.digest = item.digest, e.vector = item.vector"
     )
     return query, {"model": model, "items": items}
+
+
+# ------------------------------------------------------------------ access counts
+
+
+def bump_access(*, namespace_counts: list[dict[str, Any]], now: datetime) -> Query:
+    """Add recall counts in one statement; rows are `{namespace, id, count}`."""
+    query = (
+        "CYPHER 25\nUNWIND $rows AS row\n"
+        "MATCH (m:Memory {id: row.id}) WHERE m.namespace = row.namespace\n"
+        "SET m.accessCount = coalesce(m.accessCount, 0) + row.count, m.lastAccessedAt = $now"
+    )
+    return query, {"rows": namespace_counts, "now": now}

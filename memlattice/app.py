@@ -23,6 +23,7 @@ from strawberry.asgi import GraphQL
 from graph.client import GraphClient
 from graph.memories import EmbeddingCacheGraph, MemoryGraph
 from graph.migrations import migrate, pending
+from memlattice.access import AccessRecorder
 from memlattice.embeddings import CachedEmbedder, make_embedder
 from memlattice.errors import MemlatticeError
 from memlattice.service import MemoryService
@@ -79,17 +80,23 @@ def create_app(settings: Settings) -> Starlette:
             embedder = make_embedder(settings.embedding)
             if embedder is not None:
                 embedder = CachedEmbedder(embedder, EmbeddingCacheGraph(client))
+            graph = MemoryGraph(client)
+            access = AccessRecorder(graph)
+            access.start()
             service = MemoryService(
-                MemoryGraph(client), embedder, dimension=settings.embedding.dimension,
-                candidates=settings.search_candidates,
+                graph, embedder, dimension=settings.embedding.dimension,
+                candidates=settings.search_candidates, access=access,
             )
             holder["runtime"] = Runtime(client=client, service=service)
             log.info("memlattice ready on Neo4j at %s", uri)
             yield
         finally:
             runtime = holder.pop("runtime", None)
-            if runtime is not None and runtime.service.embedder is not None:
-                await runtime.service.embedder.aclose()
+            if runtime is not None:
+                if runtime.service.access is not None:
+                    await runtime.service.access.stop()
+                if runtime.service.embedder is not None:
+                    await runtime.service.embedder.aclose()
             await client.close()
 
     async def healthz(request: Request) -> Response:

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from graph.memories import MemoryGraph, PreparedMemory, ScoredMemory, new_id
 from graph.codec import Memory
+from memlattice.access import AccessRecorder
 from memlattice.embeddings import Embedder, check_dimension
 from memlattice.errors import ValidationError
 from memlattice.lucene import any_terms
@@ -49,9 +50,10 @@ class SearchHit:
 class MemoryService:
     def __init__(
         self, graph: MemoryGraph, embedder: Embedder | None, *, dimension: int,
-        candidates: int = 50,
+        candidates: int = 50, access: AccessRecorder | None = None,
     ) -> None:
         self.graph = graph
+        self.access = access
         self.embedder = embedder
         self.dimension = dimension
         self.candidates = candidates
@@ -159,8 +161,11 @@ class MemoryService:
             return [Candidate(item.memory.id, item.score) for item in items]
 
         fused = fuse(as_candidates(found.semantic), as_candidates(found.lexical), mode)
-        return [
+        hits = [
             SearchHit(memory=by_id[f.id], score=f.score, similarity_score=f.similarity,
                       fts_score=f.fts)
             for f in fused[: request.limit]
         ]
+        if self.access is not None:
+            self.access.record(request.filter.namespace, (h.memory.id for h in hits))
+        return hits

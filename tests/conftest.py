@@ -100,7 +100,7 @@ def settings(neo4j_server: Neo4jServer) -> Settings:
 @pytest.fixture(scope="session")
 async def app_client(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(settings)
-    async with LifespanManager(app) as manager:
+    async with LifespanManager(app, startup_timeout=300, shutdown_timeout=60) as manager:
         transport = httpx.ASGITransport(app=manager.app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
             yield client
