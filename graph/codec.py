@@ -59,6 +59,8 @@ class Memory:
     summary: str | None = None
     tags: tuple[str, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
+    memory_type: str = "note"
+    salience: float | None = None
     scope: Scope | None = None
     agent_id: str | None = None
     user_id: str | None = None
@@ -94,6 +96,8 @@ def memory_from_properties(props: Mapping[str, Any]) -> Memory:
         summary=props.get("summary"),
         tags=tuple(props.get("tags") or ()),
         metadata=_loads(props.get("metadataJson")) or {},
+        memory_type=props.get("memoryType", "note"),
+        salience=props.get("salience"),
         scope=Scope(scope) if scope and scope != "namespace" else None,
         agent_id=props.get("agentId"),
         user_id=props.get("userId"),
@@ -129,6 +133,8 @@ def memory_properties(
         "namespace": memory.namespace,
         "key": memory.key,
         "content": memory.content,
+        "memoryType": memory.memory_type,
+        "salience": memory.salience,
         "valueJson": None if memory.value is None else canonical_json(memory.value),
         "summary": memory.summary,
         "tags": list(memory.tags),
@@ -166,6 +172,7 @@ PATCHABLE: dict[str, tuple[str, Any]] = {
     "summary": ("summary", None),
     "tags": ("tags", list),
     "confidence": ("confidence", None),
+    "salience": ("salience", None),
     "source": ("source", None),
     "source_type": ("sourceType", None),
     "extraction_method": ("extractionMethod", None),

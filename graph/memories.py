@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -35,6 +35,7 @@ from graph.codec import (
 )
 from memlattice.errors import Conflict, NotFound, ValidationError, VersionConflict
 from memlattice.lucene import all_terms
+from memlattice.search_config import ExpansionConfig
 from memlattice.model import (
     Direction,
     EdgeType,
@@ -72,15 +73,31 @@ class Page:
 
 
 @dataclass(frozen=True)
-class ScoredMemory:
+class Found:
+    """A candidate from one index, with its raw index score."""
+
     memory: Memory
     score: float
+    embedding: list[float] | None = None
 
 
 @dataclass(frozen=True)
-class SearchCandidates:
-    semantic: list[ScoredMemory]
-    lexical: list[ScoredMemory]
+class Reached:
+    """A memory reached from candidate `seed` along `path` ((type, source, target) steps)."""
+
+    seed: str
+    memory: Memory
+    similarity: float | None
+    path: tuple[tuple[str, str, str], ...]
+    embedding: list[float] | None = None
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    semantic: list[Found] = field(default_factory=list)
+    lexical: list[Found] = field(default_factory=list)
+    reached: list[Reached] = field(default_factory=list)
+    conflicts: dict[str, list[Memory]] = field(default_factory=dict)
 
 
 def encode_cursor(memory: Memory) -> str:
@@ -257,24 +274,41 @@ class MemoryGraph:
             end_cursor=encode_cursor(items[-1]) if items else None,
         )
 
-    async def search_candidates(
+    async def search(
         self, flt: MemoryFilter, *, now: datetime, vector: list[float] | None,
-        lucene: str | None, candidates: int,
-    ) -> SearchCandidates:
+        lucene: str | None, candidates: int, expansion: ExpansionConfig | None,
+        with_embeddings: bool,
+    ) -> SearchResult:
         if vector is None and lucene is None:
-            return SearchCandidates([], [])
-        records = await self.client.read(queries.search_candidates(
-            flt, now=now, vector=vector, lucene=lucene, candidates=candidates
+            return SearchResult()
+        records = await self.client.read(queries.search(
+            flt, now=now, vector=vector, lucene=lucene, candidates=candidates,
+            expansion=expansion, with_embeddings=with_embeddings,
         ))
         record = records[0]
+        keys = set(record.keys())
 
-        def scored(key: str) -> list[ScoredMemory]:
-            if key not in record.keys():
+        def found(key: str) -> list[Found]:
+            if key not in keys:
                 return []
-            return [ScoredMemory(memory_from_properties(x["m"]), float(x["score"]))
-                    for x in record[key]]
+            return [Found(memory_from_properties(x["m"]), float(x["score"]),
+                          x["m"].get("embedding")) for x in record[key]]
 
-        return SearchCandidates(semantic=scored("semantic"), lexical=scored("lexical"))
+        reached: list[Reached] = []
+        if "expanded" in keys:
+            for entry in record["expanded"]:
+                for x in entry["reached"]:
+                    reached.append(Reached(
+                        seed=entry["seed"], memory=memory_from_properties(x["m"]),
+                        similarity=x["similarity"], embedding=x["m"].get("embedding"),
+                        path=tuple((step["type"], step["source"], step["target"])
+                                   for step in x["path"]),
+                    ))
+        conflicts: dict[str, list[Memory]] = {}
+        for entry in record["conflicts"]:
+            conflicts.setdefault(entry["id"], []).append(memory_from_properties(entry["conflict"]))
+        return SearchResult(semantic=found("semantic"), lexical=found("lexical"),
+                            reached=reached, conflicts=conflicts)
 
     async def bump_access(self, rows: list[dict[str, Any]], *, now: datetime) -> None:
         await self.client.write(queries.bump_access(namespace_counts=rows, now=now))

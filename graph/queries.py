@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from memlattice.model import Direction, EdgeType, MemoryFilter
+from memlattice.search_config import ExpansionConfig
 
 Query = tuple[str, dict[str, Any]]
 
@@ -184,13 +185,16 @@ def filter_conditions(f: MemoryFilter, var: str = "m") -> tuple[list[str], dict[
 
     conds = [f"{var}.status IN $statuses"]
     params: dict[str, Any] = {"statuses": [s.value for s in f.statuses]}
-    if f.scope is not None:
+    if f.scope_keys is not None:
+        conds.append(f"{var}.scopeKey IN $scopeKeys")
+        params["scopeKeys"] = list(f.scope_keys)
+    elif f.scope is not None:
         conds.append(f"{var}.scopeKey = $scopeKey")
         params["scopeKey"] = f.scope_key()
     for field, prop in (("agent_id", "agentId"), ("user_id", "userId"),
                         ("session_id", "sessionId"), ("task_id", "taskId")):
         value = getattr(f, field)
-        if value is not None and f.scope is None:
+        if value is not None and f.scope is None and f.scope_keys is None:
             conds.append(f"{var}.{prop} = ${prop}")
             params[prop] = value
     if f.key is not None:
@@ -208,6 +212,12 @@ def filter_conditions(f: MemoryFilter, var: str = "m") -> tuple[list[str], dict[
     if f.source_type is not None:
         conds.append(f"{var}.sourceType = $sourceType")
         params["sourceType"] = f.source_type
+    if f.memory_types:
+        conds.append(f"{var}.memoryType IN $memoryTypes")
+        params["memoryTypes"] = list(f.memory_types)
+    if f.min_confidence is not None:
+        conds.append(f"{var}.confidence >= $minConfidence")
+        params["minConfidence"] = f.min_confidence
     if f.created_after is not None:
         conds.append(f"{var}.createdAt >= $createdAfter")
         params["createdAfter"] = f.created_after
@@ -238,32 +248,48 @@ def list_memories(
     return query, {**params, "namespace": f.namespace, "now": now, "limit": first + 1}
 
 
-def search_candidates(
+_QPP_STEP = {
+    Direction.OUT: "(()-[r]->() WHERE type(r) IN $expandTypes)",
+    Direction.IN: "(()<-[r]-() WHERE type(r) IN $expandTypes)",
+    Direction.BOTH: "(()-[r]-() WHERE type(r) IN $expandTypes)",
+}
+
+
+def search(
     f: MemoryFilter, *, now: datetime, vector: list[float] | None, lucene: str | None,
-    candidates: int,
+    candidates: int, expansion: ExpansionConfig | None = None, with_embeddings: bool = False,
 ) -> Query:
-    """Vector and fulltext candidates in one round trip, each list already filtered.
+    """Recall in one round trip: vector and fulltext candidates, graph neighbours
+    of every candidate, and CONTRADICTS neighbours of everything returned.
 
     The vector side filters inside the index (`SEARCH ... WHERE`) on the
-    properties the index declares; the rest of the filter runs right after.
+    properties the index declares (namespace, status, scope bucket); the rest of
+    the filter runs right after. Fulltext cannot filter inside Lucene, so it
+    over-fetches before filtering.
     """
     conds, params = filter_conditions(f)
     post = " AND ".join([visible(), *conds])
-    parts = []
-    returns = []
+
+    def shape(var: str) -> str:
+        return f"{var} {{.*}}" if with_embeddings else project(var)
+
+    in_index = ["m.namespace = $namespace", "m.status IN $statuses"]
+    if f.scope_keys is not None:
+        in_index.append("m.scopeKey IN $scopeKeys")
+    elif f.scope is not None:
+        in_index.append("m.scopeKey = $scopeKey")
+    parts: list[str] = []
+    lists: list[str] = []
     if vector is not None:
-        in_index = "m.namespace = $namespace AND m.status IN $statuses"
-        if f.scope is not None:
-            in_index += " AND m.scopeKey = $scopeKey"
         parts.append(
             "CALL () {\n"
             "  MATCH (m:Memory)\n"
-            f"    SEARCH m IN (VECTOR INDEX {VECTOR_INDEX} FOR $vector WHERE {in_index}"
-            " LIMIT $candidates) SCORE AS score\n"
+            f"    SEARCH m IN (VECTOR INDEX {VECTOR_INDEX} FOR $vector"
+            f" WHERE {' AND '.join(in_index)} LIMIT $candidates) SCORE AS score\n"
             f"  WITH m, score WHERE {post}\n"
-            f"  RETURN collect({{m: {project()}, score: score}}) AS semantic\n}}"
+            f"  RETURN collect({{m: {shape('m')}, score: score}}) AS semantic\n}}"
         )
-        returns.append("semantic")
+        lists.append("semantic")
         params["vector"] = vector
     if lucene is not None:
         parts.append(
@@ -271,15 +297,57 @@ def search_candidates(
             f"  CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $lucene,"
             " {limit: $ftLimit}) YIELD node AS m, score\n"
             f"  WITH m, score WHERE {post}\n"
-            f"  WITH m, score LIMIT $candidates\n"
-            f"  RETURN collect({{m: {project()}, score: score}}) AS lexical\n}}"
+            "  WITH m, score LIMIT $candidates\n"
+            f"  RETURN collect({{m: {shape('m')}, score: score}}) AS lexical\n}}"
         )
-        returns.append("lexical")
+        lists.append("lexical")
         params["lucene"] = lucene
-        # Fulltext cannot filter inside the index: over-fetch before the filter.
         params["ftLimit"] = candidates * 20
+    candidate_ids = [f"[x IN {name} | x.m.id]" for name in lists]
+    hit_ids = list(candidate_ids)
+    returns = list(lists)
+    if expansion is not None:
+        n_conds = " AND ".join([visible("n"), *filter_conditions(f, var="n")[0]])
+        similarity = (
+            "CASE WHEN n.embedding IS NOT NULL AND size(n.embedding) = size($vector)"
+            " THEN vector.similarity.cosine(n.embedding, $vector) END"
+            if vector is not None else "null"
+        )
+        parts.append(
+            f"CALL ({', '.join(lists)}) {{\n"
+            f"  UNWIND {' + '.join(candidate_ids)} AS seedId\n"
+            "  WITH DISTINCT seedId\n"
+            "  MATCH (s:Memory {id: seedId})\n"
+            "  CALL (s) {\n"
+            f"    MATCH p = (s){_QPP_STEP[expansion.direction]}{{1,{int(expansion.depth)}}}(n:Memory)\n"
+            f"    WHERE n <> s AND {n_conds}\n"
+            "    WITH p, n ORDER BY length(p), n.id LIMIT $perSeed\n"
+            f"    RETURN collect({{m: {shape('n')},"
+            f" similarity: {similarity},"
+            " path: [rel IN relationships(p) | {type: type(rel), source: startNode(rel).id,"
+            " target: endNode(rel).id}]}) AS reached\n"
+            "  }\n"
+            "  RETURN collect({seed: seedId, reached: reached}) AS expanded\n}"
+        )
+        returns.append("expanded")
+        params["expandTypes"] = [t.value for t in expansion.types]
+        params["perSeed"] = expansion.per_seed
+        hit_ids.append("reduce(acc = [], e IN expanded | acc + [x IN e.reached | x.m.id])")
+    # A conflict is reported whatever the search's other filters, if the caller may see it.
+    c_conds = " AND ".join([visible("c"), "c.status = 'active'"]
+                           + (["c.scopeKey IN $scopeKeys"] if f.scope_keys is not None else []))
+    parts.append(
+        f"CALL ({', '.join(returns)}) {{\n"
+        f"  UNWIND {' + '.join(hit_ids)} AS hitId\n"
+        "  WITH DISTINCT hitId\n"
+        "  MATCH (h:Memory {id: hitId})-[:CONTRADICTS]-(c:Memory)\n"
+        f"  WHERE {c_conds}\n"
+        f"  RETURN collect({{id: hitId, conflict: {project('c')}}}) AS conflicts\n}}"
+    )
+    returns.append("conflicts")
     query = "CYPHER 25\n" + "\n".join(parts) + "\nRETURN " + ", ".join(returns)
-    return query, {**params, "namespace": f.namespace, "now": now, "candidates": candidates}
+    params.update(namespace=f.namespace, now=now, candidates=candidates)
+    return query, params
 
 
 # ------------------------------------------------------------------ edges

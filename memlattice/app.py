@@ -26,6 +26,7 @@ from graph.migrations import migrate, pending
 from memlattice.access import AccessRecorder
 from memlattice.embeddings import CachedEmbedder, make_embedder
 from memlattice.errors import MemlatticeError
+from memlattice.rerank import RerankerRegistry, http_reranker
 from memlattice.service import MemoryService
 from memlattice.settings import Settings
 from resolvers.context import Context
@@ -62,8 +63,14 @@ class MemlatticeGraphQL(GraphQL[Context, None]):
         return Context(service=runtime.service, actor=actor)
 
 
-def create_app(settings: Settings) -> Starlette:
+def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) -> Starlette:
+    """Build the app; `rerankers` lets an embedding program register Python rerankers."""
     holder: dict[str, Runtime] = {}
+    registry = rerankers or RerankerRegistry()
+    if settings.rerank.base_url:
+        key = settings.rerank.api_key.get_secret_value() if settings.rerank.api_key else None
+        registry.register("http", http_reranker(settings.rerank.base_url, settings.rerank.model,
+                                                key))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -85,7 +92,7 @@ def create_app(settings: Settings) -> Starlette:
             access.start()
             service = MemoryService(
                 graph, embedder, dimension=settings.embedding.dimension,
-                candidates=settings.search_candidates, access=access,
+                candidates=settings.search_candidates, access=access, rerankers=registry,
             )
             holder["runtime"] = Runtime(client=client, service=service)
             log.info("memlattice ready on Neo4j at %s", uri)

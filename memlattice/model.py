@@ -40,6 +40,11 @@ SCOPE_ID_FIELD: dict[Scope, str] = {
 }
 
 
+SCOPE_CHAIN: tuple[Scope, ...] = (Scope.TASK, Scope.SESSION, Scope.USER, Scope.AGENT)
+NAMESPACE_SCOPE_KEY = "namespace"
+# Memories written without a scope belong to the whole namespace.
+
+
 class Status(StrEnum):
     ACTIVE = "active"
     SUPERSEDED = "superseded"
@@ -66,6 +71,14 @@ class SearchMode(StrEnum):
     LEXICAL = "lexical"
     SEMANTIC = "semantic"
     HYBRID = "hybrid"
+
+
+class ScoringMode(StrEnum):
+    """How candidates are scored: raw similarity, weighted parts, or rank fusion."""
+
+    SIMILARITY = "similarity"
+    HYBRID = "hybrid"
+    RRF = "rrf"
 
 
 def utcnow() -> datetime:
@@ -134,7 +147,7 @@ class ScopeRef(_Input):
     def scope_key(self) -> str:
         """One indexable string per visibility bucket, e.g. `session:s-42`."""
         if self.scope is None:
-            return "namespace"
+            return NAMESPACE_SCOPE_KEY
         return f"{self.scope.value}:{getattr(self, SCOPE_ID_FIELD[self.scope])}"
 
 
@@ -145,11 +158,13 @@ class MemoryInput(ScopeRef):
     id: str | None = Field(default=None, min_length=1, max_length=128)
     key: str | None = Field(default=None, max_length=1024)
     content: str = Field(max_length=MAX_CONTENT_CHARS)
+    memory_type: str = Field(default="note", pattern=r"^[a-z][a-z0-9_]{0,63}$")
     value: Any = None
     summary: str | None = Field(default=None, max_length=10_000)
     tags: tuple[str, ...] = ()
     metadata: dict[str, Any] = Field(default_factory=dict)
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    salience: float | None = Field(default=None, ge=0.0, le=1.0)
     source: str | None = Field(default=None, max_length=1024)
     source_type: str | None = Field(default=None, max_length=128)
     extraction_method: str | None = Field(default=None, max_length=128)
@@ -217,6 +232,7 @@ class MemoryPatch(_Input):
     tags: tuple[str, ...] | None = None
     metadata: dict[str, Any] | None = None
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    salience: float | None = Field(default=None, ge=0.0, le=1.0)
     source: str | None = Field(default=None, max_length=1024)
     source_type: str | None = Field(default=None, max_length=128)
     extraction_method: str | None = Field(default=None, max_length=128)
@@ -277,6 +293,10 @@ class MemoryFilter(ScopeRef):
     source_type: str | None = None
     created_after: datetime | None = None
     created_before: datetime | None = None
+    memory_types: tuple[str, ...] = ()
+    min_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    # Set by search: the visibility buckets of the caller's scope chain.
+    scope_keys: tuple[str, ...] | None = None
 
     _ns = field_validator("namespace")(classmethod(lambda cls, v: validate_namespace(v)))
     _times = field_validator("created_after", "created_before")(
@@ -288,6 +308,45 @@ class MemoryFilter(ScopeRef):
         if not self.statuses:
             raise ValueError("statuses must list at least one status")
         return self
+
+
+def visible_scope_keys(
+    context: ScopeRef, *, scope: Scope | None = None, scopes: tuple[Scope, ...] = ()
+) -> tuple[str, ...] | None:
+    """The visibility buckets a search in `context` may read.
+
+    At scope S the caller sees S and every broader level of its chain whose
+    id it names (session sees session + user + agent), plus memories written
+    without a scope, which belong to the whole namespace. An explicit list of
+    scopes is a union of exactly those levels. With neither, the narrowest
+    level the context names is S; with no ids at all there is no restriction
+    beyond the namespace (None).
+    """
+    ids = {level: getattr(context, SCOPE_ID_FIELD[level]) for level in SCOPE_CHAIN}
+    if scopes:
+        missing = [s.value for s in scopes if not ids[s]]
+        if missing:
+            raise ValidationError(
+                f"scopes {', '.join(missing)} need their ids in the search context",
+                fields=["scopes"],
+            )
+        levels: list[Scope] = list(dict.fromkeys(scopes))
+    else:
+        start = scope
+        if start is None:
+            start = next((level for level in SCOPE_CHAIN if ids[level]), None)
+            if start is None:
+                return None
+        elif not ids[start]:
+            raise ValidationError(
+                f"a search at scope {start.value} needs {camel(SCOPE_ID_FIELD[start])}",
+                fields=[camel(SCOPE_ID_FIELD[start])],
+            )
+        levels = [lvl for lvl in SCOPE_CHAIN[SCOPE_CHAIN.index(start):] if ids[lvl]]
+    keys = [f"{level.value}:{ids[level]}" for level in levels]
+    if not scopes:
+        keys.append(NAMESPACE_SCOPE_KEY)
+    return tuple(keys)
 
 
 M = TypeVar("M", bound=BaseModel)

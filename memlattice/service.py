@@ -9,10 +9,10 @@ search candidates are fused and cut.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
-from graph.memories import MemoryGraph, PreparedMemory, ScoredMemory, new_id
+from graph.memories import MemoryGraph, PreparedMemory, new_id
 from graph.codec import Memory
 from memlattice.access import AccessRecorder
 from memlattice.embeddings import Embedder, check_dimension
@@ -26,7 +26,18 @@ from memlattice.model import (
     SearchMode,
     utcnow,
 )
-from memlattice.ranking import Candidate, fuse
+from memlattice.ranking import (
+    Candidate,
+    Neighbour,
+    Scored,
+    Step,
+    apply_graph,
+    base_scores,
+    finish,
+    mmr,
+)
+from memlattice.rerank import RerankerRegistry
+from memlattice.search_config import SearchConfig
 
 
 @dataclass(frozen=True)
@@ -34,25 +45,28 @@ class SearchRequest:
     filter: MemoryFilter
     query: str | None = None
     vector: tuple[float, ...] | None = None
-    mode: SearchMode = SearchMode.HYBRID
-    limit: int = 10
+    config: SearchConfig = field(default_factory=SearchConfig)
     now: datetime | None = None
 
 
 @dataclass(frozen=True)
 class SearchHit:
+    """A memory with every part of its score, and why it is here."""
+
     memory: Memory
-    score: float
-    similarity_score: float | None
-    fts_score: float | None
+    scored: Scored
+    rerank_score: float | None = None
+    conflicts: tuple[Memory, ...] = ()
 
 
 class MemoryService:
     def __init__(
         self, graph: MemoryGraph, embedder: Embedder | None, *, dimension: int,
         candidates: int = 50, access: AccessRecorder | None = None,
+        rerankers: RerankerRegistry | None = None,
     ) -> None:
         self.graph = graph
+        self.rerankers = rerankers or RerankerRegistry()
         self.access = access
         self.embedder = embedder
         self.dimension = dimension
@@ -133,7 +147,8 @@ class MemoryService:
         )
 
     async def search(self, request: SearchRequest) -> list[SearchHit]:
-        mode = request.mode
+        config = request.config
+        mode = config.mode
         now = request.now or utcnow()
         vector = self._client_vector(request.vector, "query vector")
         if mode is not SearchMode.LEXICAL and vector is None and request.query:
@@ -143,29 +158,74 @@ class MemoryService:
             raise ValidationError(
                 "semantic search needs `vector`, or `query` with an embedding provider configured"
             )
-        lucene = any_terms(request.query) if request.query and mode is not SearchMode.SEMANTIC else None
+        lucene = (any_terms(request.query)
+                  if request.query and mode is not SearchMode.SEMANTIC else None)
         if mode is SearchMode.LEXICAL and lucene is None:
             raise ValidationError("lexical search needs a `query` with at least one word")
         if vector is None and lucene is None:
             raise ValidationError("search needs a `query` or a `vector`")
-        candidates = max(self.candidates, request.limit * 3)
-        found = await self.graph.search_candidates(
+        expansion = config.expansion if config.expansion and config.expansion.enabled else None
+        result = await self.graph.search(
             request.filter, now=now, vector=vector if mode is not SearchMode.LEXICAL else None,
-            lucene=lucene, candidates=candidates,
+            lucene=lucene, candidates=config.candidate_count(self.candidates),
+            expansion=expansion, with_embeddings=config.mmr_lambda is not None,
         )
-        by_id: dict[str, Memory] = {}
-
-        def as_candidates(items: list[ScoredMemory]) -> list[Candidate]:
-            for item in items:
-                by_id[item.memory.id] = item.memory
-            return [Candidate(item.memory.id, item.score) for item in items]
-
-        fused = fuse(as_candidates(found.semantic), as_candidates(found.lexical), mode)
+        memories: dict[str, Memory] = {}
+        embeddings: dict[str, list[float]] = {}
+        candidates: list[Candidate] = []
+        for found, as_similarity in [(x, True) for x in result.semantic] + [
+                (x, False) for x in result.lexical]:
+            m = found.memory
+            memories[m.id] = m
+            if found.embedding is not None:
+                embeddings[m.id] = found.embedding
+            candidates.append(_candidate(m, similarity=found.score if as_similarity else None,
+                                         fts=None if as_similarity else found.score))
+        scored = base_scores(candidates, config, now=now, query=request.query)
+        if expansion is not None:
+            for reached in result.reached:
+                memories.setdefault(reached.memory.id, reached.memory)
+                if reached.embedding is not None:
+                    embeddings.setdefault(reached.memory.id, reached.embedding)
+            scored = apply_graph(scored, [
+                Neighbour(seed=r.seed, id=r.memory.id,
+                          path=tuple(Step(type=t, source=a, target=b) for t, a, b in r.path))
+                for r in result.reached
+            ], expansion)
+        rerank_scores: dict[str, float] = {}
+        if config.reranker is not None:
+            scored, rerank_scores = await self._rerank(config.reranker, request.query, scored,
+                                                       memories, config.limit)
+        if config.mmr_lambda is not None:
+            scored = mmr(scored, embeddings, config.mmr_lambda, config.limit)
+        final = finish(scored, min_score=config.min_score, limit=config.limit)
         hits = [
-            SearchHit(memory=by_id[f.id], score=f.score, similarity_score=f.similarity,
-                      fts_score=f.fts)
-            for f in fused[: request.limit]
+            SearchHit(memory=memories[s.id], scored=s, rerank_score=rerank_scores.get(s.id),
+                      conflicts=tuple(result.conflicts.get(s.id, ())))
+            for s in final
         ]
         if self.access is not None:
             self.access.record(request.filter.namespace, (h.memory.id for h in hits))
         return hits
+
+    async def _rerank(
+        self, name: str, query: str | None, scored: list[Scored], memories: dict[str, Memory],
+        limit: int,
+    ) -> tuple[list[Scored], dict[str, float]]:
+        """Let a registered reranker reorder the head of the list (3 x limit)."""
+        if not query:
+            raise ValidationError("a reranker needs the query text", field="query")
+        reranker = self.rerankers.get(name)
+        head, tail = scored[: limit * 3], scored[limit * 3:]
+        scores = await reranker(query, [(s.id, memories[s.id].content) for s in head])
+        by_id = {s.id: score for s, score in zip(head, scores)}
+        head = sorted(head, key=lambda s: (-by_id[s.id], s.id))
+        return head + tail, by_id
+
+
+def _candidate(m: Memory, *, similarity: float | None, fts: float | None) -> Candidate:
+    return Candidate(
+        id=m.id, similarity=similarity, fts=fts, created_at=m.created_at,
+        access_count=m.access_count, confidence=m.confidence, salience=m.salience, key=m.key,
+        tags=m.tags,
+    )

@@ -72,6 +72,16 @@ class EmbeddingSettings(BaseSettings):
     timeout_s: float = Field(default=30.0, gt=0)
 
 
+class RerankSettings(BaseSettings):
+    """An optional OpenAI-compatible `/rerank` endpoint, registered as reranker "http"."""
+
+    model_config = SettingsConfigDict(env_prefix="MEMLATTICE_RERANK_", extra="ignore")
+
+    base_url: str | None = None
+    model: str = "rerank"
+    api_key: SecretStr | None = None
+
+
 class Settings(BaseSettings):
     """Everything the service needs, grouped by concern."""
 
@@ -84,6 +94,7 @@ class Settings(BaseSettings):
     neo4j: Neo4jSettings = Field(default_factory=Neo4jSettings)
     local_neo4j: LocalNeo4jSettings = Field(default_factory=LocalNeo4jSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    rerank: RerankSettings = Field(default_factory=RerankSettings)
     search_candidates: int = Field(default=50, ge=1, le=1000)
 
     @model_validator(mode="after")

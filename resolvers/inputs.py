@@ -13,14 +13,16 @@ import strawberry
 from strawberry.scalars import JSON
 
 from memlattice import model
-from resolvers.types import Direction, EdgeType, Scope, SearchMode, Status
+from memlattice.errors import ValidationError
+from memlattice.search_config import PRESETS, SearchConfig
+from resolvers.types import Direction, EdgeType, Scope, ScoringMode, SearchMode, Status
 
 
 def _set(obj: Any, *names: str) -> dict[str, Any]:
     """The fields the caller actually sent (UNSET ones are left out)."""
     out: dict[str, Any] = {}
     for name in names:
-        value = getattr(obj, name)
+        value = getattr(obj, name, strawberry.UNSET)
         if value is not strawberry.UNSET:
             out[name] = value
     return out
@@ -28,7 +30,8 @@ def _set(obj: Any, *names: str) -> dict[str, Any]:
 
 _SCOPE_FIELDS = ("scope", "agent_id", "user_id", "session_id", "task_id")
 _WRITE_FIELDS = (
-    "id", "key", "value", "summary", "tags", "metadata", "confidence", "source",
+    "id", "memory_type", "key", "value", "summary", "tags", "metadata", "confidence",
+    "salience", "source",
     "source_type", "extraction_method", "provenance", "expires_at", "embedding",
     "embedding_model", "now", *_SCOPE_FIELDS,
 )
@@ -39,6 +42,9 @@ class MemoryInput:
     namespace: str
     content: str
     id: strawberry.ID | None = strawberry.UNSET
+    memory_type: str | None = strawberry.field(
+        default=strawberry.UNSET, description="A lower-case type name; 'note' by default."
+    )
     key: str | None = strawberry.UNSET
     value: JSON | None = strawberry.UNSET
     summary: str | None = strawberry.UNSET
@@ -50,6 +56,7 @@ class MemoryInput:
     session_id: str | None = strawberry.UNSET
     task_id: str | None = strawberry.UNSET
     confidence: float | None = strawberry.UNSET
+    salience: float | None = strawberry.UNSET
     source: str | None = strawberry.UNSET
     source_type: str | None = strawberry.UNSET
     extraction_method: str | None = strawberry.UNSET
@@ -77,6 +84,7 @@ class MemoryPatchInput:
     tags: list[str] | None = strawberry.UNSET
     metadata: JSON | None = strawberry.UNSET
     confidence: float | None = strawberry.UNSET
+    salience: float | None = strawberry.UNSET
     source: str | None = strawberry.UNSET
     source_type: str | None = strawberry.UNSET
     extraction_method: str | None = strawberry.UNSET
@@ -89,7 +97,7 @@ class MemoryPatchInput:
         data = _set(self, *model.MemoryPatch.model_fields)
         for required in ("content", "tags", "metadata", "confidence"):
             if required in data and data[required] is None:
-                raise model.ValidationError(f"{model.camel(required)} cannot be cleared",
+                raise ValidationError(f"{model.camel(required)} cannot be cleared",
                                             field=model.camel(required))
         return model.validated(model.MemoryPatch, **data)
 
@@ -112,6 +120,8 @@ class MemoryFilterInput:
     source_type: str | None = strawberry.UNSET
     created_after: datetime | None = strawberry.UNSET
     created_before: datetime | None = strawberry.UNSET
+    memory_types: list[str] | None = strawberry.UNSET
+    min_confidence: float | None = strawberry.UNSET
 
     def to_domain(self) -> model.MemoryFilter:
         data = {k: v for k, v in _set(self, *model.MemoryFilter.model_fields).items()
@@ -119,18 +129,100 @@ class MemoryFilterInput:
         return model.validated(model.MemoryFilter, **data)
 
 
-@strawberry.input
+@strawberry.input(description="Who is asking: the ids of the caller's scope chain.")
+class SearchContextInput:
+    agent_id: str | None = None
+    user_id: str | None = None
+    session_id: str | None = None
+    task_id: str | None = None
+
+
+@strawberry.input(description="Hybrid weights; each part is normalised to [0, 1] first.")
+class WeightsInput:
+    similarity: float = 0.6
+    fulltext: float = 0.3
+    recency: float = 0.05
+    popularity: float = 0.05
+
+
+@strawberry.input(description="Follow relationships from the candidates.")
+class ExpansionInput:
+    max_expand: int = strawberry.field(
+        default=10, description="How many memories reached only through the graph may enter."
+    )
+    depth: int = strawberry.field(default=1, description="Hops, 1 to 3.")
+    types: list[EdgeType] | None = None
+    direction: Direction = Direction.BOTH
+    hop_discount: float = strawberry.field(default=0.5, description="Per extra hop.")
+    share: float = strawberry.field(
+        default=0.5, description="Share of the best neighbour's score a memory gains."
+    )
+    per_seed: int = 8
+
+
+@strawberry.input(description="Recall: candidates, scoring, graph expansion, cut-offs.")
 class SearchInput:
     filter: MemoryFilterInput
     query: str | None = None
     vector: list[float] | None = strawberry.field(
         default=None, description="A query embedding of the configured dimension."
     )
-    mode: SearchMode = SearchMode.HYBRID
-    limit: int = 10
-    now: datetime | None = strawberry.field(
-        default=None, description="The clock for expiry (and recency), for replays."
+    context: SearchContextInput | None = None
+    scope: Scope | None = strawberry.field(
+        default=None, description="Search at this level and every broader one of the context."
     )
+    scopes: list[Scope] | None = strawberry.field(
+        default=None, description="Exactly these levels of the context (a union)."
+    )
+    preset: str | None = strawberry.field(
+        default=None, description="Start from a named preset: " + ", ".join(PRESETS) + "."
+    )
+    mode: SearchMode | None = None
+    scoring: ScoringMode | None = None
+    weights: WeightsInput | None = None
+    decay_half_life_days: float | None = None
+    key_boost: float | None = None
+    tag_boost: float | None = None
+    use_confidence: bool | None = None
+    use_salience: bool | None = None
+    mmr_lambda: float | None = None
+    expansion: ExpansionInput | None = None
+    reranker: str | None = None
+    min_score: float | None = None
+    limit: int | None = None
+    candidates: int | None = None
+    now: datetime | None = strawberry.field(
+        default=None, description="The clock for expiry and recency, for replays."
+    )
+
+    def to_config(self) -> SearchConfig:
+        if self.preset is not None and self.preset not in PRESETS:
+            raise ValidationError(f"unknown preset {self.preset!r}; one of {', '.join(PRESETS)}",
+                                  field="preset")
+        base = PRESETS[self.preset or "default"]
+        overrides: dict[str, Any] = {
+            name: getattr(self, name)
+            for name in ("mode", "scoring", "decay_half_life_days", "key_boost", "tag_boost",
+                         "use_confidence", "use_salience", "mmr_lambda", "reranker",
+                         "min_score", "limit", "candidates")
+            if getattr(self, name) is not None
+        }
+        if self.weights is not None:
+            overrides["weights"] = vars(self.weights)
+        if self.expansion is not None:
+            expansion = dict(vars(self.expansion))
+            if expansion["types"] is None:
+                del expansion["types"]
+            overrides["expansion"] = expansion
+        return model.validated(SearchConfig, **{**base.model_dump(), **overrides})
+
+    def to_filter(self) -> model.MemoryFilter:
+        flt = self.filter.to_domain()
+        context = model.validated(model.ScopeRef, **(vars(self.context) if self.context else {}))
+        keys = model.visible_scope_keys(context, scope=self.scope, scopes=tuple(self.scopes or ()))
+        if keys is None:
+            return flt
+        return flt.model_copy(update={"scope_keys": keys})
 
 
 @strawberry.input(description="Forget by substring, or by a conjunction of the other fields.")

@@ -24,7 +24,6 @@ from resolvers.types import (
 from graph.memories import encode_cursor
 
 MAX_PAGE = 500
-MAX_SEARCH_LIMIT = 200
 
 
 def _namespace(value: str) -> str:
@@ -72,16 +71,15 @@ class Query:
         entries = await info.context.graph.audit_trail(namespace=_namespace(namespace), id=str(id))
         return [AuditEntry.from_domain(a) for a in entries]
 
-    @strawberry.field(description="Vector and fulltext recall in a namespace, fused.")
+    @strawberry.field(
+        description="Scoped recall: vector and fulltext candidates, scored, graph-expanded,"
+        " every hit explained."
+    )
     async def search(self, info: Info, input: SearchInput) -> list[SearchHit]:
-        if not 1 <= input.limit <= MAX_SEARCH_LIMIT:
-            raise ValidationError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}",
-                                  field="limit")
         request = SearchRequest(
-            filter=input.filter.to_domain(), query=input.query,
+            filter=input.to_filter(), query=input.query,
             vector=tuple(input.vector) if input.vector is not None else None,
-            mode=input.mode, limit=input.limit,
-            now=as_utc(input.now),
+            config=input.to_config(), now=as_utc(input.now),
         )
         hits = await info.context.service.search(request)
         return [SearchHit.from_domain(h) for h in hits]

@@ -17,7 +17,8 @@ Scope = strawberry.enum(model.Scope, description="Visibility level, narrowest fi
 Status = strawberry.enum(model.Status)
 EdgeType = strawberry.enum(model.EdgeType, description="Relationship types between memories.")
 Direction = strawberry.enum(model.Direction)
-SearchMode = strawberry.enum(model.SearchMode)
+SearchMode = strawberry.enum(model.SearchMode, description="Which indexes give candidates.")
+ScoringMode = strawberry.enum(model.ScoringMode, description="How candidates are scored.")
 
 
 @strawberry.type(description="A memory: one observation, fact or note an agent keeps.")
@@ -26,6 +27,7 @@ class Memory:
     namespace: str
     key: str | None
     content: str
+    memory_type: str
     value: JSON | None
     summary: str | None
     tags: list[str]
@@ -37,6 +39,7 @@ class Memory:
     task_id: str | None
     status: Status
     confidence: float
+    salience: float | None
     source: str | None
     source_type: str | None
     extraction_method: str | None
@@ -120,17 +123,42 @@ class MemoryConnection:
     total_count: int
 
 
+@strawberry.type(description="One hop of the path that brought an expanded hit.")
+class PathStep:
+    type: EdgeType
+    source_id: strawberry.ID
+    target_id: strawberry.ID
+
+
 @strawberry.type(description="A search result with the parts its score is made of.")
 class SearchHit:
     memory: Memory
     score: float
-    similarity_score: float | None
-    fts_score: float | None
+    similarity_score: float | None = strawberry.field(description="Cosine, in [0, 1].")
+    fts_score: float | None = strawberry.field(description="BM25 from the fulltext index.")
+    recency_score: float | None = strawberry.field(description="0.5 ** (age / half-life).")
+    popularity_score: float | None
+    graph_score: float = strawberry.field(description="Support from graph neighbours.")
+    boost: float = strawberry.field(description="Key/tag match factor (1 = none).")
+    rerank_score: float | None
+    similarity_rank: int | None
+    fts_rank: int | None
+    expanded: bool = strawberry.field(description="Reached only through the graph.")
+    path: list[PathStep]
+    conflicts: list[Memory] = strawberry.field(description="Active memories it CONTRADICTS.")
 
     @classmethod
     def from_domain(cls, h: DomainHit) -> "SearchHit":
-        return cls(memory=Memory.from_domain(h.memory), score=h.score,
-                   similarity_score=h.similarity_score, fts_score=h.fts_score)
+        s = h.scored
+        return cls(
+            memory=Memory.from_domain(h.memory), score=s.score, similarity_score=s.similarity,
+            fts_score=s.fts, recency_score=s.recency, popularity_score=s.popularity,
+            graph_score=s.graph, boost=s.boost, rerank_score=h.rerank_score,
+            similarity_rank=s.similarity_rank, fts_rank=s.fts_rank, expanded=s.expanded,
+            path=[PathStep(type=model.EdgeType(p.type), source_id=strawberry.ID(p.source),
+                           target_id=strawberry.ID(p.target)) for p in s.path],
+            conflicts=[Memory.from_domain(c) for c in h.conflicts],
+        )
 
 
 @strawberry.type

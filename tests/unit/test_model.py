@@ -65,3 +65,21 @@ def test_forget_predicates_must_say_something(bad: dict[str, object]) -> None:
 def test_embedding_must_be_finite() -> None:
     with pytest.raises(ValidationError, match="NaN"):
         validated(MemoryInput, namespace="n", content="x", embedding=(1.0, float("nan")))
+
+
+def test_scope_chain_sees_broader_levels_that_the_context_names() -> None:
+    from memlattice.model import ScopeRef, visible_scope_keys
+
+    ctx = validated(ScopeRef, agent_id="a", user_id="u", session_id="s", task_id="t")
+    assert visible_scope_keys(ctx, scope=Scope.SESSION) == (
+        "session:s", "user:u", "agent:a", "namespace")
+    assert visible_scope_keys(ctx, scope=Scope.USER) == ("user:u", "agent:a", "namespace")
+    assert visible_scope_keys(ctx) == ("task:t", "session:s", "user:u", "agent:a", "namespace")
+    assert visible_scope_keys(ctx, scopes=(Scope.TASK, Scope.AGENT)) == ("task:t", "agent:a")
+    partial = validated(ScopeRef, user_id="u")
+    assert visible_scope_keys(partial) == ("user:u", "namespace")
+    assert visible_scope_keys(validated(ScopeRef)) is None
+    with pytest.raises(ValidationError, match="sessionId"):
+        visible_scope_keys(partial, scope=Scope.SESSION)
+    with pytest.raises(ValidationError, match="scopes"):
+        visible_scope_keys(partial, scopes=(Scope.AGENT,))

@@ -1,34 +1,127 @@
-"""Fusion is deterministic and mode-aware."""
+"""Ranking rules, one at a time, on hand-made candidates."""
 
 from __future__ import annotations
 
-from memlattice.model import SearchMode
-from memlattice.ranking import RRF_K, Candidate, fuse
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from memlattice.model import ScoringMode, SearchMode
+from memlattice.ranking import (
+    Candidate,
+    Neighbour,
+    Step,
+    apply_graph,
+    base_scores,
+    finish,
+    mmr,
+    popularity,
+    recency,
+)
+from memlattice.search_config import ExpansionConfig, SearchConfig, Weights
+
+NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
+
+
+def _ids(scored: list) -> list[str]:  # type: ignore[type-arg]
+    return [s.id for s in scored]
 
 
 def test_rrf_rewards_agreement_between_lists() -> None:
-    semantic = [Candidate("a", 0.9), Candidate("b", 0.8), Candidate("c", 0.1)]
-    lexical = [Candidate("b", 7.0), Candidate("d", 3.0)]
-    fused = fuse(semantic, lexical, SearchMode.HYBRID)
-    assert [f.id for f in fused][:1] == ["b"]
-    b = fused[0]
-    assert b.score == 1 / (RRF_K + 2) + 1 / (RRF_K + 1)
+    cands = [Candidate("a", similarity=0.9), Candidate("b", similarity=0.8),
+             Candidate("b", fts=7.0), Candidate("d", fts=3.0)]
+    scored = base_scores(cands, SearchConfig(), now=NOW, query=None)
+    assert _ids(scored)[0] == "b"
+    b = scored[0]
+    assert b.score == pytest.approx(1 / 62 + 1 / 61)
     assert (b.similarity, b.fts, b.similarity_rank, b.fts_rank) == (0.8, 7.0, 2, 1)
 
 
-def test_single_mode_uses_its_own_scores_and_ignores_the_other_list() -> None:
-    semantic = [Candidate("a", 0.5)]
-    lexical = [Candidate("z", 9.0)]
-    assert [(f.id, f.score) for f in fuse(semantic, lexical, SearchMode.SEMANTIC)] == [("a", 0.5)]
-    assert [(f.id, f.score) for f in fuse(semantic, lexical, SearchMode.LEXICAL)] == [("z", 9.0)]
+def test_similarity_mode_uses_the_chosen_list_only() -> None:
+    cands = [Candidate("a", similarity=0.5), Candidate("z", fts=9.0)]
+    semantic = SearchConfig(mode=SearchMode.SEMANTIC, scoring=ScoringMode.SIMILARITY)
+    lexical = SearchConfig(mode=SearchMode.LEXICAL, scoring=ScoringMode.SIMILARITY)
+    assert [(s.id, s.score) for s in base_scores(cands, semantic, now=NOW, query=None)] == [
+        ("a", 0.5)]
+    assert [(s.id, s.score) for s in base_scores(cands, lexical, now=NOW, query=None)] == [
+        ("z", 9.0)]
+
+
+def test_recency_halves_every_half_life() -> None:
+    assert recency(NOW - timedelta(days=10), NOW, 10) == pytest.approx(0.5)
+    assert recency(NOW - timedelta(days=20), NOW, 10) == pytest.approx(0.25)
+    assert recency(NOW + timedelta(days=1), NOW, 10) == 1.0
+
+
+def test_hybrid_weights_let_recency_win_a_tie() -> None:
+    config = SearchConfig(scoring=ScoringMode.HYBRID, decay_half_life_days=1,
+                          weights=Weights(similarity=1, fulltext=0, recency=1, popularity=0))
+    old = Candidate("old", similarity=0.8, created_at=NOW - timedelta(days=30))
+    new = Candidate("new", similarity=0.8, created_at=NOW)
+    scored = base_scores([old, new], config, now=NOW, query=None)
+    assert _ids(scored) == ["new", "old"]
+    assert scored[0].recency == 1.0 and scored[0].score == pytest.approx(0.9)
+
+
+def test_popularity_is_log_scaled_within_the_candidates() -> None:
+    assert popularity(0, 10) == 0.0
+    assert popularity(10, 10) == 1.0
+    assert 0 < popularity(3, 10) < 1
+
+
+def test_key_and_tag_boosts_and_confidence_factor() -> None:
+    config = SearchConfig(mode=SearchMode.SEMANTIC, scoring=ScoringMode.SIMILARITY)
+    plain = Candidate("a", similarity=0.5)
+    keyed = Candidate("b", similarity=0.5, key="favourite colour")
+    tagged = Candidate("c", similarity=0.5, tags=("colour",))
+    doubtful = Candidate("d", similarity=0.5, confidence=0.5)
+    scored = {s.id: s for s in base_scores([plain, keyed, tagged, doubtful], config, now=NOW,
+                                           query="what is my favourite colour")}
+    assert scored["b"].score == pytest.approx(0.5 * 1.1)
+    assert scored["c"].score == pytest.approx(0.5 * 1.05)
+    assert scored["d"].score == pytest.approx(0.25)
+    assert scored["a"].boost == 1.0
 
 
 def test_ties_break_by_id_whatever_the_input_order() -> None:
-    one = fuse([Candidate("b", 0.5), Candidate("a", 0.5)], [], SearchMode.SEMANTIC)
-    two = fuse([Candidate("a", 0.5), Candidate("b", 0.5)], [], SearchMode.SEMANTIC)
-    assert [f.id for f in one] == [f.id for f in two] == ["a", "b"]
+    config = SearchConfig(mode=SearchMode.SEMANTIC, scoring=ScoringMode.SIMILARITY)
+    one = base_scores([Candidate("b", similarity=0.5), Candidate("a", similarity=0.5)], config,
+                      now=NOW, query=None)
+    two = base_scores([Candidate("a", similarity=0.5), Candidate("b", similarity=0.5)], config,
+                      now=NOW, query=None)
+    assert _ids(one) == _ids(two) == ["a", "b"]
 
 
-def test_duplicates_keep_their_best_score() -> None:
-    fused = fuse([Candidate("a", 0.2), Candidate("a", 0.7)], [], SearchMode.SEMANTIC)
-    assert [(f.id, f.score) for f in fused] == [("a", 0.7)]
+def test_graph_support_lifts_neighbours_and_admits_entrants_with_their_path() -> None:
+    config = SearchConfig(mode=SearchMode.SEMANTIC, scoring=ScoringMode.SIMILARITY)
+    scored = base_scores([Candidate("a", similarity=0.9), Candidate("b", similarity=0.5),
+                          Candidate("c", similarity=0.55)], config, now=NOW, query=None)
+    step_ab = Step("RELATED", "a", "b")
+    step_ax = Step("RELATED", "x", "a")
+    neighbours = [Neighbour("a", "b", (step_ab,)), Neighbour("a", "x", (step_ax,)),
+                  Neighbour("b", "a", (step_ab,)),
+                  Neighbour("a", "y", (step_ab, Step("RELATED", "b", "y")))]
+    expansion = ExpansionConfig(max_expand=1, share=0.5, hop_discount=0.5)
+    out = {s.id: s for s in apply_graph(scored, neighbours, expansion)}
+    assert out["b"].score == pytest.approx(0.5 + 0.45)
+    assert out["a"].graph == pytest.approx(0.25)
+    assert out["c"].graph == 0.0
+    assert "x" in out and out["x"].expanded and out["x"].path == (step_ax,)
+    assert "y" not in out  # max_expand=1 admits only the best entrant
+
+
+def test_mmr_prefers_novelty_when_lambda_is_low() -> None:
+    config = SearchConfig(mode=SearchMode.SEMANTIC, scoring=ScoringMode.SIMILARITY)
+    scored = base_scores([Candidate("a", similarity=0.9), Candidate("a2", similarity=0.89),
+                          Candidate("b", similarity=0.7)], config, now=NOW, query=None)
+    vectors = {"a": [1.0, 0.0], "a2": [1.0, 0.01], "b": [0.0, 1.0]}
+    assert _ids(mmr(scored, vectors, 1.0, 3)) == ["a", "a2", "b"]
+    assert _ids(mmr(scored, vectors, 0.3, 3))[:2] == ["a", "b"]
+
+
+def test_finish_applies_min_score_then_limit() -> None:
+    config = SearchConfig(mode=SearchMode.SEMANTIC, scoring=ScoringMode.SIMILARITY)
+    scored = base_scores([Candidate(str(i), similarity=i / 10) for i in range(10)], config,
+                         now=NOW, query=None)
+    assert _ids(finish(scored, min_score=0.45, limit=3)) == ["9", "8", "7"]
+    assert _ids(finish(scored, min_score=0.75, limit=5)) == ["9", "8"]

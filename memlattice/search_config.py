@@ -1,0 +1,92 @@
+"""Search behaviour as one declarative config, with named presets.
+
+A search is described by a `SearchConfig` (which candidates, how they are
+scored, whether the graph is followed) rather than by flags threaded through
+calls; callers start from a preset and override fields. Validation happens
+here, so every layer (GraphQL, Python client, benchmarks) gets the same rules.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from memlattice.model import Direction, EdgeType, ScoringMode, SearchMode
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Weights(_Frozen):
+    """Hybrid weights; each part is first normalised to [0, 1]."""
+
+    similarity: float = Field(default=0.6, ge=0)
+    fulltext: float = Field(default=0.3, ge=0)
+    recency: float = Field(default=0.05, ge=0)
+    popularity: float = Field(default=0.05, ge=0)
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> "Weights":
+        if self.similarity + self.fulltext + self.recency + self.popularity <= 0:
+            raise ValueError("at least one hybrid weight must be positive")
+        return self
+
+
+class ExpansionConfig(_Frozen):
+    """Follow relationships from the candidates.
+
+    Every candidate receives `share` of its best neighbour's score (discounted
+    by `hop_discount` per extra hop): memories that sit next to strong matches
+    rise, which is how a conversation's neighbouring turns help each other.
+    Up to `max_expand` memories that were not candidates at all enter the
+    results through that path, and say so.
+    """
+
+    max_expand: int = Field(default=0, ge=0, le=200)
+    depth: int = Field(default=1, ge=1, le=3)
+    types: tuple[EdgeType, ...] = (EdgeType.RELATED, EdgeType.SUPPORTS, EdgeType.DERIVED)
+    direction: Direction = Direction.BOTH
+    hop_discount: float = Field(default=0.5, gt=0, le=1)
+    share: float = Field(default=0.5, ge=0, le=2)
+    per_seed: int = Field(default=8, ge=1, le=100)
+
+    @property
+    def enabled(self) -> bool:
+        return self.max_expand > 0 or self.share > 0
+
+
+class SearchConfig(_Frozen):
+    mode: SearchMode = SearchMode.HYBRID
+    scoring: ScoringMode = ScoringMode.RRF
+    weights: Weights = Field(default_factory=Weights)
+    rrf_k: int = Field(default=60, ge=1, le=1000)
+    decay_half_life_days: float | None = Field(default=None, gt=0)
+    key_boost: float = Field(default=0.1, ge=0, le=10)
+    tag_boost: float = Field(default=0.05, ge=0, le=10)
+    use_confidence: bool = True
+    use_salience: bool = True
+    mmr_lambda: float | None = Field(default=None, ge=0, le=1)
+    expansion: ExpansionConfig | None = None
+    min_score: float | None = None
+    limit: int = Field(default=10, ge=1, le=200)
+    candidates: int | None = Field(default=None, ge=1, le=2000)
+    reranker: str | None = Field(default=None, max_length=128)
+
+    def candidate_count(self, default: int) -> int:
+        """How many candidates each index returns: enough to fill the limit after
+        filtering, MMR and expansion."""
+        if self.candidates is not None:
+            return self.candidates
+        return max(default, self.limit * 5)
+
+
+PRESETS: dict[str, SearchConfig] = {
+    "default": SearchConfig(),
+    "precise": SearchConfig(mode=SearchMode.SEMANTIC, scoring=ScoringMode.SIMILARITY),
+    "keyword": SearchConfig(mode=SearchMode.LEXICAL, scoring=ScoringMode.SIMILARITY),
+    "recent": SearchConfig(scoring=ScoringMode.HYBRID, decay_half_life_days=7,
+                           weights=Weights(similarity=0.5, fulltext=0.2, recency=0.3,
+                                           popularity=0.0)),
+    "conversation": SearchConfig(expansion=ExpansionConfig(max_expand=10, share=0.5)),
+    "diverse": SearchConfig(mmr_lambda=0.7),
+}
