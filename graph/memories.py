@@ -315,24 +315,38 @@ class MemoryGraph:
 
     # ------------------------------------------------------------ edges and audit
 
-    async def add_edge(
-        self, *, namespace: str, source: str, target: str, type: EdgeType,
-        metadata: Mapping[str, Any], actor: str, now: datetime,
-    ) -> Edge:
-        if source == target:
-            raise ValidationError("a memory cannot be related to itself", field="target")
-        records = await self.client.write(queries.add_edge(
-            namespace=namespace, source=source, target=target, type=type, edge_id=new_id(),
-            metadata_json=canonical_json(dict(metadata)), actor=actor, now=now,
-            audit_id=new_id(),
-        ))
-        if not records:
-            raise NotFound(
-                f"memory {source} or {target} does not exist in namespace {namespace}",
-                ids=[source, target],
-            )
-        r = records[0]
-        return edge_from_record(r["r"], r["type"], r["source"], r["target"])
+    async def add_edges(
+        self, *, namespace: str, edges: Sequence[tuple[str, str, EdgeType, Mapping[str, Any]]],
+        actor: str, now: datetime,
+    ) -> list[Edge]:
+        """Add (source, target, type, metadata) relationships atomically: all or none."""
+        if not edges:
+            raise ValidationError("no relationships to add")
+        rows = []
+        for source, target, type, metadata in edges:
+            if source == target:
+                raise ValidationError(f"memory {source} cannot be related to itself",
+                                      field="target")
+            rows.append({"source": source, "target": target, "type": type.value,
+                         "edgeId": new_id(), "metadataJson": canonical_json(dict(metadata)),
+                         "auditId": new_id()})
+        wanted = {(r["source"], r["target"], r["type"]) for r in rows}
+
+        async def work(tx: AsyncManagedTransaction) -> list[Edge]:
+            records = await run(tx, queries.add_edges(rows, namespace=namespace, actor=actor,
+                                                      now=now))
+            made = [edge_from_record(r["r"], r["type"], r["source"], r["target"])
+                    for r in records]
+            missing = wanted - {(e.source_id, e.target_id, e.type.value) for e in made}
+            if missing:
+                ids = sorted({i for source, target, _ in missing for i in (source, target)})
+                raise NotFound(
+                    f"{len(missing)} relationship(s) name memories that do not exist in"
+                    f" namespace {namespace}; nothing was added", ids=ids[:20],
+                )
+            return made
+
+        return await self.client.transaction(work)
 
     async def edges(
         self, *, namespace: str, id: str, types: Sequence[EdgeType], direction: Direction,

@@ -353,27 +353,29 @@ def search(
 # ------------------------------------------------------------------ edges
 
 
-def add_edge(
-    *, namespace: str, source: str, target: str, type: EdgeType, edge_id: str,
-    metadata_json: str, actor: str, now: datetime, audit_id: str,
+def add_edges(
+    rows: list[dict[str, Any]], *, namespace: str, actor: str, now: datetime
 ) -> Query:
-    """One relationship per (source, type, target): adding it again updates metadata."""
+    """Relate memories in one UNWIND; one relationship per (source, type, target).
+
+    Each row is `{source, target, type, edgeId, metadataJson, auditId}`; adding
+    an existing relationship again updates its metadata. Rows whose endpoints
+    are missing produce no output row, which is how the caller detects them.
+    """
     query = (
         "CYPHER 25\n"
-        f"MATCH (a:Memory {{id: $source}}) WHERE {visible('a')}\n"
-        f"MATCH (b:Memory {{id: $target}}) WHERE {visible('b')}\n"
-        "MERGE (a)-[r:$($type)]->(b)\n"
-        "ON CREATE SET r.id = $edgeId, r.createdAt = $now\n"
-        "SET r.metadataJson = $metadataJson\n"
-        "WITH a, b, r\n"
-        + _audit("$auditId", "a.id", "'link'", "null",
+        "UNWIND $rows AS row\n"
+        f"MATCH (a:Memory {{id: row.source}}) WHERE {visible('a')}\n"
+        f"MATCH (b:Memory {{id: row.target}}) WHERE {visible('b')}\n"
+        "MERGE (a)-[r:$(row.type)]->(b)\n"
+        "ON CREATE SET r.id = row.edgeId, r.createdAt = $now\n"
+        "SET r.metadataJson = row.metadataJson\n"
+        "WITH a, b, r, row\n"
+        + _audit("row.auditId", "a.id", "'link'", "null",
                  "'{\"edge\":\"' + r.id + '\",\"type\":\"' + type(r) + '\",\"target\":\"' + b.id + '\"}'")
         + "\nRETURN r {.*} AS r, type(r) AS type, a.id AS source, b.id AS target"
     )
-    params = {"namespace": namespace, "source": source, "target": target, "type": type.value,
-              "edgeId": edge_id, "metadataJson": metadata_json, "actor": actor, "now": now,
-              "auditId": audit_id}
-    return query, params
+    return query, {"rows": rows, "namespace": namespace, "actor": actor, "now": now}
 
 
 _PATTERNS = {

@@ -160,11 +160,9 @@ def base_scores(
                 parts.append((w.recency, rec))
             total = sum(weight for weight, _ in parts)
             base = sum(weight * value for weight, value in parts) / total if total else 0.0
-        if config.scoring is not ScoringMode.HYBRID:
-            if rec is not None and w.recency > 0:
-                base *= (1 - min(w.recency, 1.0)) + min(w.recency, 1.0) * rec
-            if w.popularity > 0:
-                base *= 1.0 + min(w.popularity, 1.0) * pop
+        if config.scoring is not ScoringMode.HYBRID and rec is not None:
+            # The rank modes take recency only when a half-life is asked for.
+            base *= (1 - min(w.recency, 1.0)) + min(w.recency, 1.0) * rec
         boost = _boost(c, query_words, config)
         factor = boost
         if config.use_confidence:

@@ -249,7 +249,15 @@ class EdgeInput:
     metadata: JSON | None = None
 
 
+@strawberry.input(description="One relationship of an addEdges batch.")
+class EdgeSpecInput:
+    source_id: strawberry.ID
+    target_id: strawberry.ID
+    type: EdgeType
+    metadata: JSON | None = None
+
+
 __all__ = [
-    "Direction", "EdgeInput", "ForgetPredicateInput", "MemoryFilterInput", "MemoryInput",
+    "Direction", "EdgeInput", "EdgeSpecInput", "ForgetPredicateInput", "MemoryFilterInput", "MemoryInput",
     "MemoryPatchInput", "SearchInput",
 ]

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import strawberry
 
-from memlattice.model import utcnow
+from memlattice.errors import ValidationError
+from memlattice.model import MAX_BATCH, utcnow
 from resolvers.context import Info
-from resolvers.inputs import EdgeInput, ForgetPredicateInput, MemoryInput, MemoryPatchInput
+from resolvers.inputs import (
+    EdgeInput,
+    EdgeSpecInput,
+    ForgetPredicateInput,
+    MemoryInput,
+    MemoryPatchInput,
+)
 from resolvers.queries import _namespace
 from resolvers.types import Edge, ForgetResult, Memory, SupersedeResult
 
@@ -56,12 +63,26 @@ class Mutation:
 
     @strawberry.mutation(description="Relate two memories of one namespace.")
     async def add_edge(self, info: Info, input: EdgeInput) -> Edge:
-        edge = await info.context.graph.add_edge(
-            namespace=_namespace(input.namespace), source=str(input.source_id),
-            target=str(input.target_id), type=input.type, metadata=input.metadata or {},
+        (edge,) = await info.context.graph.add_edges(
+            namespace=_namespace(input.namespace),
+            edges=[(str(input.source_id), str(input.target_id), input.type, input.metadata or {})],
             actor=info.context.actor, now=utcnow(),
         )
         return Edge.from_domain(edge)
+
+    @strawberry.mutation(description="Relate many pairs in one round trip, atomically.")
+    async def add_edges(
+        self, info: Info, namespace: str, inputs: list[EdgeSpecInput]
+    ) -> list[Edge]:
+        if len(inputs) > MAX_BATCH:
+            raise ValidationError(f"at most {MAX_BATCH} relationships per batch")
+        made = await info.context.graph.add_edges(
+            namespace=_namespace(namespace),
+            edges=[(str(i.source_id), str(i.target_id), i.type, i.metadata or {})
+                   for i in inputs],
+            actor=info.context.actor, now=utcnow(),
+        )
+        return [Edge.from_domain(e) for e in made]
 
     @strawberry.mutation(description="Remove one relationship by id.")
     async def delete_edge(self, info: Info, namespace: str, id: strawberry.ID) -> bool:

@@ -55,9 +55,9 @@ def test_scope_chain_is_filtered_inside_the_index() -> None:
 
 
 def test_edge_types_are_parameters_not_text() -> None:
-    text, params = queries.add_edge(
-        namespace="n", source="a", target="b", type=EdgeType.SUPPORTS, edge_id="e",
-        metadata_json="{}", actor="t", now=NOW, audit_id="x",
+    text, params = queries.add_edges(
+        [{"source": "a", "target": "b", "type": EdgeType.SUPPORTS.value, "edgeId": "e",
+          "metadataJson": "{}", "auditId": "x"}], namespace="n", actor="t", now=NOW,
     )
-    assert "$($type)" in text and params["type"] == "SUPPORTS"
+    assert "$(row.type)" in text and params["rows"][0]["type"] == "SUPPORTS"
     assert "SUPPORTS" not in text

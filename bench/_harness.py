@@ -1,0 +1,136 @@
+"""What every benchmark shares: a real Neo4j, the real app, a GraphQL caller.
+
+Benchmarks use a private Neo4j (provisioned like the tests', on a free port,
+removed afterwards) unless `NEO4J_URI` is set, and the app configured for
+client vectors of the benchmark's dimension (`provider=none`), so numbers
+measure the service and the database, not an embedding model.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import statistics
+import time
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from asgi_lifespan import LifespanManager
+
+from graph.client import GraphClient
+from memlattice.app import create_app
+from memlattice.settings import (
+    EmbeddingSettings,
+    LocalNeo4jSettings,
+    Neo4jSettings,
+    Settings,
+    default_cache_dir,
+)
+
+SHARED_BENCH = Path(__file__).resolve().parents[2] / "shared" / "bench"
+PASSWORD = "memlattice-bench"
+
+
+class GraphQLError(RuntimeError):
+    pass
+
+
+@dataclass
+class Bench:
+    http: httpx.AsyncClient
+    settings: Settings
+    graph: GraphClient
+
+    async def gql(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        response = await self.http.post("/graphql", json={"query": query,
+                                                          "variables": variables or {}})
+        body: dict[str, Any] = response.json()
+        if body.get("errors"):
+            raise GraphQLError(body["errors"][0]["message"])
+        data: dict[str, Any] = body["data"]
+        return data
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@asynccontextmanager
+async def bench_service(*, dimension: int, heap: str = "2g",
+                        pagecache: str = "2g") -> AsyncIterator[Bench]:
+    local: LocalNeo4jSettings | None = None
+    if os.environ.get("NEO4J_URI"):
+        neo4j = Neo4jSettings()
+    else:
+        from memlattice import neo4j_local
+
+        local = LocalNeo4jSettings(
+            home=default_cache_dir() / "bench-neo4j" / uuid.uuid4().hex[:8],
+            bolt_port=_free_port(), heap=heap, pagecache=pagecache,
+        )
+        started = time.monotonic()
+        neo4j_local.start(local, PASSWORD)
+        print(f"# private Neo4j {local.version} up in {time.monotonic() - started:.1f}s")
+        neo4j = Neo4jSettings(uri=neo4j_local.bolt_uri(local), password=PASSWORD)
+    settings = Settings(environment="test", neo4j=neo4j,
+                        embedding=EmbeddingSettings(provider="none", dimension=dimension))
+    app = create_app(settings)
+    graph = GraphClient.connect(neo4j.uri or "", neo4j.user, neo4j.password.get_secret_value(),
+                                neo4j.database)
+    try:
+        async with LifespanManager(app, startup_timeout=600, shutdown_timeout=120) as manager:
+            transport = httpx.ASGITransport(app=manager.app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://bench",
+                                         timeout=600) as http:
+                yield Bench(http=http, settings=settings, graph=graph)
+    finally:
+        await graph.close()
+        if local is not None:
+            from memlattice import neo4j_local
+
+            neo4j_local.stop(local)
+            shutil.rmtree(local.home, ignore_errors=True)
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    index = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def summary(values: Sequence[float]) -> str:
+    return (f"p50 {percentile(values, 50) * 1000:7.2f} ms  p95 {percentile(values, 95) * 1000:7.2f}"
+            f" ms  mean {statistics.fmean(values) * 1000:7.2f} ms  n={len(values)}")
+
+
+WORDS = (
+    "alice bob carol dave erin frank grace heidi ivan judy kettle garden lisbon porto paris "
+    "berlin coffee tea music guitar piano running hiking swimming book novel poem meeting "
+    "project deadline budget invoice travel flight hotel dinner lunch breakfast birthday gift "
+    "doctor dentist school teacher exam holiday summer winter spring autumn rain snow sunny "
+    "dog cat bird fish car bike train bus plane ship river mountain lake forest beach city"
+).split()
+
+
+def synthetic_memories(count: int, dimension: int, *, seed: int = 7,
+                       start: int = 0) -> tuple[list[str], "np.ndarray"]:  # noqa: F821
+    """Reproducible texts and unit vectors with some cluster structure."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed + start)
+    centres = np.random.default_rng(seed).normal(size=(64, dimension))
+    labels = rng.integers(0, len(centres), size=count)
+    vectors = centres[labels] + rng.normal(scale=1.5, size=(count, dimension))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    texts = [" ".join(rng.choice(WORDS, size=12)) for _ in range(count)]
+    return texts, vectors.astype(np.float32)

@@ -1,0 +1,93 @@
+"""Recall of scoped vector search against exact search, by filter selectivity.
+
+    python -m bench.filtered_recall [--count 100000] [--users 10000] [--queries 50]
+
+Memories are spread over `users` user scopes (one user = count/users
+memories: 0.01% with the defaults). A search whose scope chain admits k users
+selects k/users of the namespace; for selectivities from 100% down to one
+user, the production search query (the same builder and MemoryGraph call the
+service makes, SEMANTIC mode, limit 10) is compared with an exact top 10
+computed in numpy over exactly the admitted memories.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from datetime import datetime, timezone
+
+import numpy as np
+
+from bench._harness import bench_service, synthetic_memories
+from graph.memories import MemoryGraph
+from memlattice.model import MemoryFilter, validated
+from memlattice.search_config import SearchConfig
+
+WRITE = "mutation($inputs: [MemoryInput!]!) { writeMemories(inputs: $inputs) { id } }"
+NAMESPACE = "bench/filtered"
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=100_000)
+    parser.add_argument("--users", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--dimension", type=int, default=384)
+    args = parser.parse_args()
+    async with bench_service(dimension=args.dimension, heap="2g", pagecache="3g") as bench:
+        ids: list[str] = []
+        users: list[int] = []
+        all_vectors = []
+        started = time.perf_counter()
+        for offset in range(0, args.count, 2000):
+            count = min(2000, args.count - offset)
+            texts, vectors = synthetic_memories(count, args.dimension, start=offset)
+            batch_users = [(offset + i) % args.users for i in range(count)]
+            written = await bench.gql(WRITE, {"inputs": [
+                {"namespace": NAMESPACE, "content": t, "embedding": v.tolist(), "scope": "USER",
+                 "userId": f"u{u}"} for t, v, u in zip(texts, vectors, batch_users)]})
+            ids.extend(m["id"] for m in written["writeMemories"])
+            users.extend(batch_users)
+            all_vectors.append(vectors)
+        await bench.graph.write(("CALL db.awaitIndexes(600)", {}))
+        print(f"# {args.count} memories over {args.users} users loaded in"
+              f" {time.perf_counter() - started:.1f}s")
+        matrix = np.concatenate(all_vectors)
+        user_of = np.array(users)
+        graph = MemoryGraph(bench.graph)
+        config = SearchConfig()
+        candidates = config.candidate_count(bench.settings.search_candidates)
+        _, queries = synthetic_memories(args.queries, args.dimension, seed=1234)
+        rng = np.random.default_rng(5)
+        now = datetime.now(timezone.utc)
+        print(f"{'selectivity':>12} {'users':>6} {'memories':>9} {'recall@10':>10} {'p50 ms':>8}")
+        fraction = 1.0
+        while fraction * args.users >= 1 - 1e-9:
+            k = round(fraction * args.users)
+            recalls, latencies = [], []
+            for q in queries:
+                chosen = rng.choice(args.users, size=k, replace=False)
+                mask = np.isin(user_of, chosen)
+                admitted = np.flatnonzero(mask)
+                exact = admitted[np.argsort(-(matrix[admitted] @ q))[:10]]
+                flt = validated(MemoryFilter, namespace=NAMESPACE)
+                if k < args.users:
+                    flt = flt.model_copy(update={"scope_keys": tuple(f"user:u{u}" for u in chosen)})
+                t0 = time.perf_counter()
+                result = await graph.search(flt, now=now, vector=q.tolist(), lucene=None,
+                                            candidates=candidates, expansion=None,
+                                            with_embeddings=False)
+                latencies.append(time.perf_counter() - t0)
+                got = {f.memory.id for f in sorted(result.semantic,
+                                                   key=lambda f: (-f.score, f.memory.id))[:10]}
+                truth = {ids[i] for i in exact}
+                recalls.append(len(got & truth) / len(truth))
+            latencies.sort()
+            print(f"{fraction:>12.4%} {k:>6} {int(mask.sum()):>9} {np.mean(recalls):>10.3f}"
+                  f" {latencies[len(latencies) // 2] * 1000:>8.1f}")
+            fraction /= 10
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

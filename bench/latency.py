@@ -1,0 +1,83 @@
+"""Search latency through GraphQL beside the bare vector-index query.
+
+    python -m bench.latency [--sizes 10000,100000] [--queries 300]
+
+For each size, memories (384-d client vectors, synthetic text) are loaded into
+one namespace; then the same query vectors go, interleaved, to
+  - bare:     the driver running `SEARCH ... VECTOR INDEX ... LIMIT 10` itself,
+  - semantic: GraphQL `search` in SEMANTIC mode (HTTP handling, validation,
+              filters, scoring, explanations, access counting included),
+  - hybrid:   GraphQL `search` with query text too (vector + fulltext, RRF).
+p50/p95 are printed with the ratio to the bare query of the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+
+import numpy as np
+
+from bench._harness import bench_service, percentile, synthetic_memories
+
+WRITE = "mutation($inputs: [MemoryInput!]!) { writeMemories(inputs: $inputs) { id } }"
+SEARCH = """query($input: SearchInput!) {
+  search(input: $input) { score similarityScore ftsScore memory { id content } } }"""
+BARE = (
+    "CYPHER 25 MATCH (m:Memory) SEARCH m IN (VECTOR INDEX memory_embedding FOR $vector"
+    " WHERE m.namespace = $namespace LIMIT 10) SCORE AS score"
+    " RETURN m.id AS id, m.content AS content, score"
+)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--dimension", type=int, default=384)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    async with bench_service(dimension=args.dimension, heap="2g", pagecache="3g") as bench:
+        loaded = 0
+        namespace = "bench/latency"
+        print(f"{'size':>8} {'path':<9} {'p50 ms':>8} {'p95 ms':>8} {'p50 x bare':>11}")
+        for size in sizes:
+            started = time.perf_counter()
+            while loaded < size:
+                count = min(2000, size - loaded)
+                texts, vectors = synthetic_memories(count, args.dimension, start=loaded)
+                await bench.gql(WRITE, {"inputs": [
+                    {"namespace": namespace, "content": t, "embedding": v.tolist()}
+                    for t, v in zip(texts, vectors)]})
+                loaded += count
+            await bench.graph.write(("CALL db.awaitIndexes(600)", {}))
+            print(f"# {size} memories loaded in {time.perf_counter() - started:.1f}s")
+            q_texts, q_vectors = synthetic_memories(args.queries, args.dimension, seed=99)
+            timings: dict[str, list[float]] = {"bare": [], "semantic": [], "hybrid": []}
+            for i, (text, vector) in enumerate(zip(q_texts, q_vectors)):
+                v = vector.tolist()
+                runs = [
+                    ("bare", lambda: bench.graph.read((BARE, {"vector": v,
+                                                              "namespace": namespace}))),
+                    ("semantic", lambda: bench.gql(SEARCH, {"input": {
+                        "filter": {"namespace": namespace}, "vector": v, "mode": "SEMANTIC",
+                        "scoring": "SIMILARITY", "limit": 10}})),
+                    ("hybrid", lambda: bench.gql(SEARCH, {"input": {
+                        "filter": {"namespace": namespace}, "vector": v,
+                        "query": " ".join(text.split()[:4]), "limit": 10}})),
+                ]
+                for name, call in runs[i % 3:] + runs[:i % 3]:
+                    started = time.perf_counter()
+                    await call()
+                    if i >= 20:  # the first queries warm caches and plans
+                        timings[name].append(time.perf_counter() - started)
+            bare50 = percentile(timings["bare"], 50)
+            for name, values in timings.items():
+                p50, p95 = percentile(values, 50), percentile(values, 95)
+                print(f"{size:>8} {name:<9} {p50 * 1000:>8.2f} {p95 * 1000:>8.2f}"
+                      f" {p50 / bare50:>11.2f}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
