@@ -25,8 +25,38 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _integral_floats_as_ints(value: Any) -> Any:
+    """1.0 and 1 are the same JSON number to a caller (JavaScript sends 1)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_integral_floats_as_ints(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _integral_floats_as_ints(v) for k, v in value.items()}
+    return value
+
+
+def meta_value(value: Any) -> str:
+    """The comparable form of one metadata value, for storage and for filters alike."""
+    return canonical_json(_integral_floats_as_ints(value))
+
+
 def meta_properties(metadata: Mapping[str, Any]) -> dict[str, str]:
-    return {META_PREFIX + key: canonical_json(value) for key, value in metadata.items()}
+    return {META_PREFIX + key: meta_value(value) for key, value in metadata.items()}
+
+
+def search_token(value: str) -> str:
+    """A single-token stand-in for a namespace or scope bucket in the fulltext index.
+
+    Lucene cannot filter by a property it does not index, and a namespace such as
+    `team/alice` would be split by the analyzer; 16 decimal digits of its SHA-256
+    survive any analyzer as one token, so a fulltext query can be fenced to the
+    caller's namespace and scope chain inside the index (the exact check still
+    runs afterwards).
+    """
+    import hashlib
+
+    return str(int(hashlib.sha256(value.encode()).hexdigest()[:13], 16)).zfill(16)
 
 
 def _loads(text: str | None) -> Any:
@@ -141,6 +171,8 @@ def memory_properties(
         "metadataJson": canonical_json(memory.metadata),
         "scope": memory.scope.value if memory.scope else None,
         "scopeKey": memory.scope_key(),
+        "nsToken": search_token(memory.namespace),
+        "scopeToken": search_token(memory.scope_key()),
         "agentId": memory.agent_id,
         "userId": memory.user_id,
         "sessionId": memory.session_id,

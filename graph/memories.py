@@ -226,7 +226,7 @@ class MemoryGraph:
         if predicate.key is not None:
             conditions.append("m.key = $key")
             params["key"] = predicate.key
-        tags = ([predicate.tag] if predicate.tag else []) + list(predicate.tags or ())
+        tags = ([predicate.tag] if predicate.tag is not None else []) + list(predicate.tags or ())
         if tags:
             conditions.append("all(t IN $tags WHERE t IN m.tags)")
             params["tags"] = tags
@@ -277,13 +277,13 @@ class MemoryGraph:
     async def search(
         self, flt: MemoryFilter, *, now: datetime, vector: list[float] | None,
         lucene: str | None, candidates: int, expansion: ExpansionConfig | None,
-        with_embeddings: bool,
+        with_embeddings: bool, needed: int = 10,
     ) -> SearchResult:
         if vector is None and lucene is None:
             return SearchResult()
         records = await self.client.read(queries.search(
             flt, now=now, vector=vector, lucene=lucene, candidates=candidates,
-            expansion=expansion, with_embeddings=with_embeddings,
+            expansion=expansion, with_embeddings=with_embeddings, needed=needed,
         ))
         record = records[0]
         keys = set(record.keys())
@@ -324,6 +324,9 @@ class MemoryGraph:
             raise ValidationError("no relationships to add")
         rows = []
         for source, target, type, metadata in edges:
+            if not isinstance(metadata, Mapping):
+                raise ValidationError("relationship metadata must be a JSON object",
+                                      field="metadata")
             if source == target:
                 raise ValidationError(f"memory {source} cannot be related to itself",
                                       field="target")

@@ -70,7 +70,7 @@ def migrations(dimension: int) -> list[Migration]:
         Migration(4, "vector and fulltext indexes", (
             _vector_index(dimension),
             f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS FOR (m:Memory)"
-            " ON EACH [m.content, m.summary, m.key, m.tags]"
+            " ON EACH [m.content, m.summary, m.key, m.tags, m.nsToken, m.scopeToken]"
             " OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}",
         )),
     ]

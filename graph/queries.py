@@ -78,6 +78,8 @@ def lock_memory(*, namespace: str, id: str, now: datetime) -> Query:
         "MATCH (m:Memory {id: $id})\n"
         f"WHERE {visible()}\n"
         "SET m.`_lock` = true REMOVE m.`_lock`\n"
+        # A node deleted by a concurrent transaction reads as all-null once locked.
+        "WITH m WHERE m.id IS NOT NULL\n"
         f"RETURN {project()} AS m"
     )
     return query, {"namespace": namespace, "id": id, "now": now}
@@ -137,6 +139,10 @@ def forget_memories(
     where = " AND ".join([visible(), "m.status <> 'forgotten'", *conditions])
     query = (
         "CYPHER 25\n" + source + f"WHERE {where}\n"
+        # Lock, then look again: a concurrent forget of the same memory has
+        # committed by the time the lock is ours, and this one must not count it.
+        "SET m.`_lock` = true REMOVE m.`_lock`\n"
+        "WITH m WHERE m.status <> 'forgotten'\n"
         "SET m.status = 'forgotten', m.forgottenAt = $now, m.version = m.version + 1,"
         " m.updatedAt = $now\n"
         "WITH m\n"
@@ -144,7 +150,7 @@ def forget_memories(
         + "\nRETURN m.id AS id ORDER BY id"
     )
     return query, {**params, "namespace": namespace, "now": now, "actor": actor,
-                   "lucene": fulltext}
+                   "lucene": fenced_lucene(fulltext, namespace, None) if fulltext else None}
 
 
 def delete_memory(*, namespace: str, id: str, actor: str, now: datetime, audit_id: str) -> Query:
@@ -152,6 +158,9 @@ def delete_memory(*, namespace: str, id: str, actor: str, now: datetime, audit_i
     query = (
         "CYPHER 25\n"
         "MATCH (m:Memory {id: $id}) WHERE m.namespace = $namespace\n"
+        "SET m.`_lock` = true REMOVE m.`_lock`\n"
+        # A node deleted by a concurrent transaction reads as all-null once locked.
+        "WITH m WHERE m.id IS NOT NULL\n"
         "WITH m, m.id AS memoryId, m.version + 1 AS version\n"
         "DETACH DELETE m\n"
         "WITH memoryId, version\n"
@@ -181,7 +190,7 @@ def get_embeddings(*, namespace: str, ids: list[str]) -> Query:
 
 def filter_conditions(f: MemoryFilter, var: str = "m") -> tuple[list[str], dict[str, Any]]:
     """WHERE conditions (beyond namespace and expiry) for a MemoryFilter."""
-    from graph.codec import canonical_json
+    from graph.codec import meta_value
 
     conds = [f"{var}.status IN $statuses"]
     params: dict[str, Any] = {"statuses": [s.value for s in f.statuses]}
@@ -194,7 +203,7 @@ def filter_conditions(f: MemoryFilter, var: str = "m") -> tuple[list[str], dict[
     for field, prop in (("agent_id", "agentId"), ("user_id", "userId"),
                         ("session_id", "sessionId"), ("task_id", "taskId")):
         value = getattr(f, field)
-        if value is not None and f.scope is None and f.scope_keys is None:
+        if value is not None:
             conds.append(f"{var}.{prop} = ${prop}")
             params[prop] = value
     if f.key is not None:
@@ -208,7 +217,7 @@ def filter_conditions(f: MemoryFilter, var: str = "m") -> tuple[list[str], dict[
         params["tagsAll"] = list(f.tags_all)
     if f.metadata:
         conds.append(f"all(k IN keys($meta) WHERE {var}['meta.' + k] = $meta[k])")
-        params["meta"] = {k: canonical_json(v) for k, v in f.metadata.items()}
+        params["meta"] = {k: meta_value(v) for k, v in f.metadata.items()}
     if f.source_type is not None:
         conds.append(f"{var}.sourceType = $sourceType")
         params["sourceType"] = f.source_type
@@ -258,14 +267,16 @@ _QPP_STEP = {
 def search(
     f: MemoryFilter, *, now: datetime, vector: list[float] | None, lucene: str | None,
     candidates: int, expansion: ExpansionConfig | None = None, with_embeddings: bool = False,
+    needed: int = 10,
 ) -> Query:
     """Recall in one round trip: vector and fulltext candidates, graph neighbours
     of every candidate, and CONTRADICTS neighbours of everything returned.
 
-    The vector side filters inside the index (`SEARCH ... WHERE`) on the
-    properties the index declares (namespace, status, scope bucket); the rest of
-    the filter runs right after. Fulltext cannot filter inside Lucene, so it
-    over-fetches before filtering.
+    Both indexes filter inside the index: the vector side with `SEARCH ... WHERE`
+    on the properties the index declares (namespace, status, scope bucket), the
+    fulltext side with namespace and scope tokens in the Lucene query. The rest
+    of the filter runs right after; when it leaves too few vector candidates, an
+    exact scan of the filtered set replaces them.
     """
     conds, params = filter_conditions(f)
     post = " AND ".join([visible(), *conds])
@@ -287,8 +298,24 @@ def search(
             f"    SEARCH m IN (VECTOR INDEX {VECTOR_INDEX} FOR $vector"
             f" WHERE {' AND '.join(in_index)} LIMIT $candidates) SCORE AS score\n"
             f"  WITH m, score WHERE {post}\n"
-            f"  RETURN collect({{m: {shape('m')}, score: score}}) AS semantic\n}}"
+            f"  RETURN collect({{m: {shape('m')}, score: score}}) AS approximate\n}}"
         )
+        if _needs_post_filter(f):
+            # Filters the index cannot apply ran after it: when they left fewer than
+            # `$needed` of a full pool, better matches may lie beyond the pool, so
+            # plan an exact scan of the filtered set instead (still one round trip).
+            parts.append(
+                "CALL (approximate) {\n"
+                "  WITH approximate WHERE size(approximate) < $needed\n"
+                f"  MATCH (m:Memory) WHERE {post} AND m.embedding IS NOT NULL\n"
+                "    AND size(m.embedding) = size($vector)\n"
+                "  WITH m, vector.similarity.cosine(m.embedding, $vector) AS score\n"
+                "  ORDER BY score DESC, m.id LIMIT $candidates\n"
+                f"  RETURN collect({{m: {shape('m')}, score: score}}) AS exact\n}}\n"
+                "WITH CASE WHEN size(exact) > 0 THEN exact ELSE approximate END AS semantic"
+            )
+        else:
+            parts.append("WITH approximate AS semantic")
         lists.append("semantic")
         params["vector"] = vector
     if lucene is not None:
@@ -301,8 +328,8 @@ def search(
             f"  RETURN collect({{m: {shape('m')}, score: score}}) AS lexical\n}}"
         )
         lists.append("lexical")
-        params["lucene"] = lucene
-        params["ftLimit"] = candidates * 20
+        params["lucene"] = fenced_lucene(lucene, f.namespace, f.scope_keys)
+        params["ftLimit"] = candidates * 4
     candidate_ids = [f"[x IN {name} | x.m.id]" for name in lists]
     hit_ids = list(candidate_ids)
     returns = list(lists)
@@ -346,8 +373,30 @@ def search(
     )
     returns.append("conflicts")
     query = "CYPHER 25\n" + "\n".join(parts) + "\nRETURN " + ", ".join(returns)
-    params.update(namespace=f.namespace, now=now, candidates=candidates)
+    params.update(namespace=f.namespace, now=now, candidates=candidates, needed=needed)
     return query, params
+
+
+def fenced_lucene(terms: str, namespace: str, scope_keys: tuple[str, ...] | None) -> str:
+    """Restrict a (safe, escaped) Lucene query to a namespace and scope chain in-index."""
+    from graph.codec import search_token
+
+    query = f"({terms}) AND nsToken:{search_token(namespace)}"
+    if scope_keys is not None:
+        tokens = " ".join(search_token(k) for k in scope_keys)
+        query += f" AND scopeToken:({tokens})"
+    return query
+
+
+def _needs_post_filter(f: MemoryFilter) -> bool:
+    """Whether the filter has conditions the vector index cannot apply itself."""
+    return bool(
+        f.key is not None or f.tags_any or f.tags_all or f.metadata or f.source_type is not None
+        or f.created_after is not None or f.created_before is not None or f.memory_types
+        or f.min_confidence is not None
+        or any(getattr(f, name) is not None
+               for name in ("agent_id", "user_id", "session_id", "task_id"))
+    )
 
 
 # ------------------------------------------------------------------ edges

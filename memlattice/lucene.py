@@ -1,16 +1,19 @@
 """Turn user text into a safe Lucene query for Neo4j's fulltext index.
 
 User text must never be parsed as Lucene syntax: `foo AND (bar` would error,
-and `*:*` or `content:x` would inject operators. Text is split into words
-(letters and digits, any script), each word is escaped, and words are joined
-as optional terms (`any`, for ranking) or required ones (`all`, for `forget`).
+and `*:*` or `content:x` would inject operators. Text is cut into words of
+letters and digits (any script) that may hold inner dots and apostrophes, so
+`3.14` and `don't` reach the analyzer whole, as the indexer saw them; every
+other character separates words. Words are lowercased (Lucene's AND/OR/NOT
+are upper-case keywords) and escaped all the same, as a second fence. Words are joined as optional terms (`any`, for
+ranking) or required ones (`all`, for `forget`).
 """
 
 from __future__ import annotations
 
 import re
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+_WORD = re.compile(r"[^\W_]+(?:[.'’][^\W_]+)*", re.UNICODE)
 _SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
 # Lucene's boolean operators are case-sensitive keywords; lowercasing defuses them.
 MAX_TERMS = 64

@@ -108,9 +108,16 @@ def validate_namespace(value: str) -> str:
 
 
 def as_utc(value: datetime | None) -> datetime | None:
-    if value is not None and value.tzinfo is None:
+    """Every time is stored and compared in UTC (naive times are taken as UTC).
+
+    Neo4j orders two datetimes of different offsets by more than their instant,
+    so inputs are normalised once here, not in each query.
+    """
+    if value is None:
+        return None
+    if value.tzinfo is None:
         return value.replace(tzinfo=timezone.utc)
-    return value
+    return value.astimezone(timezone.utc)
 
 
 def _json_size_ok(value: Any, what: str, limit: int = 1_000_000) -> Any:
@@ -262,11 +269,18 @@ class ForgetPredicate(_Input):
     """What `forget` tombstones: a substring, or a conjunction of the other fields."""
 
     contains: str | None = Field(default=None, min_length=1, max_length=1024)
-    id: str | None = None
-    key: str | None = None
-    tag: str | None = None
+    id: str | None = Field(default=None, min_length=1)
+    key: str | None = Field(default=None, min_length=1)
+    tag: str | None = Field(default=None, min_length=1)
     tags: tuple[str, ...] | None = None
     query: str | None = Field(default=None, min_length=1, max_length=1024)
+
+    @field_validator("tags")
+    @classmethod
+    def _tags_not_blank(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is not None and any(not tag for tag in value):
+            raise ValueError("tags must not contain an empty tag")
+        return value
 
     @model_validator(mode="after")
     def _not_empty(self) -> "ForgetPredicate":

@@ -169,6 +169,7 @@ class MemoryService:
             request.filter, now=now, vector=vector if mode is not SearchMode.LEXICAL else None,
             lucene=lucene, candidates=config.candidate_count(self.candidates),
             expansion=expansion, with_embeddings=config.mmr_lambda is not None,
+            needed=config.limit,
         )
         memories: dict[str, Memory] = {}
         embeddings: dict[str, list[float]] = {}

@@ -2,7 +2,8 @@
 
     MemlatticeError            -> its own code and message (details included)
     syntax error in the query  -> BAD_REQUEST
-    other GraphQL validation   -> VALIDATION (unknown fields, wrong types, bad enums)
+    any other request error    -> VALIDATION (unknown fields, wrong types, bad enums,
+                                  variables that do not coerce: errors with no path)
     anything else              -> INTERNAL, message masked, stack trace logged
 """
 
@@ -24,7 +25,9 @@ def coded(error: GraphQLError) -> GraphQLError:
     if isinstance(original, MemlatticeError):
         return GraphQLError(original.message, nodes=error.nodes, path=error.path,
                             original_error=original, extensions=original.extensions())
-    if original is None:
+    if original is None or error.path is None:
+        # No path: the request failed before execution (parsing, validation or
+        # variable coercion), so the message describes the caller's input.
         code = "BAD_REQUEST" if error.message.startswith("Syntax Error") else "VALIDATION"
         return GraphQLError(error.message, nodes=error.nodes, path=error.path,
                             extensions={**(error.extensions or {}), "code": code})

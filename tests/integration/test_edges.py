@@ -195,10 +195,6 @@ async def test_unknown_enum_literal_is_validation(gql: GraphQLClient, namespace:
     assert code(error) == "VALIDATION"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: an unknown enum value sent as a variable fails variable coercion with an "
-    "original_error (KeyError) attached, so resolvers/errors.coded() maps it to INTERNAL "
-    "('Internal server error; it has been logged.') instead of VALIDATION"))
 async def test_unknown_enum_variable_is_validation(
     gql: GraphQLClient, namespace: str, graph_client: Any
 ) -> None:
@@ -208,10 +204,6 @@ async def test_unknown_enum_variable_is_validation(
     assert code(error) == "VALIDATION"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: addEdge with non-object metadata (a string or a list) crashes in "
-    "graph/memories.py add_edges (`dict(metadata)` raises ValueError/TypeError) and "
-    "surfaces as INTERNAL instead of VALIDATION"))
 @pytest.mark.parametrize("metadata", ["just text", [1, 2, 3]])
 async def test_non_object_edge_metadata_is_validation(
     gql: GraphQLClient, namespace: str, graph_client: Any, metadata: Any

@@ -233,14 +233,6 @@ def _fill(value: Any, namespace: str) -> Any:
     return namespace if value == "{ns}" else value
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: every error raised while coercing GraphQL *variables* (missing/null required "
-    "variable, wrong scalar type, unknown input field, unknown enum value, malformed "
-    "DateTime, Int out of range) reaches resolvers/errors.coded() with an original_error "
-    "attached (graphql-core wraps the inner GraphQLError/ValueError/KeyError), so it is "
-    "reported as INTERNAL 'Internal server error; it has been logged.' (and logged as an "
-    "unexpected error) instead of VALIDATION; the same mistakes written inline in the "
-    "document correctly give VALIDATION"))
 @pytest.mark.parametrize("document,variables", [(d, v) for _, d, v in BAD_VARIABLES],
                          ids=[case for case, _, _ in BAD_VARIABLES])
 async def test_bad_variables_are_validation(

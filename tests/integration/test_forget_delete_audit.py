@@ -156,10 +156,6 @@ async def test_contains_combined_with_other_fields_is_validation(
     assert len(await active_ids(gql, namespace)) == 5
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: forget(predicate: {tag: \"\"}) passes validation (the field is 'set') but "
-    "graph/memories.py forget() drops the falsy tag, leaving NO condition, so it tombstones "
-    "EVERY memory in the namespace; expected VALIDATION (or nothing forgotten)"))
 async def test_forget_with_empty_tag_does_not_forget_everything(
     gql: GraphQLClient, namespace: str
 ) -> None:
@@ -168,11 +164,6 @@ async def test_forget_with_empty_tag_does_not_forget_everything(
     assert len(await active_ids(gql, namespace)) == 5, body
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: forget(query:) splits text with \\w+ (memlattice/lucene.py words) while the "
-    "fulltext analyzer keeps tokens such as \"don't\" and \"3.14\" whole, so "
-    "forget(query: \"3.14\") (-> +3 +14) and forget(query: \"don't\") (-> +don +t) match "
-    "nothing although the memory contains exactly those words"))
 @pytest.mark.parametrize("query", ["3.14", "don't"])
 async def test_forget_query_matches_words_with_inner_punctuation(
     gql: GraphQLClient, namespace: str, query: str
@@ -316,12 +307,6 @@ async def test_audit_trail_of_unknown_memory_is_not_found(
     assert code(await gql.error(AUDIT, {"ns": namespace, "id": "ghost"})) == "NOT_FOUND"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: forget is not safe under concurrency: queries.forget_memories filters "
-    "`m.status <> 'forgotten'` before taking the node's write lock and never re-checks, so "
-    "8 concurrent forget(id) calls ALL report count 1, the version is bumped 8 times (1 -> 9) "
-    "and 8 'forget' audit entries are written; sequentially the 2nd call correctly "
-    "forgets nothing"))
 async def test_concurrent_forgets_of_one_memory_count_it_once(
     gql: GraphQLClient, namespace: str, graph_client: Any
 ) -> None:
@@ -338,11 +323,6 @@ async def test_concurrent_forgets_of_one_memory_count_it_once(
     assert audits[0]["n"] == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: deleteMemory is not safe under concurrency: 8 concurrent deleteMemory calls on one "
-    "id ALL return true (queries.delete_memory MATCHes before the lock and DETACH DELETE of "
-    "an already deleted node still yields a row), and each writes a 'delete' audit entry; "
-    "expected exactly one true and NOT_FOUND for the others, as sequential calls give"))
 async def test_concurrent_deletes_exactly_one_succeeds(
     gql: GraphQLClient, namespace: str, graph_client: Any
 ) -> None:

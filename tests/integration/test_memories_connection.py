@@ -194,10 +194,6 @@ async def test_scope_and_id_filters(gql: GraphQLClient, namespace: str) -> None:
     assert code(error) == "VALIDATION"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: with `scope` set, the filter ignores agentId/userId/sessionId/taskId other than "
-    "the scope's own id (graph/queries.py filter_conditions: `and f.scope is None`), so a "
-    "filter naming userId u-2 returns u-1's memory"))
 async def test_scope_filter_still_narrows_by_other_ids(
     gql: GraphQLClient, namespace: str
 ) -> None:
@@ -277,11 +273,6 @@ async def test_other_namespaces_never_leak(gql: GraphQLClient, namespace: str) -
     assert await ids_of(gql, {"namespace": namespace}) == [mine["id"]]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: DateTime inputs are not normalised to UTC (model.as_utc only fills in a missing "
-    "tz), and Neo4j orders equal instants with different offsets by offset, so "
-    "createdAfter=2024-01-05T02:00+02:00 excludes a memory created at 2024-01-05T00:00Z "
-    "(inclusive bound) and createdBefore with that value includes it (exclusive bound)"))
 async def test_time_bounds_compare_instants_whatever_the_offset(
     gql: GraphQLClient, namespace: str
 ) -> None:
@@ -292,11 +283,6 @@ async def test_time_bounds_compare_instants_whatever_the_offset(
     assert await ids_of(gql, {"namespace": namespace, "createdBefore": same_instant}) == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: metadata equality compares canonical JSON text (graph/codec.canonical_json of the "
-    "Python value), so the JSON number 1.0 (sent by a Python client) never equals 1 "
-    "(sent by a JavaScript client, whose JSON.stringify(1.0) is '1'): metadata {score: 1} "
-    "is not found by the filter {score: 1.0}"))
 async def test_metadata_number_equality_ignores_int_float_spelling(
     gql: GraphQLClient, namespace: str
 ) -> None:

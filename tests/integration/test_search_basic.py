@@ -199,12 +199,6 @@ async def test_search_now_is_the_expiry_clock(gql: GraphQLClient, namespace: str
         assert ids(await search(gql, namespace, now=later, **fields)) == [forever]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: the vector side takes the top `candidates` (default 50) of the namespace from the "
-    "index and only then applies the filter's tagsAny/tagsAll/key/metadata/sourceType "
-    "(graph/queries.py search: `SEARCH ... LIMIT $candidates` then `WITH m, score WHERE "
-    "{post}`), so a filtered semantic search returns [] as soon as 50 unfiltered memories "
-    "are closer to the query than the matching one"))
 async def test_filtered_semantic_search_finds_a_match_beyond_the_candidate_pool(
     gql: GraphQLClient, namespace: str
 ) -> None:
@@ -217,12 +211,6 @@ async def test_filtered_semantic_search_finds_a_match_beyond_the_candidate_pool(
     assert ids(hits) == [written[-1]["id"]]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: the fulltext side over-fetches `candidates * 20` hits from the shared index "
-    "across ALL namespaces and filters by namespace afterwards, so another tenant's "
-    "better-scoring documents crowd a namespace's own matches out: here with candidates=2 "
-    "(40 fetched) 45 short 'walrus' memories elsewhere hide the only match; with defaults "
-    "the same happens once other namespaces hold >1000 better matches"))
 async def test_lexical_search_is_not_crowded_out_by_other_namespaces(
     gql: GraphQLClient, namespace: str
 ) -> None:

@@ -13,10 +13,16 @@ def test_words_are_lowercased_deduplicated_and_ordered() -> None:
         "alice", "met", "in", "lisbon", "then", "porto"]
 
 
+def test_inner_punctuation_stays_for_the_analyzer() -> None:
+    assert words("pi is 3.14, isn't it?") == ["pi", "is", "3.14", "isn't", "it"]
+    assert all_terms("don't") == "+don't"
+
+
 def test_operators_and_fields_become_plain_words() -> None:
     assert any_terms("foo AND (bar") == "foo and bar"
     assert any_terms("content:x") == "content x"
     assert any_terms("*:*") is None
+    assert any_terms('"unbalanced') == "unbalanced"
     assert all_terms("green tea") == "+green +tea"
 
 
@@ -36,8 +42,12 @@ def test_term_count_is_bounded() -> None:
 
 
 @given(st.text())
-def test_any_output_is_only_escaped_words(text: str) -> None:
+def test_no_special_character_survives_unescaped(text: str) -> None:
     query = any_terms(text)
     if query is not None:
         for term in query.split(" "):
-            assert term and all(ch.isalnum() or ch == "_" for ch in term)
+            assert term
+            unescaped = term.replace("\\\\", "")
+            for i, ch in enumerate(unescaped):
+                if ch in '+-!(){}[]^"~*?:/&|':
+                    assert i > 0 and unescaped[i - 1] == "\\"
