@@ -40,8 +40,8 @@ async def main() -> None:
         users: list[int] = []
         all_vectors = []
         started = time.perf_counter()
-        for offset in range(0, args.count, 2000):
-            count = min(2000, args.count - offset)
+        for offset in range(0, args.count, 1000):
+            count = min(1000, args.count - offset)
             texts, vectors = synthetic_memories(count, args.dimension, start=offset)
             batch_users = [(offset + i) % args.users for i in range(count)]
             written = await bench.gql(WRITE, {"inputs": [

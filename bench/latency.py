@@ -45,7 +45,7 @@ async def main() -> None:
         for size in sizes:
             started = time.perf_counter()
             while loaded < size:
-                count = min(2000, size - loaded)
+                count = min(1000, size - loaded)
                 texts, vectors = synthetic_memories(count, args.dimension, start=loaded)
                 await bench.gql(WRITE, {"inputs": [
                     {"namespace": namespace, "content": t, "embedding": v.tolist()}

@@ -9,6 +9,7 @@ code whatever layer they come through (GraphQL, CLI, Python).
 from __future__ import annotations
 
 import json
+import math
 from datetime import datetime, timezone
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -224,7 +225,7 @@ class MemoryInput(ScopeRef):
         if value is not None:
             if not value:
                 raise ValueError("embedding must not be empty")
-            if any(x != x or x in (float("inf"), float("-inf")) for x in value):
+            if not all(map(math.isfinite, value)):
                 raise ValueError("embedding contains NaN or infinity")
         return value
 

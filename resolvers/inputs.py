@@ -12,6 +12,8 @@ from typing import Any
 import strawberry
 from strawberry.scalars import JSON
 
+from resolvers.scalars import Vector
+
 from memlattice import model
 from memlattice.errors import ValidationError
 from memlattice.search_config import PRESETS, SearchConfig
@@ -62,7 +64,7 @@ class MemoryInput:
     extraction_method: str | None = strawberry.UNSET
     provenance: JSON | None = strawberry.UNSET
     expires_at: datetime | None = strawberry.UNSET
-    embedding: list[float] | None = strawberry.UNSET
+    embedding: Vector | None = strawberry.UNSET
     embedding_model: str | None = strawberry.UNSET
     now: datetime | None = strawberry.field(
         default=strawberry.UNSET,
@@ -90,7 +92,7 @@ class MemoryPatchInput:
     extraction_method: str | None = strawberry.UNSET
     provenance: JSON | None = strawberry.UNSET
     expires_at: datetime | None = strawberry.UNSET
-    embedding: list[float] | None = strawberry.UNSET
+    embedding: Vector | None = strawberry.UNSET
     embedding_model: str | None = strawberry.UNSET
 
     def to_domain(self) -> model.MemoryPatch:
@@ -164,7 +166,7 @@ class ExpansionInput:
 class SearchInput:
     filter: MemoryFilterInput
     query: str | None = None
-    vector: list[float] | None = strawberry.field(
+    vector: Vector | None = strawberry.field(
         default=None, description="A query embedding of the configured dimension."
     )
     context: SearchContextInput | None = None

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from graphql import GraphQLError
 from strawberry import Schema
+from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
 
 from resolvers.errors import ErrorCodes
 from resolvers.mutations import Mutation
 from resolvers.queries import Query
+from resolvers.scalars import SCALARS
 
 
 class MemlatticeSchema(Schema):
@@ -18,4 +20,7 @@ class MemlatticeSchema(Schema):
         """Errors are logged by ErrorCodes (unexpected ones only); expected ones are data."""
 
 
-schema = MemlatticeSchema(query=Query, mutation=Mutation, extensions=[ErrorCodes])
+schema = MemlatticeSchema(
+    query=Query, mutation=Mutation, extensions=[ErrorCodes],
+    config=StrawberryConfig(scalar_map=SCALARS),
+)

@@ -8,6 +8,8 @@ from typing import Any
 import strawberry
 from strawberry.scalars import JSON
 
+from resolvers.scalars import Vector
+
 from graph import codec
 from memlattice import model
 from memlattice.service import SearchHit as DomainHit
@@ -57,7 +59,7 @@ class Memory:
     forgotten_at: datetime | None
 
     @strawberry.field(description="The stored vector; fetched only when asked for, batched.")
-    async def embedding(self, info: Info) -> list[float] | None:
+    async def embedding(self, info: Info) -> Vector | None:
         return await info.context.embedding_loader(self.namespace).load(str(self.id))
 
     @classmethod
