@@ -412,3 +412,41 @@ class EmbeddingCacheGraph:
             await self.client.write(queries.cache_put(
                 model=model, items=[{"digest": d, "vector": v} for d, v in items.items()]
             ))
+
+
+@dataclass(frozen=True)
+class NamespaceConfig:
+    namespace: str
+    version: int
+    settings: dict[str, Any]
+    updated_at: datetime
+    updated_by: str
+
+
+def _namespace_config(props: Mapping[str, Any]) -> NamespaceConfig:
+    updated = props["updatedAt"]
+    return NamespaceConfig(
+        namespace=props["namespace"], version=int(props["version"]),
+        settings=json.loads(props["settingsJson"]),
+        updated_at=updated.to_native() if hasattr(updated, "to_native") else updated,
+        updated_by=props.get("updatedBy", ""),
+    )
+
+
+class NamespaceConfigGraph:
+    """Per-namespace search defaults, one node per namespace."""
+
+    def __init__(self, client: GraphClient) -> None:
+        self.client = client
+
+    async def put(self, *, namespace: str, settings: Mapping[str, Any], actor: str,
+                  now: datetime) -> NamespaceConfig:
+        records = await self.client.write(queries.configure_namespace(
+            namespace=namespace, settings_json=canonical_json(dict(settings)), actor=actor,
+            now=now,
+        ))
+        return _namespace_config(records[0]["c"])
+
+    async def get(self, *, namespace: str) -> NamespaceConfig | None:
+        records = await self.client.read(queries.get_namespace_config(namespace=namespace))
+        return _namespace_config(records[0]["c"]) if records else None

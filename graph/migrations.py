@@ -73,6 +73,10 @@ def migrations(dimension: int) -> list[Migration]:
             " ON EACH [m.content, m.summary, m.key, m.tags, m.nsToken, m.scopeToken]"
             " OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}",
         )),
+        Migration(5, "namespace configuration", (
+            "CREATE CONSTRAINT namespace_config IF NOT EXISTS"
+            " FOR (c:NamespaceConfig) REQUIRE c.namespace IS UNIQUE",
+        )),
     ]
 
 

@@ -506,3 +506,26 @@ def bump_access(*, namespace_counts: list[dict[str, Any]], now: datetime) -> Que
         "SET m.accessCount = coalesce(m.accessCount, 0) + row.count, m.lastAccessedAt = $now"
     )
     return query, {"rows": namespace_counts, "now": now}
+
+
+# ------------------------------------------------------------------ namespace configuration
+
+
+def configure_namespace(*, namespace: str, settings_json: str, actor: str, now: datetime) -> Query:
+    """Record a namespace's search defaults; the latest configuration wins."""
+    query = (
+        "CYPHER 25\n"
+        "MERGE (c:NamespaceConfig {namespace: $namespace})\n"
+        "ON CREATE SET c.version = 0\n"
+        "SET c.version = c.version + 1, c.settingsJson = $settingsJson, c.updatedAt = $now,\n"
+        "    c.updatedBy = $actor\n"
+        "RETURN c {.*} AS c"
+    )
+    return query, {"namespace": namespace, "settingsJson": settings_json, "actor": actor,
+                   "now": now}
+
+
+def get_namespace_config(*, namespace: str) -> Query:
+    query = ("CYPHER 25\nMATCH (c:NamespaceConfig {namespace: $namespace})\n"
+             "RETURN c {.*} AS c")
+    return query, {"namespace": namespace}

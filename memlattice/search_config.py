@@ -80,6 +80,24 @@ class SearchConfig(_Frozen):
         return max(default, self.limit * 5)
 
 
+class NamespaceSettings(_Frozen):
+    """Search defaults a namespace keeps (`configureNamespace`); the latest wins.
+
+    A search starts from its preset, then these, then whatever it sets itself.
+    """
+
+    backend: SearchMode | None = None
+    scoring: ScoringMode | None = None
+    weights: Weights | None = None
+    decay_half_life_days: float | None = Field(default=None, gt=0)
+    rrf_k: int | None = Field(default=None, ge=1, le=1000)
+
+    def overrides(self) -> dict[str, object]:
+        values = {"mode": self.backend, "scoring": self.scoring, "weights": self.weights,
+                  "decay_half_life_days": self.decay_half_life_days, "rrf_k": self.rrf_k}
+        return {k: v for k, v in values.items() if v is not None}
+
+
 PRESETS: dict[str, SearchConfig] = {
     "default": SearchConfig(),
     "precise": SearchConfig(mode=SearchMode.SEMANTIC, scoring=ScoringMode.SIMILARITY),

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from graph.memories import MemoryGraph, PreparedMemory, new_id
+from graph.memories import MemoryGraph, NamespaceConfigGraph, PreparedMemory, new_id
 from graph.codec import Memory
 from memlattice.access import AccessRecorder
 from memlattice.embeddings import Embedder, check_dimension
@@ -36,6 +36,7 @@ from memlattice.ranking import (
     finish,
     mmr,
 )
+from memlattice.namespaces import NamespaceDefaults
 from memlattice.rerank import RerankerRegistry
 from memlattice.search_config import SearchConfig
 
@@ -64,8 +65,10 @@ class MemoryService:
         self, graph: MemoryGraph, embedder: Embedder | None, *, dimension: int,
         candidates: int = 50, access: AccessRecorder | None = None,
         rerankers: RerankerRegistry | None = None,
+        namespaces: NamespaceDefaults | None = None,
     ) -> None:
         self.graph = graph
+        self.namespaces = namespaces or NamespaceDefaults(NamespaceConfigGraph(graph.client))
         self.rerankers = rerankers or RerankerRegistry()
         self.access = access
         self.embedder = embedder

@@ -16,7 +16,7 @@ from resolvers.scalars import Vector
 
 from memlattice import model
 from memlattice.errors import ValidationError
-from memlattice.search_config import PRESETS, SearchConfig
+from memlattice.search_config import PRESETS, NamespaceSettings, SearchConfig
 from resolvers.types import Direction, EdgeType, Scope, ScoringMode, SearchMode, Status
 
 
@@ -197,11 +197,15 @@ class SearchInput:
         default=None, description="The clock for expiry and recency, for replays."
     )
 
-    def to_config(self) -> SearchConfig:
+    def to_config(self, namespace: NamespaceSettings | None = None) -> SearchConfig:
+        """The namespace's defaults (or a named preset instead), then what this search sets."""
         if self.preset is not None and self.preset not in PRESETS:
             raise ValidationError(f"unknown preset {self.preset!r}; one of {', '.join(PRESETS)}",
                                   field="preset")
-        base = PRESETS[self.preset or "default"]
+        base = PRESETS[self.preset or "default"].model_dump()
+        if namespace is not None and self.preset is None:
+            base.update({k: v.model_dump() if hasattr(v, "model_dump") else v
+                         for k, v in namespace.overrides().items()})
         overrides: dict[str, Any] = {
             name: getattr(self, name)
             for name in ("mode", "scoring", "decay_half_life_days", "key_boost", "tag_boost",
@@ -216,7 +220,7 @@ class SearchInput:
             if expansion["types"] is None:
                 del expansion["types"]
             overrides["expansion"] = expansion
-        return model.validated(SearchConfig, **{**base.model_dump(), **overrides})
+        return model.validated(SearchConfig, **{**base, **overrides})
 
     def to_filter(self) -> model.MemoryFilter:
         flt = self.filter.to_domain()
@@ -263,3 +267,20 @@ __all__ = [
     "Direction", "EdgeInput", "EdgeSpecInput", "ForgetPredicateInput", "MemoryFilterInput", "MemoryInput",
     "MemoryPatchInput", "SearchInput",
 ]
+
+
+@strawberry.input(description="Search defaults of a namespace; the latest configuration wins.")
+class NamespaceConfigInput:
+    backend: SearchMode | None = strawberry.field(
+        default=None, description="Default candidates: LEXICAL (bm25), SEMANTIC (vector), HYBRID."
+    )
+    scoring: ScoringMode | None = None
+    weights: WeightsInput | None = None
+    decay_half_life_days: float | None = None
+    rrf_k: int | None = None
+
+    def to_domain(self) -> NamespaceSettings:
+        data = {k: v for k, v in vars(self).items() if v is not None}
+        if "weights" in data:
+            data["weights"] = vars(data["weights"])
+        return model.validated(NamespaceSettings, **data)

@@ -13,9 +13,10 @@ from resolvers.inputs import (
     ForgetPredicateInput,
     MemoryInput,
     MemoryPatchInput,
+    NamespaceConfigInput,
 )
 from resolvers.queries import _namespace
-from resolvers.types import Edge, ForgetResult, Memory, SupersedeResult
+from resolvers.types import Edge, ForgetResult, Memory, NamespaceConfig, SupersedeResult
 
 
 @strawberry.type
@@ -60,6 +61,17 @@ class Mutation:
         )
         return SupersedeResult(previous=Memory.from_domain(previous),
                                current=Memory.from_domain(current))
+
+    @strawberry.mutation(
+        description="Set a namespace's search defaults (backend, scoring, weights, decay)."
+    )
+    async def configure_namespace(
+        self, info: Info, namespace: str, input: NamespaceConfigInput
+    ) -> NamespaceConfig:
+        config = await info.context.service.namespaces.configure(
+            _namespace(namespace), input.to_domain(), actor=info.context.actor
+        )
+        return NamespaceConfig.from_domain(config)
 
     @strawberry.mutation(description="Relate two memories of one namespace.")
     async def add_edge(self, info: Info, input: EdgeInput) -> Edge:

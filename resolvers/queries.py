@@ -18,6 +18,7 @@ from resolvers.types import (
     Memory,
     MemoryConnection,
     MemoryEdge,
+    NamespaceConfig,
     PageInfo,
     SearchHit,
 )
@@ -66,6 +67,11 @@ class Query:
         )
         return [Edge.from_domain(e) for e in found]
 
+    @strawberry.field(description="A namespace's search defaults, if it was configured.")
+    async def namespace_config(self, info: Info, namespace: str) -> NamespaceConfig | None:
+        config = await info.context.service.namespaces.get(_namespace(namespace))
+        return NamespaceConfig.from_domain(config) if config else None
+
     @strawberry.field(description="Every recorded mutation of a memory, oldest first.")
     async def audit_trail(self, info: Info, namespace: str, id: strawberry.ID) -> list[AuditEntry]:
         entries = await info.context.graph.audit_trail(namespace=_namespace(namespace), id=str(id))
@@ -76,10 +82,12 @@ class Query:
         " every hit explained."
     )
     async def search(self, info: Info, input: SearchInput) -> list[SearchHit]:
+        flt = input.to_filter()
+        defaults = await info.context.service.namespaces.settings(flt.namespace)
         request = SearchRequest(
-            filter=input.to_filter(), query=input.query,
+            filter=flt, query=input.query,
             vector=tuple(input.vector) if input.vector is not None else None,
-            config=input.to_config(), now=as_utc(input.now),
+            config=input.to_config(defaults), now=as_utc(input.now),
         )
         hits = await info.context.service.search(request)
         return [SearchHit.from_domain(h) for h in hits]

@@ -12,6 +12,8 @@ from resolvers.scalars import Vector
 
 from graph import codec
 from memlattice import model
+from graph.memories import NamespaceConfig as DomainNamespaceConfig
+from memlattice.search_config import NamespaceSettings
 from memlattice.service import SearchHit as DomainHit
 from resolvers.context import Info
 
@@ -173,3 +175,34 @@ class SupersedeResult:
 class ForgetResult:
     count: int
     ids: list[strawberry.ID]
+
+
+@strawberry.type
+class Weights:
+    similarity: float
+    fulltext: float
+    recency: float
+    popularity: float
+
+
+@strawberry.type(description="A namespace's search defaults and their version.")
+class NamespaceConfig:
+    namespace: str
+    version: int
+    backend: SearchMode | None
+    scoring: ScoringMode | None
+    weights: Weights | None
+    decay_half_life_days: float | None
+    rrf_k: int | None
+    updated_at: datetime
+    updated_by: str
+
+    @classmethod
+    def from_domain(cls, c: DomainNamespaceConfig) -> "NamespaceConfig":
+        s = NamespaceSettings(**c.settings)
+        return cls(
+            namespace=c.namespace, version=c.version, backend=s.backend, scoring=s.scoring,
+            weights=Weights(**s.weights.model_dump()) if s.weights else None,
+            decay_half_life_days=s.decay_half_life_days, rrf_k=s.rrf_k,
+            updated_at=c.updated_at, updated_by=c.updated_by,
+        )
