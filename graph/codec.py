@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from memlattice.model import EdgeType, MemoryInput, Scope, Status
@@ -63,9 +63,15 @@ def _loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
 def _to_datetime(value: Any) -> datetime | None:
+    """Reads epoch microseconds (how queries project times), driver or native datetimes."""
     if value is None:
         return None
+    if isinstance(value, int):
+        return _EPOCH + timedelta(microseconds=value)
     if hasattr(value, "to_native"):
         native: datetime = value.to_native()
         return native

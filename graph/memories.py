@@ -139,14 +139,15 @@ class MemoryGraph:
             for m in memories
         ]
         try:
-            records = await self.client.write(
+            await self.client.write(
                 queries.create_memories(rows, namespace=namespace, actor=actor)
             )
         except Conflict as exc:
             raise Conflict(
                 "a memory with one of these ids already exists; ids are unique", ids=ids[:20]
             ) from exc
-        return [memory_from_properties(r["m"]) for r in records]
+        # What was written is exactly `props`: no need to read it back.
+        return [memory_from_properties(row["props"]) for row in rows]
 
     async def update(
         self, *, namespace: str, id: str, patch: MemoryPatch, expected_version: int | None,

@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
+from strawberry.types import ExecutionResult
 
 from graph.client import GraphClient
 from graph.memories import EmbeddingCacheGraph, MemoryGraph
@@ -30,6 +31,7 @@ from memlattice.rerank import RerankerRegistry, http_reranker
 from memlattice.service import MemoryService
 from memlattice.settings import Settings
 from resolvers.context import Context
+from resolvers.errors import coded
 from resolvers.schema import schema
 
 log = logging.getLogger(__name__)
@@ -56,6 +58,13 @@ class MemlatticeGraphQL(GraphQL[Context, None]):
     def __init__(self, runtime_holder: dict[str, Runtime], **kwargs: Any) -> None:
         super().__init__(schema, **kwargs)
         self._runtime = runtime_holder
+
+    async def process_result(self, request: Request, result: ExecutionResult) -> Any:
+        """A last net: errors produced before execution (e.g. a cached parse) get codes too."""
+        if result.errors:
+            result.errors = [e if (e.extensions or {}).get("code") else coded(e)
+                             for e in result.errors]
+        return await super().process_result(request, result)
 
     async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
         runtime = self._runtime["runtime"]

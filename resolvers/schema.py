@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from graphql import GraphQLError
 from strawberry import Schema
+from strawberry.extensions import ParserCache, ValidationCache
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
 
@@ -21,6 +22,8 @@ class MemlatticeSchema(Schema):
 
 
 schema = MemlatticeSchema(
-    query=Query, mutation=Mutation, extensions=[ErrorCodes],
+    query=Query, mutation=Mutation,
+    # Agents repeat the same documents: parse and validate each one once.
+    extensions=[ErrorCodes, ParserCache, ValidationCache],
     config=StrawberryConfig(scalar_map=SCALARS),
 )
