@@ -122,15 +122,21 @@ WORDS = (
 ).split()
 
 
-def synthetic_memories(count: int, dimension: int, *, seed: int = 7,
-                       start: int = 0) -> tuple[list[str], "np.ndarray"]:  # noqa: F821
-    """Reproducible texts and unit vectors with some cluster structure."""
+def synthetic_memories(count: int, dimension: int, *, seed: int = 7, start: int = 0,
+                       noise: float = 0.5) -> tuple[list[str], "np.ndarray"]:  # noqa: F821
+    """Reproducible texts and unit vectors around 64 topic centres.
+
+    `noise` is the per-dimension spread around a centre (centres have unit
+    per-dimension scale): 0.5 keeps topics apart the way text embeddings
+    cluster; 1.5 makes vectors nearly uniform on the sphere, the hardest case
+    for any approximate index.
+    """
     import numpy as np
 
     rng = np.random.default_rng(seed + start)
     centres = np.random.default_rng(seed).normal(size=(64, dimension))
     labels = rng.integers(0, len(centres), size=count)
-    vectors = centres[labels] + rng.normal(scale=1.5, size=(count, dimension))
+    vectors = centres[labels] + rng.normal(scale=noise, size=(count, dimension))
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     texts = [" ".join(rng.choice(WORDS, size=12)) for _ in range(count)]
     return texts, vectors.astype(np.float32)

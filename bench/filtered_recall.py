@@ -34,6 +34,8 @@ async def main() -> None:
     parser.add_argument("--users", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--dimension", type=int, default=384)
+    parser.add_argument("--noise", type=float, default=0.5,
+                        help="spread around topic centres; 1.5 is near-uniform (hardest)")
     args = parser.parse_args()
     async with bench_service(dimension=args.dimension, heap="2g", pagecache="3g") as bench:
         ids: list[str] = []
@@ -42,7 +44,8 @@ async def main() -> None:
         started = time.perf_counter()
         for offset in range(0, args.count, 1000):
             count = min(1000, args.count - offset)
-            texts, vectors = synthetic_memories(count, args.dimension, start=offset)
+            texts, vectors = synthetic_memories(count, args.dimension, start=offset,
+                                                noise=args.noise)
             batch_users = [(offset + i) % args.users for i in range(count)]
             written = await bench.gql(WRITE, {"inputs": [
                 {"namespace": NAMESPACE, "content": t, "embedding": v.tolist(), "scope": "USER",
@@ -58,7 +61,8 @@ async def main() -> None:
         graph = MemoryGraph(bench.graph)
         config = SearchConfig()
         candidates = config.candidate_count(bench.settings.search_candidates)
-        _, queries = synthetic_memories(args.queries, args.dimension, seed=1234)
+        _, queries = synthetic_memories(args.queries, args.dimension, seed=1234,
+                                        noise=args.noise)
         rng = np.random.default_rng(5)
         now = datetime.now(timezone.utc)
         print(f"{'selectivity':>12} {'users':>6} {'memories':>9} {'recall@10':>10} {'p50 ms':>8}")

@@ -17,8 +17,6 @@ import argparse
 import asyncio
 import time
 
-import numpy as np
-
 from bench._harness import bench_service, percentile, synthetic_memories
 
 WRITE = "mutation($inputs: [MemoryInput!]!) { writeMemories(inputs: $inputs) { id } }"

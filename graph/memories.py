@@ -18,7 +18,7 @@ from typing import Any
 import uuid_utils
 from neo4j import AsyncManagedTransaction
 
-from graph import queries
+from graph import queries, recall_query
 from graph.client import GraphClient, run
 from graph.codec import (
     META_PREFIX,
@@ -35,7 +35,6 @@ from graph.codec import (
 )
 from memlattice.errors import Conflict, NotFound, ValidationError, VersionConflict
 from memlattice.lucene import all_terms
-from memlattice.search_config import ExpansionConfig
 from memlattice.model import (
     Direction,
     EdgeType,
@@ -46,6 +45,7 @@ from memlattice.model import (
     Status,
     camel,
 )
+from memlattice.search_config import ExpansionConfig
 
 
 def new_id() -> str:
@@ -282,7 +282,7 @@ class MemoryGraph:
     ) -> SearchResult:
         if vector is None and lucene is None:
             return SearchResult()
-        records = await self.client.read(queries.search(
+        records = await self.client.read(recall_query.search(
             flt, now=now, vector=vector, lucene=lucene, candidates=candidates,
             expansion=expansion, with_embeddings=with_embeddings, needed=needed,
         ))

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from graph.memories import MemoryGraph, NamespaceConfigGraph, PreparedMemory, new_id
 from graph.codec import Memory
+from graph.memories import MemoryGraph, NamespaceConfigGraph, PreparedMemory, new_id
 from memlattice.access import AccessRecorder
 from memlattice.embeddings import Embedder, check_dimension
 from memlattice.errors import ValidationError
@@ -26,6 +26,7 @@ from memlattice.model import (
     SearchMode,
     utcnow,
 )
+from memlattice.namespaces import NamespaceDefaults
 from memlattice.ranking import (
     Candidate,
     Neighbour,
@@ -36,7 +37,6 @@ from memlattice.ranking import (
     finish,
     mmr,
 )
-from memlattice.namespaces import NamespaceDefaults
 from memlattice.rerank import RerankerRegistry
 from memlattice.search_config import SearchConfig
 

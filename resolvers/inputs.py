@@ -12,11 +12,10 @@ from typing import Any
 import strawberry
 from strawberry.scalars import JSON
 
-from resolvers.scalars import Vector
-
 from memlattice import model
 from memlattice.errors import ValidationError
 from memlattice.search_config import PRESETS, NamespaceSettings, SearchConfig
+from resolvers.scalars import Vector
 from resolvers.types import Direction, EdgeType, Scope, ScoringMode, SearchMode, Status
 
 

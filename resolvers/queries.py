@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import strawberry
 
-from memlattice.model import as_utc, utcnow, validate_namespace
+from graph.memories import encode_cursor
 from memlattice.errors import ValidationError
+from memlattice.model import as_utc, utcnow, validate_namespace
 from memlattice.service import SearchRequest
 from resolvers.context import Info
 from resolvers.inputs import MemoryFilterInput, SearchInput
@@ -22,7 +23,6 @@ from resolvers.types import (
     PageInfo,
     SearchHit,
 )
-from graph.memories import encode_cursor
 
 MAX_PAGE = 500
 

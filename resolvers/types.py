@@ -8,14 +8,13 @@ from typing import Any
 import strawberry
 from strawberry.scalars import JSON
 
-from resolvers.scalars import Vector
-
 from graph import codec
-from memlattice import model
 from graph.memories import NamespaceConfig as DomainNamespaceConfig
+from memlattice import model
 from memlattice.search_config import NamespaceSettings
 from memlattice.service import SearchHit as DomainHit
 from resolvers.context import Info
+from resolvers.scalars import Vector
 
 Scope = strawberry.enum(model.Scope, description="Visibility level, narrowest first.")
 Status = strawberry.enum(model.Status)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from graph import queries
+from graph import queries, recall_query
 from memlattice.model import Direction, EdgeType, MemoryFilter, Scope, validated
 from memlattice.search_config import ExpansionConfig
 
@@ -22,7 +22,7 @@ def _filter() -> MemoryFilter:
 def test_user_values_never_appear_in_query_text() -> None:
     built = [
         queries.list_memories(_filter(), now=NOW, first=10, after=(NOW, HOSTILE)),
-        queries.search(_filter(), now=NOW, vector=[0.1], lucene=HOSTILE, candidates=5,
+        recall_query.search(_filter(), now=NOW, vector=[0.1], lucene=HOSTILE, candidates=5,
                        expansion=ExpansionConfig(max_expand=3)),
         queries.get_memory(namespace=HOSTILE, id=HOSTILE, now=NOW),
         queries.list_edges(namespace=HOSTILE, id=HOSTILE, types=list(EdgeType),
@@ -41,7 +41,7 @@ def test_reads_apply_the_expiry_rule() -> None:
 
 
 def test_vector_search_filters_inside_the_index() -> None:
-    text, _ = queries.search(_filter(), now=NOW, vector=[0.1], lucene=None, candidates=5)
+    text, _ = recall_query.search(_filter(), now=NOW, vector=[0.1], lucene=None, candidates=5)
     assert "SEARCH m IN (VECTOR INDEX memory_embedding FOR $vector WHERE" in text
     assert "m.scopeKey = $scopeKey" in text
     assert "lexical" not in text and "expanded" not in text
@@ -49,7 +49,7 @@ def test_vector_search_filters_inside_the_index() -> None:
 
 def test_scope_chain_is_filtered_inside_the_index() -> None:
     flt = _filter().model_copy(update={"scope_keys": ("session:s", "user:u", "namespace")})
-    text, params = queries.search(flt, now=NOW, vector=[0.1], lucene=None, candidates=5)
+    text, params = recall_query.search(flt, now=NOW, vector=[0.1], lucene=None, candidates=5)
     assert "AND m.scopeKey IN $scopeKeys LIMIT $candidates" in text
     assert params["scopeKeys"] == ["session:s", "user:u", "namespace"]
 

@@ -1,0 +1,152 @@
+"""The recall query: one Cypher round trip from candidates to conflicts.
+
+Built from the shared pieces of `graph.queries` (visibility, projection,
+filter conditions); kept apart because it is the one statement whose shape
+depends on the search configuration.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from graph.queries import (
+    FULLTEXT_INDEX,
+    VECTOR_INDEX,
+    Query,
+    fenced_lucene,
+    filter_conditions,
+    project,
+    visible,
+)
+from memlattice.model import Direction, MemoryFilter
+from memlattice.search_config import ExpansionConfig
+
+_QPP_STEP = {
+    Direction.OUT: "(()-[r]->() WHERE type(r) IN $expandTypes)",
+    Direction.IN: "(()<-[r]-() WHERE type(r) IN $expandTypes)",
+    Direction.BOTH: "(()-[r]-() WHERE type(r) IN $expandTypes)",
+}
+
+
+def search(
+    f: MemoryFilter, *, now: datetime, vector: list[float] | None, lucene: str | None,
+    candidates: int, expansion: ExpansionConfig | None = None, with_embeddings: bool = False,
+    needed: int = 10,
+) -> Query:
+    """Recall in one round trip: vector and fulltext candidates, graph neighbours
+    of every candidate, and CONTRADICTS neighbours of everything returned.
+
+    Both indexes filter inside the index: the vector side with `SEARCH ... WHERE`
+    on the properties the index declares (namespace, status, scope bucket), the
+    fulltext side with namespace and scope tokens in the Lucene query. The rest
+    of the filter runs right after; when it leaves too few vector candidates, an
+    exact scan of the filtered set replaces them.
+    """
+    conds, params = filter_conditions(f)
+    post = " AND ".join([visible(), *conds])
+
+    def shape(var: str) -> str:
+        return project(var, embedding=with_embeddings)
+
+    in_index = ["m.namespace = $namespace", "m.status IN $statuses"]
+    if f.scope_keys is not None:
+        in_index.append("m.scopeKey IN $scopeKeys")
+    elif f.scope is not None:
+        in_index.append("m.scopeKey = $scopeKey")
+    parts: list[str] = []
+    lists: list[str] = []
+    if vector is not None:
+        parts.append(
+            "CALL () {\n"
+            "  MATCH (m:Memory)\n"
+            f"    SEARCH m IN (VECTOR INDEX {VECTOR_INDEX} FOR $vector"
+            f" WHERE {' AND '.join(in_index)} LIMIT $candidates) SCORE AS score\n"
+            f"  WITH m, score WHERE {post}\n"
+            f"  RETURN collect({{m: {shape('m')}, score: score}}) AS approximate\n}}"
+        )
+        if _needs_post_filter(f):
+            # Filters the index cannot apply ran after it: when they left fewer than
+            # `$needed` of a full pool, better matches may lie beyond the pool, so
+            # plan an exact scan of the filtered set instead (still one round trip).
+            parts.append(
+                "CALL (approximate) {\n"
+                "  WITH approximate WHERE size(approximate) < $needed\n"
+                f"  MATCH (m:Memory) WHERE {post} AND m.embedding IS NOT NULL\n"
+                "    AND size(m.embedding) = size($vector)\n"
+                "  WITH m, vector.similarity.cosine(m.embedding, $vector) AS score\n"
+                "  ORDER BY score DESC, m.id LIMIT $candidates\n"
+                f"  RETURN collect({{m: {shape('m')}, score: score}}) AS exact\n}}\n"
+                "WITH CASE WHEN size(exact) > 0 THEN exact ELSE approximate END AS semantic"
+            )
+        else:
+            parts.append("WITH approximate AS semantic")
+        lists.append("semantic")
+        params["vector"] = vector
+    if lucene is not None:
+        parts.append(
+            "CALL () {\n"
+            f"  CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $lucene,"
+            " {limit: $ftLimit}) YIELD node AS m, score\n"
+            f"  WITH m, score WHERE {post}\n"
+            "  WITH m, score LIMIT $candidates\n"
+            f"  RETURN collect({{m: {shape('m')}, score: score}}) AS lexical\n}}"
+        )
+        lists.append("lexical")
+        params["lucene"] = fenced_lucene(lucene, f.namespace, f.scope_keys)
+        params["ftLimit"] = candidates * 4
+    candidate_ids = [f"[x IN {name} | x.m.id]" for name in lists]
+    hit_ids = list(candidate_ids)
+    returns = list(lists)
+    if expansion is not None:
+        n_conds = " AND ".join([visible("n"), *filter_conditions(f, var="n")[0]])
+        similarity = (
+            "CASE WHEN n.embedding IS NOT NULL AND size(n.embedding) = size($vector)"
+            " THEN vector.similarity.cosine(n.embedding, $vector) END"
+            if vector is not None else "null"
+        )
+        parts.append(
+            f"CALL ({', '.join(lists)}) {{\n"
+            f"  UNWIND {' + '.join(candidate_ids)} AS seedId\n"
+            "  WITH DISTINCT seedId\n"
+            "  MATCH (s:Memory {id: seedId})\n"
+            "  CALL (s) {\n"
+            f"    MATCH p = (s){_QPP_STEP[expansion.direction]}{{1,{int(expansion.depth)}}}(n:Memory)\n"
+            f"    WHERE n <> s AND {n_conds}\n"
+            "    WITH p, n ORDER BY length(p), n.id LIMIT $perSeed\n"
+            f"    RETURN collect({{m: {shape('n')},"
+            f" similarity: {similarity},"
+            " path: [rel IN relationships(p) | {type: type(rel), source: startNode(rel).id,"
+            " target: endNode(rel).id}]}) AS reached\n"
+            "  }\n"
+            "  RETURN collect({seed: seedId, reached: reached}) AS expanded\n}"
+        )
+        returns.append("expanded")
+        params["expandTypes"] = [t.value for t in expansion.types]
+        params["perSeed"] = expansion.per_seed
+        hit_ids.append("reduce(acc = [], e IN expanded | acc + [x IN e.reached | x.m.id])")
+    # A conflict is reported whatever the search's other filters, if the caller may see it.
+    c_conds = " AND ".join([visible("c"), "c.status = 'active'"]
+                           + (["c.scopeKey IN $scopeKeys"] if f.scope_keys is not None else []))
+    parts.append(
+        f"CALL ({', '.join(returns)}) {{\n"
+        f"  UNWIND {' + '.join(hit_ids)} AS hitId\n"
+        "  WITH DISTINCT hitId\n"
+        "  MATCH (h:Memory {id: hitId})-[:CONTRADICTS]-(c:Memory)\n"
+        f"  WHERE {c_conds}\n"
+        f"  RETURN collect({{id: hitId, conflict: {project('c')}}}) AS conflicts\n}}"
+    )
+    returns.append("conflicts")
+    query = "CYPHER 25\n" + "\n".join(parts) + "\nRETURN " + ", ".join(returns)
+    params.update(namespace=f.namespace, now=now, candidates=candidates, needed=needed)
+    return query, params
+
+
+def _needs_post_filter(f: MemoryFilter) -> bool:
+    """Whether the filter has conditions the vector index cannot apply itself."""
+    return bool(
+        f.key is not None or f.tags_any or f.tags_all or f.metadata or f.source_type is not None
+        or f.created_after is not None or f.created_before is not None or f.memory_types
+        or f.min_confidence is not None
+        or any(getattr(f, name) is not None
+               for name in ("agent_id", "user_id", "session_id", "task_id"))
+    )
