@@ -66,7 +66,7 @@ def _loads(text: str | None) -> Any:
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
-def _to_datetime(value: Any) -> datetime | None:
+def to_datetime(value: Any) -> datetime | None:
     """Reads epoch microseconds (how queries project times), driver or native datetimes."""
     if value is None:
         return None
@@ -125,8 +125,8 @@ def memory_from_properties(props: Mapping[str, Any]) -> Memory:
         content=props["content"],
         status=Status(props["status"]),
         version=int(props["version"]),
-        created_at=_to_datetime(props["createdAt"]),  # type: ignore[arg-type]
-        updated_at=_to_datetime(props["updatedAt"]),  # type: ignore[arg-type]
+        created_at=to_datetime(props["createdAt"]),  # type: ignore[arg-type]
+        updated_at=to_datetime(props["updatedAt"]),  # type: ignore[arg-type]
         key=props.get("key"),
         value=_loads(props.get("valueJson")),
         summary=props.get("summary"),
@@ -144,14 +144,14 @@ def memory_from_properties(props: Mapping[str, Any]) -> Memory:
         source_type=props.get("sourceType"),
         extraction_method=props.get("extractionMethod"),
         provenance=_loads(props.get("provenanceJson")),
-        expires_at=_to_datetime(props.get("expiresAt")),
+        expires_at=to_datetime(props.get("expiresAt")),
         access_count=int(props.get("accessCount") or 0),
-        last_accessed_at=_to_datetime(props.get("lastAccessedAt")),
+        last_accessed_at=to_datetime(props.get("lastAccessedAt")),
         embedding_model=props.get("embeddingModel"),
         embedding_dimension=props.get("embeddingDimension"),
         superseded_by=props.get("supersededBy"),
-        superseded_at=_to_datetime(props.get("supersededAt")),
-        forgotten_at=_to_datetime(props.get("forgottenAt")),
+        superseded_at=to_datetime(props.get("supersededAt")),
+        forgotten_at=to_datetime(props.get("forgottenAt")),
     )
 
 
@@ -246,7 +246,7 @@ def edge_from_record(rel_props: Mapping[str, Any], rel_type: str, source: str, t
         type=EdgeType(rel_type),
         source_id=source,
         target_id=target,
-        created_at=_to_datetime(rel_props["createdAt"]),  # type: ignore[arg-type]
+        created_at=to_datetime(rel_props["createdAt"]),  # type: ignore[arg-type]
         metadata=_loads(rel_props.get("metadataJson")) or {},
     )
 
@@ -268,7 +268,7 @@ def audit_from_properties(props: Mapping[str, Any]) -> AuditEntry:
         memory_id=props["memoryId"],
         operation=props["operation"],
         actor=props["actor"],
-        at=_to_datetime(props["at"]),  # type: ignore[arg-type]
+        at=to_datetime(props["at"]),  # type: ignore[arg-type]
         version=props.get("version"),
         details=_loads(props.get("detailsJson")) or {},
     )

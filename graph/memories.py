@@ -74,11 +74,19 @@ class Page:
 
 @dataclass(frozen=True)
 class Found:
-    """A candidate from one index, with its raw index score."""
+    """A candidate from one index, with its raw index score.
 
-    memory: Memory
+    It keeps the raw property map: most candidates are ranked and dropped, so
+    only the hits that are returned become `Memory` objects.
+    """
+
+    props: Mapping[str, Any]
     score: float
     embedding: list[float] | None = None
+
+    @property
+    def id(self) -> str:
+        return str(self.props["id"])
 
 
 @dataclass(frozen=True)
@@ -86,10 +94,14 @@ class Reached:
     """A memory reached from candidate `seed` along `path` ((type, source, target) steps)."""
 
     seed: str
-    memory: Memory
+    props: Mapping[str, Any]
     similarity: float | None
     path: tuple[tuple[str, str, str], ...]
     embedding: list[float] | None = None
+
+    @property
+    def id(self) -> str:
+        return str(self.props["id"])
 
 
 @dataclass(frozen=True)
@@ -292,15 +304,15 @@ class MemoryGraph:
         def found(key: str) -> list[Found]:
             if key not in keys:
                 return []
-            return [Found(memory_from_properties(x["m"]), float(x["score"]),
-                          x["m"].get("embedding")) for x in record[key]]
+            return [Found(x["m"], float(x["score"]), x["m"].get("embedding"))
+                    for x in record[key]]
 
         reached: list[Reached] = []
         if "expanded" in keys:
             for entry in record["expanded"]:
                 for x in entry["reached"]:
                     reached.append(Reached(
-                        seed=entry["seed"], memory=memory_from_properties(x["m"]),
+                        seed=entry["seed"], props=x["m"],
                         similarity=x["similarity"], embedding=x["m"].get("embedding"),
                         path=tuple((step["type"], step["source"], step["target"])
                                    for step in x["path"]),

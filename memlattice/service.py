@@ -8,11 +8,12 @@ search candidates are fused and cut.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
-from graph.codec import Memory
+from graph.codec import Memory, memory_from_properties, to_datetime
 from graph.memories import MemoryGraph, NamespaceConfigGraph, PreparedMemory, new_id
 from memlattice.access import AccessRecorder
 from memlattice.embeddings import Embedder, check_dimension
@@ -174,37 +175,38 @@ class MemoryService:
             expansion=expansion, with_embeddings=config.mmr_lambda is not None,
             needed=config.limit,
         )
-        memories: dict[str, Memory] = {}
+        props: dict[str, Mapping[str, Any]] = {}
         embeddings: dict[str, list[float]] = {}
         candidates: list[Candidate] = []
         for found, as_similarity in [(x, True) for x in result.semantic] + [
                 (x, False) for x in result.lexical]:
-            m = found.memory
-            memories[m.id] = m
+            props[found.id] = found.props
             if found.embedding is not None:
-                embeddings[m.id] = found.embedding
-            candidates.append(_candidate(m, similarity=found.score if as_similarity else None,
+                embeddings[found.id] = found.embedding
+            candidates.append(_candidate(found.props,
+                                         similarity=found.score if as_similarity else None,
                                          fts=None if as_similarity else found.score))
         scored = base_scores(candidates, config, now=now, query=request.query)
         if expansion is not None:
             for reached in result.reached:
-                memories.setdefault(reached.memory.id, reached.memory)
+                props.setdefault(reached.id, reached.props)
                 if reached.embedding is not None:
-                    embeddings.setdefault(reached.memory.id, reached.embedding)
+                    embeddings.setdefault(reached.id, reached.embedding)
             scored = apply_graph(scored, [
-                Neighbour(seed=r.seed, id=r.memory.id,
+                Neighbour(seed=r.seed, id=r.id,
                           path=tuple(Step(type=t, source=a, target=b) for t, a, b in r.path))
                 for r in result.reached
             ], expansion)
         rerank_scores: dict[str, float] = {}
         if config.reranker is not None:
             scored, rerank_scores = await self._rerank(config.reranker, request.query, scored,
-                                                       memories, config.limit)
+                                                       props, config.limit)
         if config.mmr_lambda is not None:
             scored = mmr(scored, embeddings, config.mmr_lambda, config.limit)
         final = finish(scored, min_score=config.min_score, limit=config.limit)
         hits = [
-            SearchHit(memory=memories[s.id], scored=s, rerank_score=rerank_scores.get(s.id),
+            SearchHit(memory=memory_from_properties(props[s.id]), scored=s,
+                      rerank_score=rerank_scores.get(s.id),
                       conflicts=tuple(result.conflicts.get(s.id, ())))
             for s in final
         ]
@@ -213,23 +215,26 @@ class MemoryService:
         return hits
 
     async def _rerank(
-        self, name: str, query: str | None, scored: list[Scored], memories: dict[str, Memory],
-        limit: int,
+        self, name: str, query: str | None, scored: list[Scored],
+        props: Mapping[str, Mapping[str, Any]], limit: int,
     ) -> tuple[list[Scored], dict[str, float]]:
         """Let a registered reranker reorder the head of the list (3 x limit)."""
         if not query:
             raise ValidationError("a reranker needs the query text", field="query")
         reranker = self.rerankers.get(name)
         head, tail = scored[: limit * 3], scored[limit * 3:]
-        scores = await reranker(query, [(s.id, memories[s.id].content) for s in head])
+        scores = await reranker(query, [(s.id, str(props[s.id]["content"])) for s in head])
         by_id = {s.id: score for s, score in zip(head, scores)}
         head = sorted(head, key=lambda s: (-by_id[s.id], s.id))
         return head + tail, by_id
 
 
-def _candidate(m: Memory, *, similarity: float | None, fts: float | None) -> Candidate:
+def _candidate(props: Mapping[str, Any], *, similarity: float | None,
+               fts: float | None) -> Candidate:
     return Candidate(
-        id=m.id, similarity=similarity, fts=fts, created_at=m.created_at,
-        access_count=m.access_count, confidence=m.confidence, salience=m.salience, key=m.key,
-        tags=m.tags,
+        id=str(props["id"]), similarity=similarity, fts=fts,
+        created_at=to_datetime(props.get("createdAt")),
+        access_count=int(props.get("accessCount") or 0),
+        confidence=float(props.get("confidence", 1.0)), salience=props.get("salience"),
+        key=props.get("key"), tags=tuple(props.get("tags") or ()),
     )
