@@ -105,6 +105,8 @@ PRESETS: dict[str, SearchConfig] = {
     "recent": SearchConfig(scoring=ScoringMode.HYBRID, decay_half_life_days=7,
                            weights=Weights(similarity=0.5, fulltext=0.2, recency=0.3,
                                            popularity=0.0)),
-    "conversation": SearchConfig(expansion=ExpansionConfig(max_expand=10, share=0.5)),
+    # Turns lend each other score along RELATED; a wide pool gives neighbours scores.
+    "conversation": SearchConfig(candidates=200, expansion=ExpansionConfig(
+        max_expand=10, share=0.5, types=(EdgeType.RELATED,))),
     "diverse": SearchConfig(mmr_lambda=0.7),
 }
