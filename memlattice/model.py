@@ -42,8 +42,8 @@ SCOPE_ID_FIELD: dict[Scope, str] = {
 
 
 SCOPE_CHAIN: tuple[Scope, ...] = (Scope.TASK, Scope.SESSION, Scope.USER, Scope.AGENT)
-NAMESPACE_SCOPE_KEY = "namespace"
 # Memories written without a scope belong to the whole namespace.
+NAMESPACE_SCOPE_KEY = "namespace"
 
 
 class Status(StrEnum):
