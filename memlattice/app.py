@@ -90,7 +90,8 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
         )
         try:
             await client.verify()
-            applied = await migrate(client, dimension=settings.embedding.dimension)
+            applied = await migrate(client, dimension=settings.embedding.dimension,
+                                    index=settings.vector_index)
             if applied:
                 log.info("applied migrations %s", applied)
             embedder = make_embedder(settings.embedding)

@@ -73,7 +73,8 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> None:
                                      settings.neo4j.password.get_secret_value(),
                                      settings.neo4j.database)
         try:
-            return await migrate(client, dimension=settings.embedding.dimension)
+            return await migrate(client, dimension=settings.embedding.dimension,
+                                    index=settings.vector_index)
         finally:
             await client.close()
 

@@ -74,6 +74,21 @@ class EmbeddingSettings(BaseSettings):
     timeout_s: float = Field(default=30.0, gt=0)
 
 
+class VectorIndexSettings(BaseSettings):
+    """How the vector index is built (applied when the index is created).
+
+    A denser graph (`hnsw_m`, `hnsw_ef_construction`) raises recall against
+    exact search at the cost of ingestion and query time; `search_expansion`
+    makes each query explore that many times the neighbours it returns.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="MEMLATTICE_VECTOR_", extra="ignore")
+
+    hnsw_m: int = Field(default=16, ge=4, le=512)
+    hnsw_ef_construction: int = Field(default=100, ge=8, le=3200)
+    search_expansion: float = Field(default=4.0, ge=1.0, le=100.0)
+
+
 class RerankSettings(BaseSettings):
     """An optional OpenAI-compatible `/rerank` endpoint, registered as reranker "http"."""
 
@@ -97,6 +112,7 @@ class Settings(BaseSettings):
     local_neo4j: LocalNeo4jSettings = Field(default_factory=LocalNeo4jSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     rerank: RerankSettings = Field(default_factory=RerankSettings)
+    vector_index: VectorIndexSettings = Field(default_factory=VectorIndexSettings)
     search_candidates: int = Field(default=50, ge=1, le=1000)
 
     @model_validator(mode="after")

@@ -61,3 +61,15 @@ def test_edge_types_are_parameters_not_text() -> None:
     )
     assert "$(row.type)" in text and params["rows"][0]["type"] == "SUPPORTS"
     assert "SUPPORTS" not in text
+
+
+def test_vector_index_build_settings_reach_the_migration() -> None:
+    from graph.migrations import migrations
+    from memlattice.settings import VectorIndexSettings
+
+    (statement,) = [s for m in migrations(384, VectorIndexSettings(hnsw_m=32, search_expansion=2))
+                    for s in m.statements if "VECTOR INDEX" in s]
+    assert "`vector.dimensions`: 384" in statement
+    assert "`vector.hnsw.m`: 32" in statement
+    assert "`vector.default_search_expansion_factor`: 2.0" in statement
+    assert "WITH [m.namespace, m.status, m.scopeKey, m.scope]" in statement
