@@ -82,11 +82,15 @@ class Found:
 
     props: Mapping[str, Any]
     score: float
-    embedding: list[float] | None = None
 
     @property
     def id(self) -> str:
         return str(self.props["id"])
+
+    @property
+    def embedding(self) -> list[float] | None:
+        """Present only when the search asked for vectors (MMR)."""
+        return self.props.get("embedding")
 
 
 @dataclass(frozen=True)
@@ -97,11 +101,14 @@ class Reached:
     props: Mapping[str, Any]
     similarity: float | None
     path: tuple[tuple[str, str, str], ...]
-    embedding: list[float] | None = None
 
     @property
     def id(self) -> str:
         return str(self.props["id"])
+
+    @property
+    def embedding(self) -> list[float] | None:
+        return self.props.get("embedding")
 
 
 @dataclass(frozen=True)
@@ -304,8 +311,7 @@ class MemoryGraph:
         def found(key: str) -> list[Found]:
             if key not in keys:
                 return []
-            return [Found(x["m"], float(x["score"]), x["m"].get("embedding"))
-                    for x in record[key]]
+            return [Found(x["m"], float(x["score"])) for x in record[key]]
 
         reached: list[Reached] = []
         if "expanded" in keys:
@@ -313,7 +319,7 @@ class MemoryGraph:
                 for x in entry["reached"]:
                     reached.append(Reached(
                         seed=entry["seed"], props=x["m"],
-                        similarity=x["similarity"], embedding=x["m"].get("embedding"),
+                        similarity=x["similarity"],
                         path=tuple((step["type"], step["source"], step["target"])
                                    for step in x["path"]),
                     ))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from graph.codec import meta_value, search_token
 from memlattice.model import Direction, EdgeType, MemoryFilter
 
 Query = tuple[str, dict[str, Any]]
@@ -180,9 +181,8 @@ def delete_memory(*, namespace: str, id: str, actor: str, now: datetime, audit_i
 # ------------------------------------------------------------------ reads
 
 
-def get_memory(*, namespace: str, id: str, now: datetime, with_embedding: bool = False) -> Query:
-    shape = project(embedding=with_embedding)
-    query = f"CYPHER 25\nMATCH (m:Memory {{id: $id}})\nWHERE {visible()}\nRETURN {shape} AS m"
+def get_memory(*, namespace: str, id: str, now: datetime) -> Query:
+    query = f"CYPHER 25\nMATCH (m:Memory {{id: $id}})\nWHERE {visible()}\nRETURN {project()} AS m"
     return query, {"namespace": namespace, "id": id, "now": now}
 
 
@@ -196,8 +196,6 @@ def get_embeddings(*, namespace: str, ids: list[str]) -> Query:
 
 def filter_conditions(f: MemoryFilter, var: str = "m") -> tuple[list[str], dict[str, Any]]:
     """WHERE conditions (beyond namespace and expiry) for a MemoryFilter."""
-    from graph.codec import meta_value
-
     conds = [f"{var}.status IN $statuses"]
     params: dict[str, Any] = {"statuses": [s.value for s in f.statuses]}
     if f.scope_keys is not None:
@@ -265,8 +263,6 @@ def list_memories(
 
 def fenced_lucene(terms: str, namespace: str, scope_keys: tuple[str, ...] | None) -> str:
     """Restrict a (safe, escaped) Lucene query to a namespace and scope chain in-index."""
-    from graph.codec import search_token
-
     query = f"({terms}) AND nsToken:{search_token(namespace)}"
     if scope_keys is not None:
         tokens = " ".join(search_token(k) for k in scope_keys)

@@ -376,7 +376,9 @@ def _ensure_password(settings: LocalNeo4jSettings, password: str) -> None:
             break
         except ServiceUnavailable:
             if time.monotonic() > deadline:
-                raise ProvisioningError(f"Neo4j at {uri} accepts connections but never answered")
+                raise ProvisioningError(
+                    f"Neo4j at {uri} accepts connections but never answered"
+                ) from None
             time.sleep(0.5)
     try:
         with GraphDatabase.driver(uri, auth=("neo4j", "neo4j")) as driver:

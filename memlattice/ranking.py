@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from memlattice.lucene import words
 from memlattice.model import ScoringMode, SearchMode
 from memlattice.search_config import ExpansionConfig, SearchConfig
 
@@ -104,17 +105,11 @@ def _ranks(values: Mapping[str, float | None]) -> dict[str, int]:
 
 def _boost(c: Candidate, query_words: frozenset[str], config: SearchConfig) -> float:
     boost = 1.0
-    if c.key and query_words and set(_words(c.key)) <= query_words:
+    if c.key and query_words and set(words(c.key)) <= query_words:
         boost *= 1.0 + config.key_boost
-    if query_words and any(set(_words(t)) & query_words for t in c.tags):
+    if query_words and any(set(words(t)) & query_words for t in c.tags):
         boost *= 1.0 + config.tag_boost
     return boost
-
-
-def _words(text: str) -> list[str]:
-    from memlattice.lucene import words
-
-    return words(text)
 
 
 def base_scores(
@@ -140,7 +135,7 @@ def base_scores(
     max_access = max((c.access_count for c in by_id.values()), default=0)
     half_life = config.decay_half_life_days
     w = config.weights
-    query_words = frozenset(_words(query)) if query else frozenset()
+    query_words = frozenset(words(query)) if query else frozenset()
 
     scored: list[Scored] = []
     for id, c in by_id.items():
@@ -231,22 +226,18 @@ def mmr(
     top = max(s.score for s in scored) or 1.0
     remaining = list(scored)
     chosen: list[Scored] = []
-    while remaining and len(chosen) < limit:
-        def gain(s: Scored) -> tuple[float, str]:
-            e = embeddings.get(s.id)
-            redundancy = max((_cosine(e, embeddings[c.id]) for c in chosen
-                              if e is not None and c.id in embeddings), default=0.0)
-            return (lambda_ * s.score / top - (1 - lambda_) * redundancy, s.id)
 
-        best = max(remaining, key=lambda s: (gain(s)[0], _neg(s.id)))
+    def gain(s: Scored) -> float:
+        e = embeddings.get(s.id)
+        redundancy = max((_cosine(e, embeddings[c.id]) for c in chosen
+                          if e is not None and c.id in embeddings), default=0.0)
+        return lambda_ * s.score / top - (1 - lambda_) * redundancy
+
+    while remaining and len(chosen) < limit:
+        best = min(remaining, key=lambda s: (-gain(s), s.id))  # ties: smaller id
         chosen.append(best)
         remaining.remove(best)
     return chosen
-
-
-def _neg(id: str) -> tuple[int, ...]:
-    """Sort key that prefers the smaller id on equal gains, inside max()."""
-    return tuple(-ord(ch) for ch in id)
 
 
 def finish(scored: Sequence[Scored], *, min_score: float | None, limit: int) -> list[Scored]:

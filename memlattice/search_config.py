@@ -8,9 +8,12 @@ here, so every layer (GraphQL, Python client, benchmarks) gets the same rules.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memlattice.model import Direction, EdgeType, ScoringMode, SearchMode
+from memlattice.errors import ValidationError
+from memlattice.model import Direction, EdgeType, ScoringMode, SearchMode, validated
 
 
 class _Frozen(BaseModel):
@@ -110,3 +113,18 @@ PRESETS: dict[str, SearchConfig] = {
         max_expand=10, share=0.5, types=(EdgeType.RELATED,))),
     "diverse": SearchConfig(mmr_lambda=0.7),
 }
+
+
+def resolve_config(
+    preset: str | None, namespace: NamespaceSettings | None, overrides: dict[str, Any]
+) -> SearchConfig:
+    """The config a search runs with: the namespace's defaults (or, when the caller
+    names a preset, that preset instead), then every field the caller set."""
+    if preset is not None and preset not in PRESETS:
+        raise ValidationError(f"unknown preset {preset!r}; one of {', '.join(PRESETS)}",
+                              field="preset")
+    base = PRESETS[preset or "default"].model_dump()
+    if namespace is not None and preset is None:
+        base.update({k: v.model_dump() if isinstance(v, BaseModel) else v
+                     for k, v in namespace.overrides().items()})
+    return validated(SearchConfig, **{**base, **overrides})

@@ -14,7 +14,7 @@ from strawberry.scalars import JSON
 
 from memlattice import model
 from memlattice.errors import ValidationError
-from memlattice.search_config import PRESETS, NamespaceSettings, SearchConfig
+from memlattice.search_config import PRESETS, NamespaceSettings, SearchConfig, resolve_config
 from resolvers.scalars import Vector
 from resolvers.types import Direction, EdgeType, Scope, ScoringMode, SearchMode, Status
 
@@ -197,14 +197,6 @@ class SearchInput:
     )
 
     def to_config(self, namespace: NamespaceSettings | None = None) -> SearchConfig:
-        """The namespace's defaults (or a named preset instead), then what this search sets."""
-        if self.preset is not None and self.preset not in PRESETS:
-            raise ValidationError(f"unknown preset {self.preset!r}; one of {', '.join(PRESETS)}",
-                                  field="preset")
-        base = PRESETS[self.preset or "default"].model_dump()
-        if namespace is not None and self.preset is None:
-            base.update({k: v.model_dump() if hasattr(v, "model_dump") else v
-                         for k, v in namespace.overrides().items()})
         overrides: dict[str, Any] = {
             name: getattr(self, name)
             for name in ("mode", "scoring", "decay_half_life_days", "key_boost", "tag_boost",
@@ -219,7 +211,7 @@ class SearchInput:
             if expansion["types"] is None:
                 del expansion["types"]
             overrides["expansion"] = expansion
-        return model.validated(SearchConfig, **{**base, **overrides})
+        return resolve_config(self.preset, namespace, overrides)
 
     def to_filter(self) -> model.MemoryFilter:
         flt = self.filter.to_domain()
