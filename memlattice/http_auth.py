@@ -1,0 +1,82 @@
+"""API keys on HTTP: the GraphQL route authenticates before any GraphQL work happens.
+
+A key arrives as `Authorization: Bearer <key>` or `x-api-key: <key>`. A request
+without a valid key is answered 401 with a GraphQL-shaped body whose error
+code is UNAUTHENTICATED, so no resolver runs for it; an accepted request
+carries its `Principal` in the ASGI scope, where `get_context` finds it.
+`GET /graphql` without a `query` (the GraphiQL page) passes: the page itself
+holds no data, and the queries it sends need the key like any other.
+WebSockets authenticate in `connection_init` instead (see the app's
+`on_ws_connect`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from starlette.requests import HTTPConnection
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from memlattice.auth import Principal
+from memlattice.errors import MemlatticeError, Unauthenticated
+
+PRINCIPAL_SCOPE_KEY = "memlattice.principal"
+API_KEY_HEADER = "x-api-key"
+
+
+class Authenticates(Protocol):
+    async def authenticate(self, token: str | None) -> Principal: ...
+
+
+def presented_key(headers: Mapping[str, str]) -> str | None:
+    """The key a request presents: `Authorization` first, else `x-api-key`."""
+    return headers.get("authorization") or headers.get(API_KEY_HEADER)
+
+
+def principal_of(scope: Mapping[str, Any]) -> Principal:
+    """The caller this request authenticated as; nobody if it did not."""
+    principal = scope.get(PRINCIPAL_SCOPE_KEY)
+    return principal if isinstance(principal, Principal) else Principal.nobody()
+
+
+def _error(exc: MemlatticeError, status: int) -> JSONResponse:
+    headers = {"WWW-Authenticate": 'Bearer realm="memlattice"'} if status == 401 else None
+    return JSONResponse({"data": None, "errors": [
+        {"message": exc.message, "extensions": exc.extensions()}]},
+        status_code=status, headers=headers)
+
+
+class RequireKey:
+    """ASGI wrapper of the GraphQL endpoint; `auth` is looked up per request (the
+    authenticator exists only once the lifespan has started)."""
+
+    def __init__(self, app: ASGIApp, holder: Mapping[str, Any]) -> None:
+        self.app = app
+        self.holder = holder
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        connection = HTTPConnection(scope)
+        if scope.get("method") == "GET" and "query" not in connection.query_params:
+            await self.app(scope, receive, send)
+            return
+        runtime = self.holder.get("runtime")
+        if runtime is None:
+            await JSONResponse({"data": None, "errors": [{"message": "starting up",
+                                "extensions": {"code": "UNAVAILABLE"}}]},
+                               status_code=503)(scope, receive, send)
+            return
+        try:
+            principal = await runtime.auth.authenticate(presented_key(connection.headers))
+        except Unauthenticated as exc:
+            await _error(exc, 401)(scope, receive, send)
+            return
+        except MemlatticeError as exc:
+            await _error(exc, 503)(scope, receive, send)
+            return
+        scope[PRINCIPAL_SCOPE_KEY] = principal
+        await self.app(scope, receive, send)
