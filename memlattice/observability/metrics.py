@@ -1,0 +1,83 @@
+"""Prometheus metrics of one app, in a registry of its own.
+
+Each `create_app` gets its own `CollectorRegistry` (tests build several apps
+in one process; a global registry would refuse the second set of metrics).
+
+    memlattice_request_seconds{operation,type}   GraphQL operations, by root field
+    memlattice_neo4j_seconds{query}              each query, by the graph method that sent it
+    memlattice_embedding_seconds{provider}       real embedding calls (cache hits excluded)
+    memlattice_errors_total{code}                errors returned, by stable code
+    memlattice_requests_in_flight                HTTP requests being handled
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+
+from memlattice.embeddings.base import Embedder
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+                   10.0, 30.0)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Histogram(
+            "memlattice_request_seconds", "GraphQL operation latency by root field and type.",
+            ["operation", "type"], registry=self.registry, buckets=LATENCY_BUCKETS)
+        self.neo4j = Histogram(
+            "memlattice_neo4j_seconds", "Neo4j query time by the graph method that sent it.",
+            ["query"], registry=self.registry, buckets=LATENCY_BUCKETS)
+        self.embedding = Histogram(
+            "memlattice_embedding_seconds", "Time spent in the embedding provider.",
+            ["provider"], registry=self.registry, buckets=LATENCY_BUCKETS)
+        self.errors = Counter(
+            "memlattice_errors", "Errors returned to clients, by stable code.",
+            ["code"], registry=self.registry)
+        self.in_flight = Gauge(
+            "memlattice_requests_in_flight", "HTTP requests being handled.",
+            registry=self.registry)
+
+    def observe_query(self, label: str, seconds: float) -> None:
+        self.neo4j.labels(query=label).observe(seconds)
+
+    def error(self, code: str) -> None:
+        self.errors.labels(code=code).inc()
+
+    def render(self) -> tuple[bytes, str]:
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+class TimedEmbedder(Embedder):
+    """Times every call into the wrapped provider; otherwise it is the provider."""
+
+    def __init__(self, inner: Embedder, metrics: Metrics, provider: str) -> None:
+        self.inner = inner
+        self.model = inner.model
+        self.dimension = inner.dimension
+        self._histogram = metrics.embedding.labels(provider=provider)
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        started = time.perf_counter()
+        try:
+            return await self.inner.embed(texts)
+        finally:
+            self._histogram.observe(time.perf_counter() - started)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)

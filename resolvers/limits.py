@@ -1,0 +1,213 @@
+"""What one GraphQL operation may ask for: depth, aliases and cost.
+
+The three are measured in one walk over the operation that is about to run,
+after validation and with the request's variables known, so `first: $n`
+costs what `$n` says. Fragments are measured once each (a fragment that
+spreads another twice, ten levels deep, cannot make the walk exponential),
+and cycles are left to graphql-core's validation, which runs first.
+
+    cost(field)   = 1 + multiplier * cost(its selections)
+    multiplier    = `first`, `input.limit` or `len(inputs)` when the field has one,
+                    1 for a connection's `edges` / `nodes` (the page `first` sized),
+                    DEFAULT_LIST_SIZE for other list fields, otherwise 1
+
+Introspection fields (`__schema`, `__type`, ...) are not counted: GraphiQL's
+introspection query is deep by nature and is governed by its own switch.
+An operation over a limit fails with TOO_COMPLEX before any resolver runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from graphql import (
+    ExecutionResult,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    GraphQLList,
+    GraphQLNamedType,
+    GraphQLObjectType,
+    GraphQLSchema,
+    InlineFragmentNode,
+    IntValueNode,
+    ListValueNode,
+    ObjectValueNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    ValueNode,
+    VariableNode,
+    get_named_type,
+    get_nullable_type,
+)
+from strawberry.extensions import DisableIntrospection, MaxTokensLimiter, SchemaExtension
+
+from memlattice.errors import TooComplex
+from memlattice.settings import LimitsSettings
+from resolvers.queries import MAX_PAGE
+
+DEFAULT_LIST_SIZE = 10
+SIZE_ARGUMENTS = ("first", "limit", "last")
+# Relay connection pages: already counted by the connection's `first`.
+PAGE_FIELDS = ("edges", "nodes")
+MAX_INT = 2**31 - 1
+
+
+def _size(value: Any) -> int | None:
+    """A usable size, or None: values GraphQL will refuse (bools, out of Int range)
+    are left to variable coercion, so the caller gets its VALIDATION error."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_INT:
+        # A page larger than any field serves is refused by its resolver with
+        # VALIDATION, which says more than TOO_COMPLEX: cost it as the largest page.
+        return max(1, min(value, MAX_PAGE))
+    return None
+
+
+@dataclass(frozen=True)
+class Measure:
+    depth: int = 0
+    aliases: int = 0
+    cost: int = 0
+
+
+class _Walker:
+    """Measures one operation; memoises fragments by name."""
+
+    def __init__(self, schema: GraphQLSchema, fragments: Mapping[str, FragmentDefinitionNode],
+                 variables: Mapping[str, Any]) -> None:
+        self.schema = schema
+        self.fragments = fragments
+        self.variables = variables
+        self.memo: dict[str, Measure] = {}
+
+    def selections(self, node: SelectionSetNode | None,
+                   parent: GraphQLNamedType | None) -> Measure:
+        if node is None:
+            return Measure()
+        depth = aliases = cost = 0
+        for selection in node.selections:
+            if isinstance(selection, FieldNode):
+                part = self.field(selection, parent)
+            elif isinstance(selection, InlineFragmentNode):
+                condition = selection.type_condition
+                kind = self.schema.get_type(condition.name.value) if condition else parent
+                part = self.selections(selection.selection_set, kind)
+            elif isinstance(selection, FragmentSpreadNode):
+                part = self.fragment(selection.name.value)
+            else:  # pragma: no cover - graphql-core has no other selection kinds
+                continue
+            depth = max(depth, part.depth)
+            aliases += part.aliases
+            cost += part.cost
+        return Measure(depth, aliases, cost)
+
+    def fragment(self, name: str) -> Measure:
+        if name not in self.memo:
+            self.memo[name] = Measure()  # a cycle (refused by validation anyway) stops here
+            definition = self.fragments.get(name)
+            if definition is not None:
+                kind = self.schema.get_type(definition.type_condition.name.value)
+                self.memo[name] = self.selections(definition.selection_set, kind)
+        return self.memo[name]
+
+    def field(self, node: FieldNode, parent: GraphQLNamedType | None) -> Measure:
+        name = node.name.value
+        if name.startswith("__"):
+            return Measure()
+        definition = (parent.fields.get(name)
+                      if isinstance(parent, GraphQLObjectType) else None)
+        child_type = get_named_type(definition.type) if definition else None
+        inner = self.selections(node.selection_set, child_type)
+        is_list = (definition is not None and name not in PAGE_FIELDS
+                   and isinstance(get_nullable_type(definition.type), GraphQLList))
+        multiplier = self.multiplier(node, is_list)
+        return Measure(depth=1 + inner.depth,
+                       aliases=(1 if node.alias else 0) + inner.aliases,
+                       cost=1 + multiplier * inner.cost)
+
+    def multiplier(self, node: FieldNode, is_list: bool) -> int:
+        arguments = {a.name.value: a.value for a in node.arguments or ()}
+        for key in SIZE_ARGUMENTS:
+            if key in arguments and (size := _size(self.value(arguments[key]))) is not None:
+                return size
+        for value in arguments.values():
+            resolved = self.value(value)
+            if isinstance(resolved, Mapping) and (size := _size(resolved.get("limit"))):
+                return size
+            if isinstance(resolved, list) and is_list:
+                return max(1, len(resolved))
+        return DEFAULT_LIST_SIZE if is_list else 1
+
+    def value(self, node: ValueNode) -> Any:
+        """The argument's value as far as sizing needs it (ints, lists, objects)."""
+        if isinstance(node, VariableNode):
+            return self.variables.get(node.name.value)
+        if isinstance(node, IntValueNode):
+            return int(node.value)
+        if isinstance(node, ListValueNode):
+            return list(node.values)
+        if isinstance(node, ObjectValueNode):
+            return {f.name.value: self.value(f.value) for f in node.fields}
+        return None
+
+
+def measure(schema: GraphQLSchema, document: Any, operation_name: str | None,
+            variables: Mapping[str, Any] | None) -> Measure:
+    """Depth, aliases and cost of the operation that `operation_name` picks."""
+    fragments = {d.name.value: d for d in document.definitions
+                 if isinstance(d, FragmentDefinitionNode)}
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    chosen = [o for o in operations
+              if operation_name is None or (o.name and o.name.value == operation_name)]
+    walker = _Walker(schema, fragments, variables or {})
+    result = Measure()
+    for operation in chosen[:1]:
+        root = schema.get_root_type(operation.operation)
+        result = walker.selections(operation.selection_set, root)
+    return result
+
+
+class QueryLimits(SchemaExtension):
+    """Refuses an operation over the depth, alias or cost limit before it executes."""
+
+    def __init__(self, limits: LimitsSettings) -> None:
+        self.limits = limits
+
+    def on_execute(self) -> Iterator[None]:
+        context = self.execution_context
+        if context.graphql_document is not None and context.result is None:
+            found = measure(context.schema._schema, context.graphql_document,
+                            context.operation_name, context.variables)
+            problem = self.problem(found)
+            if problem is not None:
+                error = TooComplex(problem, depth=found.depth, aliases=found.aliases,
+                                   cost=found.cost)
+                context.result = ExecutionResult(
+                    data=None, errors=[GraphQLError(problem, original_error=error)])
+        yield
+
+    def problem(self, found: Measure) -> str | None:
+        limits = self.limits
+        if found.depth > limits.max_depth:
+            return f"the query is {found.depth} levels deep; at most {limits.max_depth} allowed"
+        if found.aliases > limits.max_aliases:
+            return f"the query uses {found.aliases} aliases; at most {limits.max_aliases} allowed"
+        if found.cost > limits.max_cost:
+            return (f"the query's estimated cost is {found.cost}; at most {limits.max_cost}"
+                    " allowed (lower `first`/`limit` or select fewer fields)")
+        return None
+
+
+def limit_extensions(limits: LimitsSettings, *,
+                     introspection: bool) -> list[Callable[[], SchemaExtension]]:
+    """Extension factories for a schema that enforces `limits` (one instance per request)."""
+    factories: list[Callable[[], SchemaExtension]] = [
+        lambda: MaxTokensLimiter(max_token_count=limits.max_tokens),
+        lambda: QueryLimits(limits),
+    ]
+    if not introspection:
+        factories.append(DisableIntrospection)
+    return factories

@@ -1,0 +1,261 @@
+"""Faults: Neo4j stops, or dies with kill -9 under write load, and comes back.
+
+These tests own a private Neo4j (its own home and port), since they stop and
+kill it; the rest of the suite never notices. What they hold the service to:
+
+* with Neo4j down, requests fail fast with UNAVAILABLE and /readyz says 503;
+* when Neo4j returns, the same running service recovers by itself;
+* every acknowledged write survives kill -9, and nothing is half-written:
+  a batch is all there or not at all, a memory never lacks its audit entry,
+  an acknowledged update's version is never lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import socket
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+
+from graph.client import GraphClient
+from memlattice import neo4j_local
+from memlattice.settings import (
+    EmbeddingSettings,
+    LocalNeo4jSettings,
+    Neo4jSettings,
+    Settings,
+    default_cache_dir,
+)
+from tests.integration._apps import app_with
+from tests.integration._support import seeded
+
+PASSWORD = "memlattice-faults"
+WRITE = "mutation($i: MemoryInput!) { writeMemory(input: $i) { id version } }"
+WRITE_MANY = "mutation($is: [MemoryInput!]!) { writeMemories(inputs: $is) { id } }"
+UPDATE = ("mutation($ns: String!, $id: ID!, $p: MemoryPatchInput!, $v: Int) {"
+          " updateMemory(namespace: $ns, id: $id, patch: $p, expectedVersion: $v) { version } }")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def private_neo4j() -> Iterator[LocalNeo4jSettings]:
+    local = LocalNeo4jSettings(
+        home=default_cache_dir() / "test-neo4j" / f"faults-{uuid.uuid4().hex[:8]}",
+        bolt_port=_free_port(), heap="512m", pagecache="128m",
+    )
+    neo4j_local.start(local, PASSWORD)
+    try:
+        yield local
+    finally:
+        neo4j_local.stop(local)
+        shutil.rmtree(local.home, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def fault_settings(private_neo4j: LocalNeo4jSettings) -> Settings:
+    return Settings(
+        environment="test",
+        neo4j=Neo4jSettings(uri=neo4j_local.bolt_uri(private_neo4j), password=PASSWORD),
+        embedding=EmbeddingSettings(provider="none", dimension=256),
+    )
+
+
+@pytest.fixture(scope="module")
+async def service(fault_settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    async with app_with(fault_settings) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+async def raw_graph(fault_settings: Settings, service: httpx.AsyncClient
+                    ) -> AsyncIterator[GraphClient]:
+    neo4j = fault_settings.neo4j
+    client = GraphClient.connect(neo4j.uri or "", neo4j.user, neo4j.password.get_secret_value(),
+                                 neo4j.database)
+    yield client
+    await client.close()
+
+
+async def call(http: httpx.AsyncClient, query: str, variables: dict[str, Any]
+               ) -> dict[str, Any]:
+    response = await http.post("/graphql", json={"query": query, "variables": variables})
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def memory(namespace: str, id: str, text: str) -> dict[str, Any]:
+    return {"namespace": namespace, "id": id, "content": text, "tags": ["fault"],
+            "embedding": seeded(hash(id) % 100_000)}
+
+
+async def wait_until_ok(http: httpx.AsyncClient, namespace: str, within_s: float) -> float:
+    """Seconds until a write succeeds again through the same running service."""
+    started = time.monotonic()
+    while True:
+        body = await call(http, WRITE, {"i": memory(namespace, str(uuid.uuid4()), "probe")})
+        if not body.get("errors"):
+            return time.monotonic() - started
+        assert body["errors"][0]["extensions"]["code"] == "UNAVAILABLE", body
+        assert time.monotonic() - started < within_s, "the service did not recover"
+        await asyncio.sleep(0.5)
+
+
+async def test_down_fails_fast_then_recovers(service: httpx.AsyncClient,
+                                             private_neo4j: LocalNeo4jSettings,
+                                             namespace: str) -> None:
+    ok = await call(service, WRITE, {"i": memory(namespace, str(uuid.uuid4()), "before")})
+    assert not ok.get("errors"), ok
+    await asyncio.to_thread(neo4j_local.stop, private_neo4j)
+    try:
+        for query, variables in [
+            (WRITE, {"i": memory(namespace, str(uuid.uuid4()), "while down")}),
+            ("query($ns: String!) { memories(filter: {namespace: $ns}) { totalCount } }",
+             {"ns": namespace}),
+        ]:
+            started = time.monotonic()
+            body = await call(service, query, variables)
+            elapsed = time.monotonic() - started
+            error = body["errors"][0]
+            assert error["extensions"]["code"] == "UNAVAILABLE", body
+            assert error["extensions"]["retryable"] is True
+            assert elapsed < 10.0, f"took {elapsed:.1f}s to give up"
+            print(f"\n# Neo4j down: UNAVAILABLE after {elapsed:.2f}s")
+        ready = await service.get("/readyz")
+        assert ready.status_code == 503
+        assert ready.json()["code"] == "UNAVAILABLE"
+        metrics = (await service.get("/metrics")).text
+        assert 'memlattice_errors_total{code="UNAVAILABLE"}' in metrics
+    finally:
+        await asyncio.to_thread(neo4j_local.start, private_neo4j, PASSWORD)
+    recovered = await wait_until_ok(service, namespace, within_s=60)
+    print(f"# Neo4j back: first write succeeded {recovered:.2f}s after start returned")
+    assert (await service.get("/readyz")).status_code == 200
+
+
+@dataclass
+class Ledger:
+    """What the writers were told: acknowledged ids, and attempts with no answer."""
+
+    acked: set[str] = field(default_factory=set)
+    unknown: set[str] = field(default_factory=set)
+    batches_acked: list[list[str]] = field(default_factory=list)
+    batches_unknown: list[list[str]] = field(default_factory=list)
+    versions_acked: list[int] = field(default_factory=list)
+    failures: dict[str, int] = field(default_factory=dict)
+
+
+async def writer(http: httpx.AsyncClient, namespace: str, ledger: Ledger, stop: asyncio.Event,
+                 worker: int) -> None:
+    n = 0
+    while not stop.is_set():
+        n += 1
+        if n % 4 == 0:
+            ids = [str(uuid.uuid4()) for _ in range(5)]
+            body = await call(http, WRITE_MANY, {"is": [memory(namespace, i, f"w{worker} b{n}")
+                                                        for i in ids]})
+            (ledger.batches_unknown if body.get("errors") else ledger.batches_acked).append(ids)
+        else:
+            id = str(uuid.uuid4())
+            body = await call(http, WRITE, {"i": memory(namespace, id, f"w{worker} n{n}")})
+            (ledger.unknown if body.get("errors") else ledger.acked).add(id)
+        if body.get("errors"):
+            code = body["errors"][0]["extensions"]["code"]
+            ledger.failures[code] = ledger.failures.get(code, 0) + 1
+            await asyncio.sleep(0.2)
+
+
+async def updater(http: httpx.AsyncClient, namespace: str, id: str, ledger: Ledger,
+                  stop: asyncio.Event) -> None:
+    version = 1
+    while not stop.is_set():
+        body = await call(http, UPDATE, {"ns": namespace, "id": id,
+                                         "p": {"summary": f"version {version + 1}"},
+                                         "v": version})
+        if body.get("errors"):
+            code = body["errors"][0]["extensions"]["code"]
+            ledger.failures[code] = ledger.failures.get(code, 0) + 1
+            await asyncio.sleep(0.2)
+            reread = await call(http, "query($ns: String!, $id: ID!) { memory(namespace: $ns,"
+                                " id: $id) { version } }", {"ns": namespace, "id": id})
+            if not reread.get("errors"):
+                version = reread["data"]["memory"]["version"]
+            continue
+        version = body["data"]["updateMemory"]["version"]
+        ledger.versions_acked.append(version)
+
+
+async def test_kill_9_under_write_load_loses_no_acknowledged_write(
+    service: httpx.AsyncClient, raw_graph: GraphClient, private_neo4j: LocalNeo4jSettings,
+    namespace: str,
+) -> None:
+    target = str(uuid.uuid4())
+    assert not (await call(service, WRITE, {"i": memory(namespace, target, "version 1")})
+                ).get("errors")
+    ledger = Ledger()
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(writer(service, namespace, ledger, stop, w)) for w in range(8)]
+    tasks.append(asyncio.create_task(updater(service, namespace, target, ledger, stop)))
+    deadline = time.monotonic() + 90
+    # Kill mid-load, not while cold: some writes and some updates acknowledged first.
+    while ((len(ledger.acked) < 30 or len(ledger.versions_acked) < 2)
+           and time.monotonic() < deadline):
+        await asyncio.sleep(0.1)
+    acked_before_kill = len(ledger.acked)
+    pid = int((private_neo4j.home / "run" / "memlattice-neo4j.pid").read_text())
+    os.kill(pid, signal.SIGKILL)
+    await asyncio.sleep(2.0)
+    stop.set()
+    await asyncio.gather(*tasks)
+    assert acked_before_kill >= 30, "the load never got going"
+    assert ledger.failures.get("UNAVAILABLE", 0) > 0, ledger.failures
+    assert set(ledger.failures) <= {"UNAVAILABLE"}, ledger.failures
+
+    await asyncio.to_thread(neo4j_local.start, private_neo4j, PASSWORD)
+    await wait_until_ok(service, namespace, within_s=60)
+    print(f"\n# kill -9: {len(ledger.acked)} single and {len(ledger.batches_acked)} batch writes"
+          f" acknowledged, {len(ledger.unknown)} single and {len(ledger.batches_unknown)} batch"
+          f" unanswered, {len(ledger.versions_acked)} updates acknowledged; {ledger.failures}")
+
+    all_ids = (ledger.acked | ledger.unknown
+               | {i for b in ledger.batches_acked + ledger.batches_unknown for i in b})
+    records = await raw_graph.read((
+        ("UNWIND $ids AS id OPTIONAL MATCH (m:Memory {id: id})"
+        " OPTIONAL MATCH (a:AuditEntry {memoryId: id, operation: 'write'})"
+        " RETURN id, m.content AS content, m.embedding IS NOT NULL AS embedded,"
+        " m.tags AS tags, count(a) AS audits"), {"ids": sorted(all_ids)}))
+    found = {r["id"]: r for r in records if r["content"] is not None}
+    for r in records:
+        # Present means complete, with its audit entry; absent means no audit entry either.
+        if r["content"] is not None:
+            assert r["embedded"] and r["tags"] == ["fault"] and r["audits"] == 1, dict(r)
+        else:
+            assert r["audits"] == 0, dict(r)
+    lost = ledger.acked - set(found)
+    assert not lost, f"{len(lost)} acknowledged writes lost"
+    for batch in ledger.batches_acked:
+        assert all(i in found for i in batch)
+    for batch in ledger.batches_unknown:
+        present = sum(i in found for i in batch)
+        assert present in (0, len(batch)), f"a batch is half-written ({present}/{len(batch)})"
+    versions = await raw_graph.read((
+        "MATCH (m:Memory {id: $id}) RETURN m.version AS v, m.summary AS s", {"id": target}))
+    assert ledger.versions_acked, "no update was acknowledged before the kill"
+    last = max(ledger.versions_acked)
+    stored = versions[0]["v"]
+    assert stored in (last, last + 1), (stored, last)
+    assert versions[0]["s"] == f"version {stored}"

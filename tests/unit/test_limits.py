@@ -1,0 +1,84 @@
+"""The depth / alias / cost measure of resolvers.limits, on the real schema."""
+
+from __future__ import annotations
+
+import time
+
+from graphql import parse
+
+from resolvers.limits import DEFAULT_LIST_SIZE, measure
+from resolvers.schema import schema
+
+GRAPHQL = schema._schema
+
+
+def measured(document: str, variables: dict[str, object] | None = None,
+             operation: str | None = None) -> tuple[int, int, int]:
+    found = measure(GRAPHQL, parse(document), operation, variables)
+    return found.depth, found.aliases, found.cost
+
+
+def test_flat_query() -> None:
+    assert measured("{ __typename }") == (0, 0, 0)  # introspection is not counted
+    assert measured('{ memory(namespace: "a", id: "b") { id content } }') == (2, 0, 3)
+
+
+def test_connection_cost_follows_first_literal_and_variable() -> None:
+    query = ("query($n: Int!) { memories(filter: {namespace: \"a\"}, first: $n)"
+             " { edges { node { id } } } }")
+    # memories: 1 + n * edges; edges is the page `first` sized: 1 + (node: 1 + 1)
+    per_page = 1 + 2
+    assert measured(query, {"n": 5}) == (4, 0, 1 + 5 * per_page)
+    assert measured(query, {"n": 100})[2] == 1 + 100 * per_page
+    literal = query.replace("query($n: Int!) ", "").replace("$n", "7")
+    assert measured(literal)[2] == 1 + 7 * per_page
+
+
+def test_other_lists_count_the_default_size() -> None:
+    query = ('query { search(input: {filter: {namespace: "a"}, query: "x", limit: 2})'
+             " { conflicts { id } } }")
+    assert measured(query)[2] == 1 + 2 * (1 + DEFAULT_LIST_SIZE * 1)
+
+
+def test_search_limit_inside_the_input_object() -> None:
+    query = "query($in: SearchInput!) { search(input: $in) { memory { id content } } }"
+    base = {"filter": {"namespace": "a"}, "query": "x"}
+    assert measured(query, {"in": {**base, "limit": 3}})[2] == 1 + 3 * 3
+    # Without a limit the list counts as the default size.
+    assert measured(query, {"in": base})[2] == 1 + DEFAULT_LIST_SIZE * 3
+
+
+def test_write_batches_count_their_inputs() -> None:
+    query = "mutation($is: [MemoryInput!]!) { writeMemories(inputs: $is) { id } }"
+    inputs = [{"namespace": "a", "content": "x"}] * 40
+    assert measured(query, {"is": inputs})[2] == 1 + 40 * 1
+
+
+def test_aliases_and_fragments() -> None:
+    query = """
+    query { a: memory(namespace: "n", id: "1") { ...F } b: memory(namespace: "n", id: "2") { ...F } }
+    fragment F on Memory { x: id y: content }
+    """
+    depth, aliases, cost = measured(query)
+    assert depth == 2
+    assert aliases == 2 + 2 * 2  # each spread of F brings its two aliases
+    assert cost == 2 * 3
+
+
+def test_only_the_chosen_operation_counts() -> None:
+    document = ('query A { memory(namespace: "n", id: "1") { id } }'
+                ' query B { memories(filter: {namespace: "n"}) { totalCount } }')
+    assert measured(document, operation="A") == (2, 0, 2)
+    assert measured(document, operation="B") == (2, 0, 2)
+
+
+def test_fragment_fan_out_is_measured_in_linear_time() -> None:
+    """F0 spreads F1 twice, F1 spreads F2 twice, ...: 2**40 paths, 41 fragments."""
+    fragments = [f"fragment F{i} on Memory {{ id ...F{i + 1} ...F{i + 1} }}" for i in range(40)]
+    fragments.append("fragment F40 on Memory { id }")
+    document = 'query { memory(namespace: "n", id: "1") { ...F0 } }\n' + "\n".join(fragments)
+    started = time.perf_counter()
+    depth, _, cost = measured(document)
+    assert time.perf_counter() - started < 0.5
+    assert depth == 2
+    assert cost > 2 ** 40  # the cost still reflects what executing it would do
