@@ -1,0 +1,119 @@
+"""Live updates over graphql-transport-ws: `memoryEvents(namespace, filter)`.
+
+The resolver authorises the namespace like a query does, registers with the
+event bus, announces itself with a SUBSCRIBED event (from that moment no
+change is missed, so a client loads its initial state after it), then relays
+committed changes. Events about memories above the caller's clearance or
+maximum scope are never delivered (see memlattice.events.Audience).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from datetime import datetime
+
+import strawberry
+
+from memlattice import events as domain
+from memlattice.auth import scope_levels
+from memlattice.errors import Unavailable, ValidationError
+from memlattice.model import MAX_TAGS, utcnow
+from resolvers.context import Info
+from resolvers.queries import _namespace
+from resolvers.types import Edge, Memory
+
+MemoryEventKind = strawberry.enum(
+    domain.EventKind, name="MemoryEventKind",
+    description="What happened; SUBSCRIBED comes once, first, when the subscription is live.",
+)
+
+
+@strawberry.input(description="Which events to receive; omitted fields match everything.")
+class MemoryEventFilterInput:
+    kinds: list[MemoryEventKind] | None = None
+    tags_any: list[str] | None = strawberry.field(
+        default=None, description="The memory carries at least one of these tags.")
+    memory_types: list[str] | None = None
+    agent_id: str | None = None
+    user_id: str | None = None
+    session_id: str | None = None
+    task_id: str | None = None
+
+    def to_domain(self) -> domain.EventFilter:
+        for name, values in (("tagsAny", self.tags_any), ("memoryTypes", self.memory_types)):
+            if values is not None and (len(values) > MAX_TAGS or not all(values)):
+                raise ValidationError(f"{name} takes 1 to {MAX_TAGS} non-empty strings",
+                                      field=name)
+        return domain.EventFilter(
+            kinds=frozenset(self.kinds or ()), tags_any=frozenset(self.tags_any or ()),
+            memory_types=frozenset(self.memory_types or ()), agent_id=self.agent_id,
+            user_id=self.user_id, session_id=self.session_id, task_id=self.task_id,
+        )
+
+
+@strawberry.type(description="One committed change in a namespace.")
+class MemoryEvent:
+    seq: int = strawberry.field(
+        description="Increases with every event of this server; for SUBSCRIBED, the latest"
+        " sequence number at the time.")
+    kind: MemoryEventKind
+    namespace: str
+    memory_id: strawberry.ID | None = strawberry.field(
+        description="The memory changed (for edge events, the relationship's source).")
+    memory_ids: list[strawberry.ID] = strawberry.field(
+        description="Every memory involved: [old, new] for SUPERSEDED, [source, target] for"
+        " edge events.")
+    memory: Memory | None = strawberry.field(
+        description="The memory as the change left it; null for DELETED and edge events.")
+    edge: Edge | None
+    version: int | None
+    actor: str | None
+    at: datetime
+    missed: int = strawberry.field(
+        description="Events dropped since the previous delivery because this subscriber fell"
+        " behind (its queue keeps the newest events); re-read when it is not 0.")
+
+    @classmethod
+    def from_domain(cls, e: domain.MemoryEvent) -> MemoryEvent:
+        shown = e.memory if e.kind is not domain.EventKind.DELETED else None
+        return cls(
+            seq=e.seq, kind=e.kind, namespace=e.namespace,
+            memory_id=strawberry.ID(e.memory_ids[0]) if e.memory_ids else None,
+            memory_ids=[strawberry.ID(i) for i in e.memory_ids],
+            memory=Memory.from_domain(shown) if shown is not None else None,
+            edge=Edge.from_domain(e.edge) if e.edge is not None else None,
+            version=e.version, actor=e.actor, at=e.at, missed=e.missed,
+        )
+
+
+@strawberry.type
+class Subscription:
+    @strawberry.subscription(
+        description="Committed changes of one namespace (writes, updates, supersedes, forgets,"
+        " deletes, relationship changes), filtered, in the order they completed."
+    )
+    async def memory_events(
+        self, info: Info, namespace: str, filter: MemoryEventFilterInput | None = None
+    ) -> AsyncGenerator[MemoryEvent, None]:
+        ns = _namespace(namespace)
+        principal = info.context.principal  # set by connection_init (memlattice.app)
+        principal.authorize(ns, write=False)
+        flt = filter.to_domain() if filter is not None else domain.EventFilter()
+        bus = info.context.events
+        if bus is None:
+            raise Unavailable("this server publishes no events")
+        audience = domain.Audience(clearance=principal.clearance,
+                                   scopes=scope_levels(principal.max_scope))
+        subscription = bus.subscribe(ns, flt, audience)
+        try:
+            yield MemoryEvent(
+                seq=bus.last_seq, kind=domain.EventKind.SUBSCRIBED, namespace=ns,
+                memory_id=None, memory_ids=[], memory=None, edge=None, version=None,
+                actor=None, at=utcnow(), missed=0,
+            )
+            async for event in subscription:
+                # One connection lives long: vectors must not come from an old load.
+                info.context.embedding_loaders.clear()
+                yield MemoryEvent.from_domain(event)
+        finally:
+            bus.unsubscribe(subscription)
