@@ -1,0 +1,251 @@
+"""Typed records, facts, revisions: queries and mutations (thin: convert, call, wrap).
+
+`KnowledgeQuery` and `KnowledgeMutation` are merged into the schema's root
+types in `resolvers/schema.py`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import strawberry
+
+from graph.facts import InvalidatePredicate
+from memlattice.auth import Tenant
+from memlattice.errors import Unavailable
+from memlattice.knowledge import KnowledgeService
+from memlattice.model import as_utc
+from memlattice.records import inputs
+from memlattice.records.payloads import RecordType as DomainRecordType
+from resolvers.context import Info
+from resolvers.inputs import MemoryFilterInput
+from resolvers.knowledge_types import (
+    ConsolidationReport,
+    DerivedIds,
+    FactHit,
+    FactInput,
+    FactWriteResult,
+    Hint,
+    InvalidateFactsInput,
+    InvalidateResult,
+    Record,
+    RecordInput,
+    RecordType,
+    RecordWriteResult,
+    RevisionResult,
+    Summary,
+    SummaryBullet,
+    SummaryWindowInput,
+)
+from resolvers.types import Memory, Status
+
+
+def _knowledge(info: Info) -> KnowledgeService:
+    return KnowledgeService(info.context.service)
+
+
+def _tenant(info: Info, namespace: str, *, write: bool) -> Tenant:
+    """The caller's authorised view of `namespace` (clearance and scope limits)."""
+    return info.context.tenant(namespace, write=write)
+
+
+def _writable(info: Info, namespace: str, record: inputs.RecordInput | inputs.FactInput
+              ) -> Tenant:
+    """Authorise a write of `record` into `namespace` (scope and sensitivity in bounds)."""
+    tenant = _tenant(info, namespace, write=True)
+    tenant.check_record(namespace=record.namespace, scope=record.scope,
+                        sensitivity=record.sensitivity)
+    return tenant
+
+
+@strawberry.type
+class KnowledgeQuery:
+    @strawberry.field(description="One record (or fact) with its payload graph; `asOf` gives"
+                      " the record only if it was believed then (recorded, not yet"
+                      " superseded, retracted or forgotten).")
+    async def record(self, info: Info, namespace: str, id: strawberry.ID,
+                     as_of: datetime | None = None) -> Record:
+        tenant = _tenant(info, namespace, write=False)
+        found = await _knowledge(info).get(namespace=tenant.namespace, id=str(id),
+                                           as_of=as_utc(as_of), clearance=tenant)
+        return Record.from_domain(found)
+
+    @strawberry.field(description="Typed records and facts, newest first (or best first for"
+                      " `query`, a lexical search); `asOf` answers what was believed then.")
+    async def records(
+        self, info: Info, namespace: str, types: list[RecordType] | None = None,
+        statuses: list[Status] | None = None, as_of: datetime | None = None,
+        tags: list[str] | None = None, thread_id: str | None = None,
+        task_id: str | None = None, query: str | None = None, limit: int = 50,
+    ) -> list[Record]:
+        tenant = _tenant(info, namespace, write=False)
+        found = await _knowledge(info).list(
+            namespace=tenant.namespace, types=types or [], statuses=statuses or [Status.ACTIVE],
+            as_of=as_utc(as_of), clearance=tenant, limit=limit, tags=tags or [],
+            thread_id=thread_id, task_id=task_id, query=query)
+        return [Record.from_domain(r) for r in found]
+
+    @strawberry.field(description="Facts by relevance to `query` (else by confidence), each"
+                      " with its score and evidence.")
+    async def recall_facts(
+        self, info: Info, filter: MemoryFilterInput, query: str | None = None,
+        kind: str | None = None, min_confidence: float | None = None, limit: int = 10,
+    ) -> list[FactHit]:
+        tenant = _tenant(info, filter.namespace, write=False)
+        flt = filter.to_domain()
+        if min_confidence is not None:
+            flt = flt.model_copy(update={"min_confidence": min_confidence})
+        hits = await _knowledge(info).recall_facts(flt=flt, query=query, kind=kind,
+                                                   limit=limit, clearance=tenant)
+        return [FactHit.from_domain(h) for h in hits]
+
+    @strawberry.field(description="Every active fact and record resting on an evidence ref.")
+    async def facts_by_evidence(self, info: Info, namespace: str, ref: str,
+                                kind: str | None = None) -> list[Record]:
+        tenant = _tenant(info, namespace, write=False)
+        found = await _knowledge(info).by_evidence(namespace=tenant.namespace, ref=ref,
+                                                   kind=kind, clearance=tenant)
+        return [Record.from_domain(r) for r in found]
+
+
+    @strawberry.field(description="A bounded extractive bullet list of a namespace's memories.")
+    async def summarize(self, info: Info, namespace: str,
+                        window: SummaryWindowInput | None = None) -> Summary:
+        tenant = _tenant(info, namespace, write=False)
+        window = window or SummaryWindowInput()
+        bullets, used = await _knowledge(info).summarize(
+            tenant=tenant, limit=window.limit, query=window.query, tags=window.tags or ())
+        return Summary(
+            bullets=[SummaryBullet(text=b.text, memory_id=strawberry.ID(b.memory_id))
+                     for b in bullets],
+            text="\n".join(f"- {b.text}" for b in bullets),
+            memories=[Memory.from_domain(m) for m in used])
+
+
+@strawberry.type
+class KnowledgeMutation:
+    @strawberry.mutation(description="Write a typed record; semantic records report (and link)"
+                         " CONTRADICTS / SUPPORTS candidates.")
+    async def write_record(self, info: Info, input: RecordInput) -> RecordWriteResult:
+        domain = input.to_domain()
+        tenant = _writable(info, input.namespace, domain)
+        written = await _knowledge(info).write_record(domain,
+                                                      actor=info.context.actor,
+                                                      clearance=tenant)
+        return RecordWriteResult(record=Record.from_domain(written.record),
+                                 hints=[Hint.from_domain(h) for h in written.hints])
+
+    @strawberry.mutation(description="Replace a record's payload (working state moves on);"
+                         " episodic records fail with EPISODIC_IMMUTABLE.")
+    async def update_record(
+        self, info: Info, namespace: str, id: strawberry.ID, type: RecordType,
+        payload: strawberry.scalars.JSON, expected_version: int | None = None,
+    ) -> Record:
+        tenant = _tenant(info, namespace, write=True)
+        updated = await _knowledge(info).update_record(
+            namespace=tenant.namespace, id=str(id), type=DomainRecordType(type), payload=payload,
+            expected_version=expected_version, actor=info.context.actor, clearance=tenant)
+        return Record.from_domain(updated)
+
+    @strawberry.mutation(description="Discard a task: its working records are tombstoned.")
+    async def discard_task(self, info: Info, namespace: str, task_id: str) -> InvalidateResult:
+        tenant = _tenant(info, namespace, write=True)
+        ids = await _knowledge(info).discard_task(namespace=tenant.namespace, task_id=task_id,
+                                                  actor=info.context.actor, clearance=tenant)
+        return InvalidateResult(count=len(ids), ids=[strawberry.ID(i) for i in ids])
+
+    @strawberry.mutation(description="Store a fact; the same claim again reinforces it.")
+    async def store_fact(self, info: Info, input: FactInput) -> FactWriteResult:
+        domain = input.to_domain()
+        tenant = _writable(info, input.namespace, domain)
+        written = await _knowledge(info).store_fact(domain, actor=info.context.actor,
+                                                    clearance=tenant)
+        return FactWriteResult(fact=Record.from_domain(written.record), created=written.created,
+                               hints=[Hint.from_domain(h) for h in written.hints])
+
+    @strawberry.mutation(description="Tombstone (retract) every active fact matching all fields.")
+    async def invalidate_facts(self, info: Info, namespace: str,
+                               predicate: InvalidateFactsInput) -> InvalidateResult:
+        tenant = _tenant(info, namespace, write=True)
+        ids = await _knowledge(info).invalidate_facts(
+            namespace=tenant.namespace, query=predicate.query, actor=info.context.actor,
+            predicate=InvalidatePredicate(
+                id=str(predicate.id) if predicate.id is not None else None, key=predicate.key,
+                kind=predicate.kind, claim=predicate.claim, tag=predicate.tag,
+                evidence_ref=predicate.evidence_ref))
+        return InvalidateResult(count=len(ids), ids=[strawberry.ID(i) for i in ids])
+
+    @strawberry.mutation(description="Replace a record: the old one is superseded, kept, linked.")
+    async def supersede_record(self, info: Info, namespace: str, id: strawberry.ID,
+                               record: RecordInput,
+                               expected_version: int | None = None) -> RevisionResult:
+        domain = record.to_domain()
+        tenant = _writable(info, namespace, domain)
+        previous, current = await _knowledge(info).supersede(
+            namespace=tenant.namespace, id=str(id), successor=domain,
+            expected_version=expected_version,
+            actor=info.context.actor, clearance=tenant)
+        return RevisionResult(record=Record.from_domain(current),
+                              previous=[Record.from_domain(previous)])
+
+    @strawberry.mutation(description="A variant that holds under conditions; both stay active,"
+                         " joined by DERIVED.")
+    async def fork_record(self, info: Info, namespace: str, id: strawberry.ID,
+                          record: RecordInput) -> RevisionResult:
+        domain = record.to_domain()
+        tenant = _writable(info, namespace, domain)
+        knowledge = _knowledge(info)
+        branch = await knowledge.fork(namespace=tenant.namespace, id=str(id), branch=domain,
+                                      actor=info.context.actor, clearance=tenant)
+        original = await knowledge.get(namespace=tenant.namespace, id=str(id), clearance=tenant)
+        return RevisionResult(record=Record.from_domain(branch),
+                              previous=[Record.from_domain(original)])
+
+    @strawberry.mutation(description="`by` CONTRADICTS `id`; both become contested.")
+    async def contest_record(self, info: Info, namespace: str, id: strawberry.ID,
+                             by: strawberry.ID, reason: str | None = None) -> RevisionResult:
+        tenant = _tenant(info, namespace, write=True)
+        target, contender = await _knowledge(info).contest(
+            namespace=tenant.namespace, id=str(id), by=str(by), reason=reason,
+            actor=info.context.actor, clearance=tenant)
+        return RevisionResult(record=Record.from_domain(target),
+                              previous=[Record.from_domain(contender)])
+
+    @strawberry.mutation(description="Withdraw a record as wrong: status RETRACTED, kept for"
+                         " audit and time travel; of concurrent retracts exactly one wins.")
+    async def retract_record(self, info: Info, namespace: str, id: strawberry.ID,
+                             reason: str | None = None,
+                             expected_version: int | None = None) -> Record:
+        tenant = _tenant(info, namespace, write=True)
+        retracted = await _knowledge(info).retract(
+            namespace=tenant.namespace, id=str(id), reason=reason,
+            expected_version=expected_version, actor=info.context.actor, clearance=tenant)
+        return Record.from_domain(retracted)
+
+    @strawberry.mutation(description="Several records become one: sources are superseded and"
+                         " DERIVED from the new record.")
+    async def merge_records(self, info: Info, namespace: str, ids: list[strawberry.ID],
+                            into: RecordInput) -> RevisionResult:
+        domain = into.to_domain()
+        tenant = _writable(info, namespace, domain)
+        merged, sources = await _knowledge(info).merge(
+            namespace=tenant.namespace, ids=[str(i) for i in ids], into=domain,
+            actor=info.context.actor, clearance=tenant)
+        return RevisionResult(record=Record.from_domain(merged),
+                              previous=[Record.from_domain(s) for s in sources])
+
+    @strawberry.mutation(description="Consolidate a namespace now: successful episodes become"
+                         " facts, competences and plans; salience decays; episodes are pruned"
+                         " by policy. Idempotent. `now` replays a run at another time.")
+    async def consolidate(self, info: Info, namespace: str,
+                          now: datetime | None = None) -> ConsolidationReport:
+        tenant = _tenant(info, namespace, write=True)
+        scheduler = info.context.consolidation
+        if scheduler is None:
+            raise Unavailable("consolidation is not running in this process")
+        report = await scheduler.consolidator.consolidate(tenant.namespace,
+                                                          actor=info.context.actor, now=now)
+        return ConsolidationReport(
+            namespace=report.namespace, created=DerivedIds.from_domain(report.created),
+            reinforced=DerivedIds.from_domain(report.reinforced), decayed=report.decayed,
+            pruned=[strawberry.ID(i) for i in report.pruned], changed=report.changed)

@@ -1,0 +1,105 @@
+"""The optional LLM extractor, against a real OpenAI-compatible server on loopback."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from memlattice.app import runtime_of
+from memlattice.consolidation import Consolidator
+from memlattice.llm_extract import openai_extractor, parse_observations
+from memlattice.records.config import ConsolidationSettings
+from tests.conftest import GraphQLClient
+from tests.integration._knowledge import LIST_RECORDS, write_record
+
+CALLS: list[dict[str, Any]] = []
+
+
+async def chat(request: Request) -> JSONResponse:
+    body = await request.json()
+    CALLS.append(body)
+    episode = body["messages"][-1]["content"]
+    answer = {"observations": [
+        {"subject": "release", "predicate": "is shipped by",
+         "object": "kubectl" if "kubectl" in episode else "hand"},
+        {"subject": "", "predicate": "broken", "object": "dropped"},
+    ]}
+    return JSONResponse({
+        "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": json.dumps(answer)}}],
+    })
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off",
+                                           ws="none", access_log=False))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+def test_extractor_is_off_by_default_and_drops_malformed_answers() -> None:
+    assert openai_extractor(ConsolidationSettings()) is None
+    assert parse_observations("not json") == []
+    assert parse_observations('{"observations": "nope"}') == []
+    found = parse_observations(json.dumps({"observations": [
+        {"subject": "a", "predicate": "b", "object": "c", "confidence": 0.7},
+        {"subject": "a", "predicate": "b"}, {"subject": "a", "predicate": "b", "object": "c",
+                                             "confidence": 3}]}))
+    assert [(o.subject, o.confidence) for o in found] == [("a", 0.7)]
+
+
+async def test_extracted_observations_become_facts_once(
+    gql: GraphQLClient, namespace: str, session_app: Any, base_url: str
+) -> None:
+    episode = {"outcome": "success", "toolGraph": [{"id": "a", "tool": "kubectl"}],
+               "timeline": [{"time": "2026-01-01T00:00:00Z", "kind": "deploy",
+                             "summary": "shipped the release"}]}
+    await write_record(gql, namespace, "EPISODIC", episode)
+    await write_record(gql, namespace, "EPISODIC", {**episode, "outcome": "failure"})
+    settings = ConsolidationSettings(llm_model="extractor-test", llm_base_url=base_url)
+    consolidator = Consolidator(runtime_of(session_app[0]).service, settings,
+                                extractor=openai_extractor(settings))
+    CALLS.clear()
+    try:
+        await check_extraction(gql, namespace, consolidator)
+    finally:
+        await consolidator.aclose()
+
+
+async def check_extraction(gql: GraphQLClient, namespace: str,
+                           consolidator: Consolidator) -> None:
+    first = await consolidator.consolidate(namespace)
+    assert len(CALLS) == 1  # only the successful episode is read
+    assert CALLS[0]["model"] == "extractor-test" and CALLS[0]["temperature"] == 0
+    assert len(first.created["semantic"]) == 1
+    facts = (await gql.ok(LIST_RECORDS, {"ns": namespace, "types": ["SEMANTIC"]}))["records"]
+    assert [f["payload"]["object"] for f in facts] == ["kubectl"]
+    second = await consolidator.consolidate(namespace)
+    assert len(CALLS) == 1 and second.changed is False  # the answer was kept, not re-asked
