@@ -1,0 +1,1 @@
+"""`memlattice` subcommands, one module each; every module has `register(subparsers)`."""
