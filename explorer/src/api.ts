@@ -1,0 +1,307 @@
+// A thin GraphQL client over the service's public API (schema.graphql).
+// The explorer uses only the operations any other client can use.
+
+export type EdgeType = "RELATED" | "DERIVED" | "CONTRADICTS" | "SUPPORTS" | "SUPERSEDES";
+export type Status = "ACTIVE" | "SUPERSEDED" | "FORGOTTEN";
+export type Scope = "TASK" | "SESSION" | "USER" | "AGENT";
+export type SearchMode = "LEXICAL" | "SEMANTIC" | "HYBRID";
+export type ScoringMode = "SIMILARITY" | "HYBRID" | "RRF";
+
+export const EDGE_TYPES: EdgeType[] = ["RELATED", "DERIVED", "CONTRADICTS", "SUPPORTS", "SUPERSEDES"];
+
+export interface Memory {
+  id: string;
+  namespace: string;
+  key: string | null;
+  content: string;
+  memoryType: string;
+  value: unknown;
+  summary: string | null;
+  tags: string[];
+  metadata: Record<string, unknown>;
+  scope: Scope | null;
+  agentId: string | null;
+  userId: string | null;
+  sessionId: string | null;
+  taskId: string | null;
+  status: Status;
+  confidence: number;
+  salience: number | null;
+  source: string | null;
+  sourceType: string | null;
+  extractionMethod: string | null;
+  provenance: unknown;
+  createdAt: string;
+  updatedAt: string;
+  expiresAt: string | null;
+  version: number;
+  accessCount: number;
+  lastAccessedAt: string | null;
+  embeddingModel: string | null;
+  embeddingDimension: number | null;
+  supersededBy: string | null;
+  supersededAt: string | null;
+  forgottenAt: string | null;
+}
+
+export interface Edge {
+  id: string;
+  type: EdgeType;
+  sourceId: string;
+  targetId: string;
+  createdAt: string;
+  metadata: Record<string, unknown>;
+}
+
+export interface AuditEntry {
+  id: string;
+  memoryId: string;
+  operation: string;
+  actor: string;
+  at: string;
+  version: number | null;
+  details: unknown;
+}
+
+export interface PathStep {
+  type: EdgeType;
+  sourceId: string;
+  targetId: string;
+}
+
+export interface SearchHit {
+  memory: Memory;
+  score: number;
+  similarityScore: number | null;
+  ftsScore: number | null;
+  recencyScore: number | null;
+  popularityScore: number | null;
+  graphScore: number;
+  boost: number;
+  rerankScore: number | null;
+  similarityRank: number | null;
+  ftsRank: number | null;
+  expanded: boolean;
+  path: PathStep[];
+  conflicts: Pick<Memory, "id" | "content" | "status">[];
+}
+
+export interface SearchForm {
+  namespace: string;
+  query: string;
+  mode: SearchMode | "";
+  scoring: ScoringMode | "";
+  preset: string;
+  tags: string;
+  tagsMatch: "any" | "all";
+  memoryTypes: string;
+  scope: Scope | "";
+  agentId: string;
+  userId: string;
+  sessionId: string;
+  taskId: string;
+  expand: boolean;
+  limit: number;
+}
+
+/** An error the API returned, with its stable `extensions.code`. */
+export class ApiError extends Error {
+  constructor(message: string, readonly code: string) {
+    super(message);
+  }
+}
+
+const MEMORY_FIELDS = `
+  id namespace key content memoryType value summary tags metadata scope agentId userId
+  sessionId taskId status confidence salience source sourceType extractionMethod provenance
+  createdAt updatedAt expiresAt version accessCount lastAccessedAt embeddingModel
+  embeddingDimension supersededBy supersededAt forgottenAt`;
+
+const EDGE_FIELDS = "id type sourceId targetId createdAt metadata";
+
+const API_KEY_STORAGE = "memlattice.explorer.apiKey";
+
+export function loadApiKey(): string {
+  return sessionStorage.getItem(API_KEY_STORAGE) ?? "";
+}
+
+export function saveApiKey(key: string): void {
+  if (key) sessionStorage.setItem(API_KEY_STORAGE, key);
+  else sessionStorage.removeItem(API_KEY_STORAGE);
+}
+
+interface GraphQLResponse<T> {
+  data?: T | null;
+  errors?: { message: string; extensions?: { code?: string } }[];
+}
+
+export async function graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    "x-memlattice-actor": "explorer",
+  };
+  const key = loadApiKey();
+  if (key) headers.authorization = `Bearer ${key}`;
+  let response: Response;
+  try {
+    response = await fetch("/graphql", { method: "POST", headers, body: JSON.stringify({ query, variables }) });
+  } catch (exc) {
+    throw new ApiError(`The service cannot be reached (${String(exc)})`, "NETWORK");
+  }
+  let body: GraphQLResponse<T>;
+  try {
+    body = (await response.json()) as GraphQLResponse<T>;
+  } catch {
+    throw new ApiError(`HTTP ${response.status} ${response.statusText}`, `HTTP_${response.status}`);
+  }
+  const first = body.errors?.[0];
+  if (first) throw new ApiError(first.message, first.extensions?.code ?? "ERROR");
+  if (!body.data) throw new ApiError(`HTTP ${response.status} without data`, `HTTP_${response.status}`);
+  return body.data;
+}
+
+const csv = (text: string): string[] =>
+  text.split(",").map((part) => part.trim()).filter((part) => part.length > 0);
+
+/** Builds a `SearchInput` from the form; empty fields are left to the server's defaults. */
+export function searchInput(form: SearchForm): Record<string, unknown> {
+  const filter: Record<string, unknown> = { namespace: form.namespace.trim() };
+  const tags = csv(form.tags);
+  if (tags.length) filter[form.tagsMatch === "all" ? "tagsAll" : "tagsAny"] = tags;
+  const types = csv(form.memoryTypes);
+  if (types.length) filter.memoryTypes = types;
+  const input: Record<string, unknown> = { filter, limit: form.limit };
+  if (form.query.trim()) input.query = form.query.trim();
+  if (form.mode) input.mode = form.mode;
+  if (form.scoring) input.scoring = form.scoring;
+  if (form.preset) input.preset = form.preset;
+  const context: Record<string, string> = {};
+  for (const field of ["agentId", "userId", "sessionId", "taskId"] as const) {
+    if (form[field].trim()) context[field] = form[field].trim();
+  }
+  if (Object.keys(context).length) input.context = context;
+  if (form.scope) input.scope = form.scope;
+  if (form.expand) input.expansion = { maxExpand: 10, depth: 1 };
+  return input;
+}
+
+export async function search(form: SearchForm): Promise<SearchHit[]> {
+  const data = await graphql<{ search: SearchHit[] }>(
+    `query Search($input: SearchInput!) {
+      search(input: $input) {
+        score similarityScore ftsScore recencyScore popularityScore graphScore boost rerankScore
+        similarityRank ftsRank expanded path { type sourceId targetId }
+        conflicts { id content status }
+        memory { ${MEMORY_FIELDS} }
+      }
+    }`,
+    { input: searchInput(form) },
+  );
+  return data.search;
+}
+
+export interface MemoryDetail {
+  memory: Memory;
+  edges: Edge[];
+  audit: AuditEntry[];
+}
+
+export async function memoryDetail(namespace: string, id: string): Promise<MemoryDetail> {
+  const data = await graphql<{ memory: Memory; edges: Edge[]; auditTrail: AuditEntry[] }>(
+    `query Detail($ns: String!, $id: ID!) {
+      memory(namespace: $ns, id: $id) { ${MEMORY_FIELDS} }
+      edges(namespace: $ns, id: $id) { ${EDGE_FIELDS} }
+      auditTrail(namespace: $ns, id: $id) { id memoryId operation actor at version details }
+    }`,
+    { ns: namespace, id },
+  );
+  return { memory: data.memory, edges: data.edges, audit: data.auditTrail };
+}
+
+export async function edgesOf(namespace: string, id: string): Promise<Edge[]> {
+  const data = await graphql<{ edges: Edge[] }>(
+    `query Edges($ns: String!, $id: ID!) { edges(namespace: $ns, id: $id) { ${EDGE_FIELDS} } }`,
+    { ns: namespace, id },
+  );
+  return data.edges;
+}
+
+/** The server caps aliases per operation (MEMLATTICE_LIMIT_MAX_ALIASES, 30 by default). */
+const ALIASES_PER_REQUEST = 20;
+
+/**
+ * Several memories by id, as aliases of `memory`, in requests of up to
+ * ALIASES_PER_REQUEST. A memory that is gone (expired, erased) fails its alias;
+ * then that batch is asked for one by one and the missing ones are left out.
+ */
+export async function memoriesById(namespace: string, ids: string[]): Promise<Map<string, Memory>> {
+  const batches: string[][] = [];
+  for (let i = 0; i < ids.length; i += ALIASES_PER_REQUEST) batches.push(ids.slice(i, i + ALIASES_PER_REQUEST));
+  const found = await Promise.all(batches.map((batch) => memoryBatch(namespace, batch)));
+  return new Map(found.flatMap((batch) => [...batch]));
+}
+
+async function memoryBatch(namespace: string, ids: string[]): Promise<Map<string, Memory>> {
+  const found = new Map<string, Memory>();
+  if (ids.length === 0) return found;
+  const variables: Record<string, unknown> = { ns: namespace };
+  const params = ids.map((id, i) => {
+    variables[`id${i}`] = id;
+    return `$id${i}: ID!`;
+  });
+  const fields = ids.map((_, i) => `m${i}: memory(namespace: $ns, id: $id${i}) { ${MEMORY_FIELDS} }`);
+  try {
+    const data = await graphql<Record<string, Memory>>(
+      `query Many($ns: String!, ${params.join(", ")}) { ${fields.join("\n")} }`,
+      variables,
+    );
+    for (const memory of Object.values(data)) found.set(memory.id, memory);
+    return found;
+  } catch (exc) {
+    if (!(exc instanceof ApiError) || exc.code !== "NOT_FOUND") throw exc;
+  }
+  const single = await Promise.all(
+    ids.map((id) => memoryDetail(namespace, id).then((d) => d.memory).catch(() => null)),
+  );
+  for (const memory of single) if (memory) found.set(memory.id, memory);
+  return found;
+}
+
+async function chainStep(namespace: string, id: string): Promise<{ memory: Memory; edges: Edge[] }> {
+  return graphql<{ memory: Memory; edges: Edge[] }>(
+    `query ChainStep($ns: String!, $id: ID!) {
+      memory(namespace: $ns, id: $id) { ${MEMORY_FIELDS} }
+      edges(namespace: $ns, id: $id, types: [SUPERSEDES]) { ${EDGE_FIELDS} }
+    }`,
+    { ns: namespace, id },
+  );
+}
+
+/**
+ * The supersede chain through a memory, oldest first: older versions are
+ * reached over outgoing SUPERSEDES edges, newer ones over incoming ones.
+ */
+export async function supersedeChain(namespace: string, start: Memory, startEdges: Edge[]): Promise<Memory[]> {
+  const older: Memory[] = [];
+  const newer: Memory[] = [];
+  const seen = new Set<string>([start.id]);
+  const step = (edges: Edge[], id: string, direction: "older" | "newer"): string | null => {
+    const edge = edges.find((e) =>
+      e.type === "SUPERSEDES" && (direction === "older" ? e.sourceId === id : e.targetId === id));
+    if (!edge) return null;
+    const next = direction === "older" ? edge.targetId : edge.sourceId;
+    return seen.has(next) ? null : next;
+  };
+  for (const direction of ["older", "newer"] as const) {
+    let id: string | null = step(startEdges, start.id, direction);
+    let guard = 0;
+    while (id && guard++ < 50) {
+      seen.add(id);
+      const version = await chainStep(namespace, id).catch(() => null);
+      if (!version) break;
+      (direction === "older" ? older : newer).push(version.memory);
+      id = step(version.edges, id, direction);
+    }
+  }
+  return [...older.reverse(), start, ...newer];
+}

@@ -1,0 +1,206 @@
+// The neighbourhood graph: a cytoscape instance grown one expansion at a time.
+// Kept apart from React so the component only mounts it and forwards clicks.
+import cytoscape from "cytoscape";
+import type { Core, ElementDefinition } from "cytoscape";
+import { edgesOf, memoriesById } from "./api";
+import type { Edge, EdgeType, Memory } from "./api";
+
+export const EDGE_COLOURS: Record<EdgeType, string> = {
+  RELATED: "#64748b",
+  SUPPORTS: "#16a34a",
+  DERIVED: "#7c3aed",
+  CONTRADICTS: "#dc2626",
+  SUPERSEDES: "#d97706",
+};
+
+const MAX_FIT_ZOOM = 1.3;
+
+const label = (memory: Memory): string => {
+  const text = memory.summary || memory.content;
+  return text.length > 48 ? `${text.slice(0, 46)}…` : text;
+};
+
+const STYLE: cytoscape.StylesheetJson = [
+  {
+    selector: "node",
+    style: {
+      "background-color": "#3b82f6",
+      "border-color": "#1e40af",
+      "border-width": 2,
+      label: "data(label)",
+      color: "#1e293b",
+      "font-size": 11,
+      "font-family": "Inter, system-ui, sans-serif",
+      "text-wrap": "wrap",
+      "text-max-width": "140px",
+      "text-valign": "bottom",
+      "text-margin-y": 6,
+      "text-background-color": "#ffffff",
+      "text-background-opacity": 0.85,
+      "text-background-padding": "2px",
+      width: 26,
+      height: 26,
+    },
+  },
+  { selector: "node[?expanded]", style: { "background-color": "#1d4ed8" } },
+  { selector: "node[!expanded]", style: { "background-color": "#93c5fd" } },
+  {
+    selector: 'node[status = "SUPERSEDED"]',
+    style: { "background-color": "#e2e8f0", "border-color": "#64748b", "border-style": "dashed", color: "#64748b" },
+  },
+  {
+    selector: 'node[status = "FORGOTTEN"]',
+    style: { "background-color": "#f1f5f9", "border-color": "#94a3b8", "border-style": "dotted", color: "#94a3b8" },
+  },
+  { selector: "node[?contradicted]", style: { "border-color": "#dc2626", "border-width": 4 } },
+  { selector: "node[?focus]", style: { width: 36, height: 36, "font-weight": "bold" } },
+  { selector: "node:selected", style: { "overlay-color": "#2563eb", "overlay-opacity": 0.18, "overlay-padding": 6 } },
+  {
+    selector: "edge",
+    style: {
+      width: 2,
+      "curve-style": "bezier",
+      "target-arrow-shape": "triangle",
+      "arrow-scale": 0.9,
+      "line-color": "data(colour)",
+      "target-arrow-color": "data(colour)",
+      label: "data(type)",
+      "font-size": 8,
+      color: "data(colour)",
+      "text-rotation": "autorotate",
+      "text-background-color": "#ffffff",
+      "text-background-opacity": 0.9,
+      "text-background-padding": "1px",
+    },
+  },
+  { selector: 'edge[type = "SUPERSEDES"]', style: { "line-style": "dashed" } },
+];
+
+/**
+ * Cytoscape injects an inline `<style>` for `position: relative` on its container
+ * unless an element with this id exists. The page's Content-Security-Policy
+ * forbids inline styles, so styles.css carries that rule and a placeholder takes
+ * the id.
+ */
+function claimCytoscapeStylesheet(): void {
+  const id = "__________cytoscape_stylesheet";
+  if (document.getElementById(id)) return;
+  const placeholder = document.createElement("meta");
+  placeholder.id = id;
+  document.head.prepend(placeholder);
+}
+
+export class NeighbourhoodGraph {
+  readonly cy: Core;
+  private namespace = "";
+  private readonly memories = new Map<string, Memory>();
+
+  constructor(container: HTMLElement, private readonly onChange: () => void) {
+    claimCytoscapeStylesheet();
+    this.cy = cytoscape({
+      container,
+      style: STYLE,
+      minZoom: 0.2,
+      maxZoom: 3,
+      wheelSensitivity: 0.3,
+    });
+  }
+
+  clear(): void {
+    this.memories.clear();
+    this.cy.elements().remove();
+    this.onChange();
+  }
+
+  /** Starts over from one memory and its direct neighbours. */
+  async focus(namespace: string, memory: Memory): Promise<void> {
+    this.namespace = namespace;
+    this.clear();
+    this.addMemory(memory, { focus: true });
+    await this.expand(memory.id);
+  }
+
+  /** Adds a memory's relationships and the memories at their other end. */
+  async expand(id: string): Promise<void> {
+    const edges = await edgesOf(this.namespace, id);
+    const missing = [...new Set(edges.flatMap((e) => [e.sourceId, e.targetId]))]
+      .filter((other) => !this.memories.has(other));
+    const fetched = await memoriesById(this.namespace, missing);
+    this.cy.batch(() => {
+      for (const memory of fetched.values()) this.addMemory(memory, {});
+      for (const edge of edges) this.addEdge(edge);
+      this.cy.getElementById(id).data("expanded", true);
+    });
+    this.layout();
+    this.onChange();
+  }
+
+  isExpanded(id: string): boolean {
+    return Boolean(this.cy.getElementById(id).data("expanded"));
+  }
+
+  memory(id: string): Memory | undefined {
+    return this.memories.get(id);
+  }
+
+  select(id: string): void {
+    this.cy.elements().unselect();
+    this.cy.getElementById(id).select();
+  }
+
+  fit(): void {
+    this.cy.fit(undefined, 40);
+    if (this.cy.zoom() > MAX_FIT_ZOOM) {
+      this.cy.zoom(MAX_FIT_ZOOM);
+      this.cy.center();
+    }
+  }
+
+  destroy(): void {
+    this.cy.destroy();
+  }
+
+  private addMemory(memory: Memory, extra: { focus?: boolean }): void {
+    this.memories.set(memory.id, memory);
+    const existing = this.cy.getElementById(memory.id);
+    const data = { id: memory.id, label: label(memory), status: memory.status, ...extra };
+    if (existing.nonempty()) existing.data(data);
+    else this.cy.add({ group: "nodes", data: { ...data, expanded: false, contradicted: false } });
+  }
+
+  private addEdge(edge: Edge): void {
+    const source = this.cy.getElementById(edge.sourceId);
+    const target = this.cy.getElementById(edge.targetId);
+    if (source.empty() || target.empty() || this.cy.getElementById(edge.id).nonempty()) return;
+    const definition: ElementDefinition = {
+      group: "edges",
+      data: { id: edge.id, source: edge.sourceId, target: edge.targetId, type: edge.type, colour: EDGE_COLOURS[edge.type] },
+    };
+    this.cy.add(definition);
+    if (edge.type === "CONTRADICTS") {
+      source.data("contradicted", true);
+      target.data("contradicted", true);
+    }
+  }
+
+  private layout(): void {
+    const layout = this.cy.layout({
+      name: "cose",
+      animate: false,
+      randomize: false,
+      fit: true,
+      padding: 40,
+      nodeRepulsion: () => 9000,
+      idealEdgeLength: () => 110,
+      nodeDimensionsIncludeLabels: true,
+    } as cytoscape.LayoutOptions);
+    // Fitting two or three nodes would blow them up; keep text at a readable size.
+    layout.one("layoutstop", () => {
+      if (this.cy.zoom() > MAX_FIT_ZOOM) {
+        this.cy.zoom(MAX_FIT_ZOOM);
+        this.cy.center();
+      }
+    });
+    layout.run();
+  }
+}
