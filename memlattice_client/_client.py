@@ -1,0 +1,297 @@
+"""`MemlatticeClient` and `AsyncMemlatticeClient`: two thin transports over one set of
+operations.
+
+Each method is generated from its builder in `_operations.py` (`_sync` and
+`_async` wrap it with a send), so an operation's arguments, document and
+result parsing exist once and both clients stay identical by construction;
+only sending (and the few helpers that loop, such as `iter_memories`) differs.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Concatenate, ParamSpec, Self, TypeVar, Unpack
+
+import httpx
+
+from memlattice_client import _knowledge as kn
+from memlattice_client import _operations as ops
+from memlattice_client._errors import (
+    MemlatticeError,
+    RequestTimeoutError,
+    UnavailableError,
+    error_from_graphql,
+    error_from_status,
+)
+from memlattice_client._events import EventFilter, EventStream, subscribe
+from memlattice_client._inputs import FilterFields, SearchOptions
+from memlattice_client._models import Memory
+from memlattice_client._operations import Call
+from memlattice_client._prompt import TokenCounter, estimate_tokens, format_memories
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+ACTOR_HEADER = "x-memlattice-actor"
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class _Base:
+    """Configuration and response reading shared by both clients (no I/O here)."""
+
+    def __init__(self, url: str | None, api_key: str | None, actor: str | None,
+                 headers: Mapping[str, str] | None) -> None:
+        base = (url or os.environ.get("MEMLATTICE_URL") or DEFAULT_URL).rstrip("/")
+        self.endpoint = base if base.endswith("/graphql") else base + "/graphql"
+        key = api_key if api_key is not None else os.environ.get("MEMLATTICE_API_KEY")
+        self.headers: dict[str, str] = {"accept": "application/json", **(headers or {})}
+        if key:
+            self.headers["authorization"] = f"Bearer {key}"
+        if actor:
+            self.headers[ACTOR_HEADER] = actor
+
+    @staticmethod
+    def _payload(call: Call[Any]) -> dict[str, Any]:
+        return {"query": call.document, "variables": call.variables}
+
+    @staticmethod
+    def _read(call: Call[T], response: httpx.Response) -> T:
+        try:
+            body = response.json()
+        except ValueError:
+            raise error_from_status(response.status_code, response.text) from None
+        if not isinstance(body, dict):
+            raise error_from_status(response.status_code, response.text)
+        if body.get("errors"):
+            raise error_from_graphql(body["errors"][0])
+        if response.is_error or not isinstance(body.get("data"), dict):
+            raise error_from_status(response.status_code, response.text)
+        return call.result(body["data"])
+
+    @staticmethod
+    def _unavailable(exc: httpx.HTTPError, endpoint: str) -> MemlatticeError:
+        cls = RequestTimeoutError if isinstance(exc, httpx.TimeoutException) else UnavailableError
+        return cls(f"cannot reach {endpoint}: {exc.__class__.__name__}: {exc}")
+
+
+def _signature(builder: Callable[..., Any]) -> inspect.Signature:
+    """The builder's signature as a method's: `self` first, returning what the Call parses."""
+    sig = inspect.signature(builder)
+    returns = str(sig.return_annotation).removeprefix("Call[").removesuffix("]")
+    me = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    return sig.replace(parameters=[me, *sig.parameters.values()], return_annotation=returns)
+
+
+def _sync(builder: Callable[P, Call[T]]) -> Callable[Concatenate[MemlatticeClient, P], T]:
+    @functools.wraps(builder)
+    def method(self: MemlatticeClient, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self.send(builder(*args, **kwargs))
+
+    method.__signature__ = _signature(builder)  # type: ignore[attr-defined]
+    return method
+
+
+def _async(
+    builder: Callable[P, Call[T]],
+) -> Callable[Concatenate[AsyncMemlatticeClient, P], Coroutine[Any, Any, T]]:
+    @functools.wraps(builder)
+    async def method(self: AsyncMemlatticeClient, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return await self.send(builder(*args, **kwargs))
+
+    method.__signature__ = _signature(builder)  # type: ignore[attr-defined]
+    return method
+
+
+class MemlatticeClient(_Base):
+    """Blocking client. `MemlatticeClient()` reads `MEMLATTICE_URL` and `MEMLATTICE_API_KEY`.
+
+    Every method raises a `MemlatticeError` subclass named after the error code
+    (`NotFoundError`, `VersionConflictError`, ...); a server that cannot be
+    reached raises `UnavailableError`. Use it as a context manager, or `close()`.
+    """
+
+    def __init__(
+        self, url: str | None = None, *, api_key: str | None = None, actor: str | None = None,
+        timeout: float = 30.0, headers: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        super().__init__(url, api_key, actor, headers)
+        self._http = httpx.Client(headers=self.headers, timeout=timeout, transport=transport)
+
+    def send(self, call: Call[T]) -> T:
+        """Send one operation and parse its result (the methods below all come here)."""
+        try:
+            response = self._http.post(self.endpoint, json=self._payload(call))
+        except httpx.HTTPError as exc:
+            raise self._unavailable(exc, self.endpoint) from exc
+        return self._read(call, response)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Self:
+        self._http.__enter__()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    write_memory = _sync(ops.write_memory)
+    write_memories = _sync(ops.write_memories)
+    update_memory = _sync(ops.update_memory)
+    supersede_memory = _sync(ops.supersede_memory)
+    configure_namespace = _sync(ops.configure_namespace)
+    add_edge = _sync(ops.add_edge)
+    add_edges = _sync(ops.add_edges)
+    delete_edge = _sync(ops.delete_edge)
+    forget = _sync(ops.forget)
+    delete_memory = _sync(ops.delete_memory)
+    memory = _sync(ops.memory)
+    memories = _sync(ops.memories)
+    edges = _sync(ops.edges)
+    namespace_config = _sync(ops.namespace_config)
+    embedding_status = _sync(ops.embedding_status)
+    summarize = _sync(ops.summarize)
+    audit_trail = _sync(ops.audit_trail)
+    search = _sync(ops.search)
+    record = _sync(kn.record)
+    records = _sync(kn.records)
+    recall_facts = _sync(kn.recall_facts)
+    facts_by_evidence = _sync(kn.facts_by_evidence)
+    write_record = _sync(kn.write_record)
+    update_record = _sync(kn.update_record)
+    discard_task = _sync(kn.discard_task)
+    store_fact = _sync(kn.store_fact)
+    invalidate_facts = _sync(kn.invalidate_facts)
+    supersede_record = _sync(kn.supersede_record)
+    fork_record = _sync(kn.fork_record)
+    contest_record = _sync(kn.contest_record)
+    retract_record = _sync(kn.retract_record)
+    merge_records = _sync(kn.merge_records)
+    consolidate = _sync(kn.consolidate)
+
+    def iter_memories(self, namespace: str, *, page_size: int = 100,
+                      **filter: Unpack[FilterFields]) -> Iterator[Memory]:
+        """Every memory matching the filter, newest first, fetched page by page."""
+        after: str | None = None
+        while True:
+            page = self.memories(namespace, first=page_size, after=after, **filter)
+            yield from page.items
+            if not page.has_next_page:
+                return
+            after = page.end_cursor
+
+    def recall_for_prompt(
+        self, query: str, budget_tokens: int, *, namespace: str, limit: int = 20,
+        count_tokens: TokenCounter = estimate_tokens, show_scores: bool = True,
+        now: datetime | None = None, **options: Unpack[SearchOptions],
+    ) -> str:
+        """Search, then format the best memories as a prompt block of at most
+        `budget_tokens` (see `memlattice_client.format_memories`)."""
+        hits = self.search(namespace, query, limit=limit, **options)
+        return format_memories(hits, budget_tokens, query=query, now=now,
+                               count_tokens=count_tokens, show_scores=show_scores)
+
+
+class AsyncMemlatticeClient(_Base):
+    """The same methods as `MemlatticeClient`, as coroutines; `async with` it, or `aclose()`."""
+
+    def __init__(
+        self, url: str | None = None, *, api_key: str | None = None, actor: str | None = None,
+        timeout: float = 30.0, headers: Mapping[str, str] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__(url, api_key, actor, headers)
+        self._http = httpx.AsyncClient(headers=self.headers, timeout=timeout, transport=transport)
+
+    async def send(self, call: Call[T]) -> T:
+        """Send one operation and parse its result (the methods below all come here)."""
+        try:
+            response = await self._http.post(self.endpoint, json=self._payload(call))
+        except httpx.HTTPError as exc:
+            raise self._unavailable(exc, self.endpoint) from exc
+        return self._read(call, response)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> Self:
+        await self._http.__aenter__()  # enters the transport too (e.g. a WebSocket one)
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    write_memory = _async(ops.write_memory)
+    write_memories = _async(ops.write_memories)
+    update_memory = _async(ops.update_memory)
+    supersede_memory = _async(ops.supersede_memory)
+    configure_namespace = _async(ops.configure_namespace)
+    add_edge = _async(ops.add_edge)
+    add_edges = _async(ops.add_edges)
+    delete_edge = _async(ops.delete_edge)
+    forget = _async(ops.forget)
+    delete_memory = _async(ops.delete_memory)
+    memory = _async(ops.memory)
+    memories = _async(ops.memories)
+    edges = _async(ops.edges)
+    namespace_config = _async(ops.namespace_config)
+    embedding_status = _async(ops.embedding_status)
+    summarize = _async(ops.summarize)
+    audit_trail = _async(ops.audit_trail)
+    search = _async(ops.search)
+    record = _async(kn.record)
+    records = _async(kn.records)
+    recall_facts = _async(kn.recall_facts)
+    facts_by_evidence = _async(kn.facts_by_evidence)
+    write_record = _async(kn.write_record)
+    update_record = _async(kn.update_record)
+    discard_task = _async(kn.discard_task)
+    store_fact = _async(kn.store_fact)
+    invalidate_facts = _async(kn.invalidate_facts)
+    supersede_record = _async(kn.supersede_record)
+    fork_record = _async(kn.fork_record)
+    contest_record = _async(kn.contest_record)
+    retract_record = _async(kn.retract_record)
+    merge_records = _async(kn.merge_records)
+    consolidate = _async(kn.consolidate)
+
+    async def iter_memories(self, namespace: str, *, page_size: int = 100,
+                            **filter: Unpack[FilterFields]) -> AsyncIterator[Memory]:
+        """Every memory matching the filter, newest first, fetched page by page."""
+        after: str | None = None
+        while True:
+            page = await self.memories(namespace, first=page_size, after=after, **filter)
+            for item in page.items:
+                yield item
+            if not page.has_next_page:
+                return
+            after = page.end_cursor
+
+    def memory_events(
+        self, namespace: str, *, timeout: float | None = None, **filter: Unpack[EventFilter],
+    ) -> AbstractAsyncContextManager[EventStream]:
+        """Subscribe to `namespace`'s committed changes (`memoryEvents`); use as
+        `async with client.memory_events(ns) as events: async for e in events: ...`.
+        Needs the httpx-ws package; `timeout` bounds each wait for an event."""
+        return subscribe(self._http, self.endpoint, self.headers.get("authorization"),
+                         namespace, filter, timeout=timeout)
+
+    async def recall_for_prompt(
+        self, query: str, budget_tokens: int, *, namespace: str, limit: int = 20,
+        count_tokens: TokenCounter = estimate_tokens, show_scores: bool = True,
+        now: datetime | None = None, **options: Unpack[SearchOptions],
+    ) -> str:
+        """Search, then format the best memories as a prompt block of at most
+        `budget_tokens` (see `memlattice_client.format_memories`)."""
+        hits = await self.search(namespace, query, limit=limit, **options)
+        return format_memories(hits, budget_tokens, query=query, now=now,
+                               count_tokens=count_tokens, show_scores=show_scores)

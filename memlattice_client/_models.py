@@ -1,0 +1,336 @@
+"""What the API returns, as typed, immutable pydantic models.
+
+Field names are the Python spelling of the GraphQL ones (`created_at` for
+`createdAt`); datetimes arrive parsed and timezone-aware. Unknown fields are
+ignored, so an older client keeps working against a newer server.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True,
+                              extra="ignore")
+
+
+class Scope(str, Enum):
+    """Visibility levels, narrowest first."""
+
+    TASK = "TASK"
+    SESSION = "SESSION"
+    USER = "USER"
+    AGENT = "AGENT"
+
+
+class Status(str, Enum):
+    ACTIVE = "ACTIVE"
+    SUPERSEDED = "SUPERSEDED"
+    FORGOTTEN = "FORGOTTEN"
+    RETRACTED = "RETRACTED"
+
+
+class Sensitivity(str, Enum):
+    """How sensitive a memory is; a key sees up to its clearance."""
+
+    PUBLIC = "PUBLIC"
+    LOW = "LOW"
+    MEDIUM = "MEDIUM"
+    HIGH = "HIGH"
+    HYPER = "HYPER"
+
+
+class EdgeType(str, Enum):
+    RELATED = "RELATED"
+    DERIVED = "DERIVED"
+    CONTRADICTS = "CONTRADICTS"
+    SUPPORTS = "SUPPORTS"
+    SUPERSEDES = "SUPERSEDES"
+
+
+class Direction(str, Enum):
+    OUT = "OUT"
+    IN = "IN"
+    BOTH = "BOTH"
+
+
+class SearchMode(str, Enum):
+    LEXICAL = "LEXICAL"
+    SEMANTIC = "SEMANTIC"
+    HYBRID = "HYBRID"
+
+
+class ScoringMode(str, Enum):
+    SIMILARITY = "SIMILARITY"
+    HYBRID = "HYBRID"
+    RRF = "RRF"
+
+
+class Memory(_Result):
+    id: str
+    namespace: str
+    content: str
+    memory_type: str = "note"
+    key: str | None = None
+    value: Any = None
+    summary: str | None = None
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    scope: Scope | None = None
+    agent_id: str | None = None
+    user_id: str | None = None
+    session_id: str | None = None
+    task_id: str | None = None
+    status: Status = Status.ACTIVE
+    confidence: float = 1.0
+    sensitivity: Sensitivity | None = None
+    salience: float | None = None
+    source: str | None = None
+    source_type: str | None = None
+    extraction_method: str | None = None
+    provenance: Any = None
+    created_at: datetime
+    updated_at: datetime
+    expires_at: datetime | None = None
+    version: int
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+    embedding_model: str | None = None
+    embedding_dimension: int | None = None
+    superseded_by: str | None = None
+    superseded_at: datetime | None = None
+    forgotten_at: datetime | None = None
+
+
+class PathStep(_Result):
+    type: EdgeType
+    source_id: str
+    target_id: str
+
+
+class SearchHit(_Result):
+    """A recalled memory with every part of its score."""
+
+    memory: Memory
+    score: float
+    similarity_score: float | None = None
+    fts_score: float | None = None
+    recency_score: float | None = None
+    popularity_score: float | None = None
+    graph_score: float = 0.0
+    boost: float = 1.0
+    rerank_score: float | None = None
+    similarity_rank: int | None = None
+    fts_rank: int | None = None
+    expanded: bool = False
+    path: tuple[PathStep, ...] = ()
+    conflicts: tuple[Memory, ...] = ()
+
+
+class Edge(_Result):
+    id: str
+    type: EdgeType
+    source_id: str
+    target_id: str
+    created_at: datetime
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class AuditEntry(_Result):
+    id: str
+    memory_id: str
+    operation: str
+    actor: str
+    at: datetime
+    version: int | None = None
+    details: Any = None
+
+
+class ForgetResult(_Result):
+    count: int
+    ids: tuple[str, ...] = ()
+
+
+class SupersedeResult(_Result):
+    previous: Memory
+    current: Memory
+
+
+class Weights(_Result):
+    similarity: float
+    fulltext: float
+    recency: float
+    popularity: float
+
+
+class NamespaceConfig(_Result):
+    namespace: str
+    version: int
+    backend: SearchMode | None = None
+    scoring: ScoringMode | None = None
+    weights: Weights | None = None
+    decay_half_life_days: float | None = None
+    rrf_k: int | None = None
+    embedding_model: str | None = None
+    embedding_dimension: int | None = None
+    updated_at: datetime
+    updated_by: str
+
+
+class EmbeddingBuild(str, Enum):
+    READY = "READY"
+    BUILDING = "BUILDING"
+    FAILED = "FAILED"
+
+
+class EmbeddingStatus(_Result):
+    """Which vector space a namespace searches, and how far a re-embed has come."""
+
+    namespace: str
+    active_model: str
+    active_dimension: int
+    target_model: str | None = None
+    target_dimension: int | None = None
+    status: EmbeddingBuild
+    embedded: int
+    total: int
+    error: str | None = None
+    updated_at: datetime | None = None
+
+
+class SummaryBullet(_Result):
+    text: str
+    memory_id: str
+
+
+class Summary(_Result):
+    """A bounded extractive summary: bullets, the same as one text, and their memories."""
+
+    bullets: tuple[SummaryBullet, ...]
+    text: str
+    memories: tuple[Memory, ...] = ()
+
+
+class MemoryPage(_Result):
+    """One page of `memories`: items newest first, and the cursor of the next page."""
+
+    items: tuple[Memory, ...]
+    total_count: int
+    has_next_page: bool
+    end_cursor: str | None = None
+
+
+# ---------------------------------------------------------------- typed records and facts
+
+
+class RecordType(str, Enum):
+    EPISODIC = "EPISODIC"
+    WORKING = "WORKING"
+    SEMANTIC = "SEMANTIC"
+    COMPETENCE = "COMPETENCE"
+    PLAN_GRAPH = "PLAN_GRAPH"
+
+
+class Evidence(_Result):
+    kind: str
+    ref: str
+
+
+class Hint(_Result):
+    """A relationship the server suggests for a new record (e.g. it may CONTRADICT one)."""
+
+    kind: EdgeType
+    memory_id: str
+    reason: str
+    score: float
+
+
+class ToolCall(_Result):
+    id: str
+    tool: str
+    args: Any = None
+    result: str | None = None
+    at: datetime | None = None
+    depends_on: tuple[str, ...] = ()
+
+
+class PlanNode(_Result):
+    id: str
+    kind: str
+    label: str | None = None
+    tool: str | None = None
+    args: Any = None
+
+
+class PlanEdge(_Result):
+    source: str
+    target: str
+    kind: str
+
+
+class Record(_Result):
+    """A typed record (episodic, working, semantic, competence, plan graph) or a fact."""
+
+    memory: Memory
+    record_type: str
+    payload: Any
+    kind: str | None = None
+    recorded_at: datetime
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    revision_status: str | None = None
+    retracted_at: datetime | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    plan_nodes: tuple[PlanNode, ...] = ()
+    plan_edges: tuple[PlanEdge, ...] = ()
+    evidence: tuple[Evidence, ...] = ()
+
+
+class RecordWriteResult(_Result):
+    record: Record
+    hints: tuple[Hint, ...] = ()
+
+
+class FactWriteResult(_Result):
+    fact: Record
+    created: bool
+    hints: tuple[Hint, ...] = ()
+
+
+class FactHit(_Result):
+    fact: Record
+    score: float
+    evidence: tuple[Evidence, ...] = ()
+
+
+class RevisionResult(_Result):
+    record: Record
+    previous: tuple[Record, ...] = ()
+
+
+class InvalidateResult(_Result):
+    count: int
+    ids: tuple[str, ...] = ()
+
+
+class DerivedIds(_Result):
+    semantic: tuple[str, ...] = ()
+    competence: tuple[str, ...] = ()
+    plan_graph: tuple[str, ...] = ()
+
+
+class ConsolidationReport(_Result):
+    """What one consolidation run derived, reinforced, decayed and pruned."""
+
+    namespace: str
+    created: DerivedIds
+    reinforced: DerivedIds
+    decayed: int
+    pruned: tuple[str, ...] = ()
+    changed: bool

@@ -1,0 +1,303 @@
+"""Every API operation, defined once: its GraphQL document and how its result is read.
+
+A builder such as `write_memory(namespace, content, **fields)` returns a
+`Call` (document, variables, parser) and performs no I/O; the sync and async
+clients only send calls (see `_client.py`). `OPERATIONS` maps each GraphQL
+field name to its builder, and a test compares it with the server's schema, so
+an operation added to the API without a client method fails the suite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, Unpack
+
+from memlattice_client._inputs import (
+    EdgeSpec,
+    FilterFields,
+    ForgetPredicate,
+    MemoryFields,
+    MemoryInput,
+    NamespaceConfigFields,
+    PatchFields,
+    SearchOptions,
+    to_graphql,
+)
+from memlattice_client._models import (
+    AuditEntry,
+    Direction,
+    Edge,
+    EdgeType,
+    EmbeddingStatus,
+    ForgetResult,
+    Memory,
+    MemoryPage,
+    NamespaceConfig,
+    SearchHit,
+    Summary,
+    SupersedeResult,
+)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One GraphQL request, ready to send, and the parser of its `data[field]`."""
+
+    field: str
+    document: str
+    variables: dict[str, Any]
+    parse: Callable[[Any], T]
+
+    def result(self, data: Mapping[str, Any]) -> T:
+        return self.parse(data[self.field])
+
+
+OPERATIONS: dict[str, Callable[..., Call[Any]]] = {}
+
+F = TypeVar("F", bound=Callable[..., Call[Any]])
+
+
+def operation(field: str) -> Callable[[F], F]:
+    """Register a builder as the client's implementation of GraphQL field `field`."""
+
+    def register(builder: F) -> F:
+        OPERATIONS[field] = builder
+        return builder
+
+    return register
+
+
+MEMORY = """
+  id namespace key content memoryType value summary tags metadata scope agentId userId
+  sessionId taskId status confidence sensitivity salience source sourceType extractionMethod provenance
+  createdAt updatedAt expiresAt version accessCount lastAccessedAt embeddingModel
+  embeddingDimension supersededBy supersededAt forgottenAt
+"""
+EDGE = "id type sourceId targetId createdAt metadata"
+NAMESPACE_CONFIG = """namespace version backend scoring
+  weights { similarity fulltext recency popularity } decayHalfLifeDays rrfK embeddingModel
+  embeddingDimension updatedAt updatedBy"""
+HIT = f"""
+  score similarityScore ftsScore recencyScore popularityScore graphScore boost rerankScore
+  similarityRank ftsRank expanded path {{ type sourceId targetId }}
+  memory {{ {MEMORY} }} conflicts {{ {MEMORY} }}
+"""
+
+
+def _memory(raw: Any) -> Memory:
+    return Memory.model_validate(raw)
+
+
+def _memories(raw: Any) -> list[Memory]:
+    return [Memory.model_validate(m) for m in raw]
+
+
+def _edges(raw: Any) -> list[Edge]:
+    return [Edge.model_validate(e) for e in raw]
+
+
+def _given(**values: Any) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _memory_input(namespace: str, content: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    return to_graphql({"namespace": namespace, "content": content, **fields})
+
+
+# ---------------------------------------------------------------- writes
+
+
+@operation("writeMemory")
+def write_memory(namespace: str, content: str, **fields: Unpack[MemoryFields]) -> Call[Memory]:
+    """Write one memory; the server embeds `content` unless `embedding` is given."""
+    return Call("writeMemory",
+                f"mutation($input: MemoryInput!) {{ writeMemory(input: $input) {{ {MEMORY} }} }}",
+                {"input": _memory_input(namespace, content, fields)}, _memory)
+
+
+@operation("writeMemories")
+def write_memories(memories: Sequence[MemoryInput]) -> Call[list[Memory]]:
+    """Write a batch atomically (all or none), in one round trip; one namespace per batch."""
+    return Call("writeMemories",
+                f"mutation($inputs: [MemoryInput!]!) {{ writeMemories(inputs: $inputs) "
+                f"{{ {MEMORY} }} }}",
+                {"inputs": [to_graphql(m) for m in memories]}, _memories)
+
+
+@operation("updateMemory")
+def update_memory(namespace: str, id: str, *, expected_version: int | None = None,
+                  **patch: Unpack[PatchFields]) -> Call[Memory]:
+    """Change fields of an active memory; a stale `expected_version` raises
+    VersionConflictError and writes nothing."""
+    return Call("updateMemory",
+                "mutation($ns: String!, $id: ID!, $patch: MemoryPatchInput!, $v: Int) {"
+                f" updateMemory(namespace: $ns, id: $id, patch: $patch, expectedVersion: $v)"
+                f" {{ {MEMORY} }} }}",
+                {"ns": namespace, "id": id, "patch": to_graphql(patch), "v": expected_version},
+                _memory)
+
+
+@operation("supersedeMemory")
+def supersede_memory(namespace: str, id: str, content: str, *,
+                     expected_version: int | None = None,
+                     **fields: Unpack[MemoryFields]) -> Call[SupersedeResult]:
+    """Replace memory `id` with a new one; the old one is kept, marked SUPERSEDED."""
+    return Call("supersedeMemory",
+                "mutation($id: ID!, $m: MemoryInput!, $v: Int) {"
+                " supersedeMemory(id: $id, memory: $m, expectedVersion: $v) {"
+                f" previous {{ {MEMORY} }} current {{ {MEMORY} }} }} }}",
+                {"id": id, "m": _memory_input(namespace, content, fields), "v": expected_version},
+                SupersedeResult.model_validate)
+
+
+@operation("configureNamespace")
+def configure_namespace(namespace: str,
+                        **settings: Unpack[NamespaceConfigFields]) -> Call[NamespaceConfig]:
+    """Set a namespace's search defaults; searches that name no preset start from them."""
+    return Call("configureNamespace",
+                "mutation($ns: String!, $input: NamespaceConfigInput!) {"
+                f" configureNamespace(namespace: $ns, input: $input) {{ {NAMESPACE_CONFIG} }} }}",
+                {"ns": namespace, "input": to_graphql(settings)}, NamespaceConfig.model_validate)
+
+
+@operation("addEdge")
+def add_edge(namespace: str, source_id: str, target_id: str, type: EdgeType | str, *,
+             metadata: Mapping[str, Any] | None = None) -> Call[Edge]:
+    """Relate two memories of one namespace."""
+    spec = to_graphql({"namespace": namespace, "source_id": source_id, "target_id": target_id,
+                       "type": type, "metadata": metadata})
+    return Call("addEdge", f"mutation($input: EdgeInput!) {{ addEdge(input: $input) {{ {EDGE} }} }}",
+                {"input": spec}, Edge.model_validate)
+
+
+@operation("addEdges")
+def add_edges(namespace: str, edges: Sequence[EdgeSpec]) -> Call[list[Edge]]:
+    """Relate many pairs atomically, in one round trip."""
+    return Call("addEdges",
+                "mutation($ns: String!, $inputs: [EdgeSpecInput!]!) {"
+                f" addEdges(namespace: $ns, inputs: $inputs) {{ {EDGE} }} }}",
+                {"ns": namespace, "inputs": [to_graphql(e) for e in edges]}, _edges)
+
+
+@operation("deleteEdge")
+def delete_edge(namespace: str, id: str) -> Call[bool]:
+    """Remove one relationship by id."""
+    return Call("deleteEdge",
+                "mutation($ns: String!, $id: ID!) { deleteEdge(namespace: $ns, id: $id) }",
+                {"ns": namespace, "id": id}, bool)
+
+
+@operation("forget")
+def forget(namespace: str, **predicate: Unpack[ForgetPredicate]) -> Call[ForgetResult]:
+    """Tombstone every memory matching the predicate (they leave recall, stay for audit)."""
+    return Call("forget",
+                "mutation($ns: String!, $p: ForgetPredicateInput!) {"
+                " forget(namespace: $ns, predicate: $p) { count ids } }",
+                {"ns": namespace, "p": to_graphql(predicate)}, ForgetResult.model_validate)
+
+
+@operation("deleteMemory")
+def delete_memory(namespace: str, id: str) -> Call[bool]:
+    """Erase a memory and its relationships for good; the audit trail keeps a `delete`."""
+    return Call("deleteMemory",
+                "mutation($ns: String!, $id: ID!) { deleteMemory(namespace: $ns, id: $id) }",
+                {"ns": namespace, "id": id}, bool)
+
+
+# ---------------------------------------------------------------- reads
+
+
+@operation("memory")
+def memory(namespace: str, id: str) -> Call[Memory]:
+    """One memory by id; NotFoundError when missing, expired or in another namespace."""
+    return Call("memory",
+                f"query($ns: String!, $id: ID!) {{ memory(namespace: $ns, id: $id) {{ {MEMORY} }} }}",
+                {"ns": namespace, "id": id}, _memory)
+
+
+def _page(raw: Any) -> MemoryPage:
+    return MemoryPage(items=tuple(Memory.model_validate(e["node"]) for e in raw["edges"]),
+                      total_count=raw["totalCount"], has_next_page=raw["pageInfo"]["hasNextPage"],
+                      end_cursor=raw["pageInfo"]["endCursor"])
+
+
+@operation("memories")
+def memories(namespace: str, *, first: int = 50, after: str | None = None,
+             **filter: Unpack[FilterFields]) -> Call[MemoryPage]:
+    """One page of memories matching the filter, newest first; pass `after=page.end_cursor`
+    for the next (or use `iter_memories`)."""
+    return Call("memories",
+                "query($f: MemoryFilterInput!, $first: Int!, $after: String) {"
+                " memories(filter: $f, first: $first, after: $after) {"
+                f" totalCount pageInfo {{ hasNextPage endCursor }} edges {{ node {{ {MEMORY} }} }}"
+                " } }",
+                {"f": to_graphql({"namespace": namespace, **filter}), "first": first,
+                 "after": after}, _page)
+
+
+@operation("edges")
+def edges(namespace: str, id: str, *, types: Sequence[EdgeType | str] | None = None,
+          direction: Direction | str = Direction.BOTH) -> Call[list[Edge]]:
+    """Relationships of a memory, optionally of some types and one direction."""
+    variables = to_graphql({"types": types, "direction": direction})
+    return Call("edges",
+                "query($ns: String!, $id: ID!, $types: [EdgeType!], $direction: Direction!) {"
+                f" edges(namespace: $ns, id: $id, types: $types, direction: $direction)"
+                f" {{ {EDGE} }} }}",
+                {"ns": namespace, "id": id, **variables}, _edges)
+
+
+@operation("namespaceConfig")
+def namespace_config(namespace: str) -> Call[NamespaceConfig | None]:
+    """A namespace's search defaults, or None if it was never configured."""
+    return Call("namespaceConfig",
+                f"query($ns: String!) {{ namespaceConfig(namespace: $ns) {{ {NAMESPACE_CONFIG} }} }}",
+                {"ns": namespace},
+                lambda raw: None if raw is None else NamespaceConfig.model_validate(raw))
+
+
+@operation("embeddingStatus")
+def embedding_status(namespace: str) -> Call[EmbeddingStatus]:
+    """Which vector space a namespace searches, and how far a re-embed has come."""
+    return Call("embeddingStatus",
+                "query($ns: String!) { embeddingStatus(namespace: $ns) { namespace activeModel"
+                " activeDimension targetModel targetDimension status embedded total error"
+                " updatedAt } }",
+                {"ns": namespace}, EmbeddingStatus.model_validate)
+
+
+@operation("summarize")
+def summarize(namespace: str, *, limit: int = 10, query: str | None = None,
+              tags: Sequence[str] | None = None) -> Call[Summary]:
+    """A bounded extractive bullet list of a namespace's memories: the most relevant to
+    `query` first, else the newest; every tag in `tags` must match."""
+    window = to_graphql(_given(limit=limit, query=query, tags=tags))
+    return Call("summarize",
+                "query($ns: String!, $w: SummaryWindowInput) { summarize(namespace: $ns,"
+                f" window: $w) {{ text bullets {{ text memoryId }} memories {{ {MEMORY} }} }} }}",
+                {"ns": namespace, "w": window}, Summary.model_validate)
+
+
+@operation("auditTrail")
+def audit_trail(namespace: str, id: str) -> Call[list[AuditEntry]]:
+    """Every recorded mutation of a memory, oldest first (kept after deletion)."""
+    return Call("auditTrail",
+                "query($ns: String!, $id: ID!) { auditTrail(namespace: $ns, id: $id) {"
+                " id memoryId operation actor at version details } }",
+                {"ns": namespace, "id": id},
+                lambda raw: [AuditEntry.model_validate(a) for a in raw])
+
+
+@operation("search")
+def search(namespace: str, query: str | None = None,
+           **options: Unpack[SearchOptions]) -> Call[list[SearchHit]]:
+    """Scoped recall; each hit carries its score parts, graph path and conflicts."""
+    fields = dict(options)
+    flt = {"namespace": namespace, **fields.pop("filter", {})}  # type: ignore[typeddict-item]
+    return Call("search",
+                f"query($input: SearchInput!) {{ search(input: $input) {{ {HIT} }} }}",
+                {"input": to_graphql({"filter": flt, "query": query, **fields})},
+                lambda raw: [SearchHit.model_validate(h) for h in raw])
