@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 from asgi_lifespan import LifespanManager
+from starlette.applications import Starlette
 
 from graph.client import GraphClient
 from memlattice.app import create_app
@@ -46,6 +47,7 @@ class Bench:
     http: httpx.AsyncClient
     settings: Settings
     graph: GraphClient
+    app: Starlette
 
     async def gql(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         response = await self.http.post("/graphql", json={"query": query,
@@ -80,7 +82,8 @@ async def bench_service(*, dimension: int, heap: str = "2g",
         neo4j_local.start(local, PASSWORD)
         print(f"# private Neo4j {local.version} up in {time.monotonic() - started:.1f}s")
         neo4j = Neo4jSettings(uri=neo4j_local.bolt_uri(local), password=PASSWORD)
-    settings = Settings(environment="test", neo4j=neo4j,
+    # Keyless: the figures are of the service and the database, not of key checks.
+    settings = Settings(environment="test", neo4j=neo4j, auth_mode="keyless",
                         embedding=EmbeddingSettings(provider="none", dimension=dimension))
     app = create_app(settings)
     graph = GraphClient.connect(neo4j.uri or "", neo4j.user, neo4j.password.get_secret_value(),
@@ -90,7 +93,7 @@ async def bench_service(*, dimension: int, heap: str = "2g",
             transport = httpx.ASGITransport(app=manager.app)
             async with httpx.AsyncClient(transport=transport, base_url="http://bench",
                                          timeout=600) as http:
-                yield Bench(http=http, settings=settings, graph=graph)
+                yield Bench(http=http, settings=settings, graph=graph, app=app)
     finally:
         await graph.close()
         if local is not None:

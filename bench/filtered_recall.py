@@ -21,11 +21,13 @@ import numpy as np
 
 from bench._harness import bench_service, synthetic_memories
 from graph.memories import MemoryGraph
+from memlattice.auth import Principal
 from memlattice.model import MemoryFilter, validated
 from memlattice.search_config import SearchConfig
 
 WRITE = "mutation($inputs: [MemoryInput!]!) { writeMemories(inputs: $inputs) { id } }"
 NAMESPACE = "bench/filtered"
+TENANT = Principal.development().tenant(NAMESPACE, write=False)
 
 
 async def main() -> None:
@@ -79,7 +81,8 @@ async def main() -> None:
                 if k < args.users:
                     flt = flt.model_copy(update={"scope_keys": tuple(f"user:u{u}" for u in chosen)})
                 t0 = time.perf_counter()
-                result = await graph.search(flt, now=now, vector=q.tolist(), lucene=None,
+                result = await graph.search(flt, tenant=TENANT, now=now, vector=q.tolist(),
+                                            lucene=None,
                                             candidates=candidates, expansion=None,
                                             with_embeddings=False)
                 latencies.append(time.perf_counter() - t0)

@@ -10,6 +10,8 @@ imports `neo4j.exceptions`.
 from __future__ import annotations
 
 import logging
+import sys
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -24,6 +26,13 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Query = tuple[str, dict[str, Any]]
+# Told each query's short label (the graph method that sent it) and its duration.
+QueryObserver = Callable[[str, float], None]
+
+
+def _label(qualname: str) -> str:
+    """`MemoryGraph.update.<locals>.work` -> `MemoryGraph.update`: few, stable metric labels."""
+    return qualname.split(".<locals>")[0]
 
 
 @contextmanager
@@ -37,7 +46,15 @@ def translated_errors() -> Iterator[None]:
         raise Conflict(
             "the write collides with an existing record (an id that is already taken)"
         ) from exc
-    except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired) as exc:
+    except neo4j_errors.IncompleteCommit as exc:
+        raise Unavailable(
+            "Neo4j dropped the connection during commit; the write may or may not have"
+            " been applied, read it back before retrying", retryable=True, outcome="unknown"
+        ) from exc
+    except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired,
+            neo4j_errors.ConnectionPoolError) as exc:
+        # A pool that cannot hand out a connection in time is as unavailable as a
+        # refused one.
         raise Unavailable(
             "Neo4j cannot be reached right now; retry shortly", retryable=True
         ) from exc
@@ -55,24 +72,42 @@ def translated_errors() -> Iterator[None]:
 class GraphClient:
     """Owns the driver; created in the app lifespan and closed on shutdown."""
 
-    def __init__(self, driver: AsyncDriver, database: str) -> None:
+    def __init__(self, driver: AsyncDriver, database: str,
+                 observer: QueryObserver | None = None) -> None:
         self.driver = driver
         self.database = database
+        self.observer = observer
 
     @classmethod
-    def connect(cls, uri: str, user: str, password: str, database: str) -> "GraphClient":
-        """No I/O happens here; the first query opens connections."""
+    def connect(cls, uri: str, user: str, password: str, database: str, *,
+                connection_timeout_s: float = 2.0, acquisition_timeout_s: float = 5.0,
+                max_retry_time_s: float = 3.0, pool_size: int = 64,
+                observer: QueryObserver | None = None) -> GraphClient:
+        """No I/O happens here; the first query opens connections.
+
+        The timeouts are short on purpose: with Neo4j down a request should
+        fail with UNAVAILABLE in seconds, not hang in the driver's retry loop.
+        """
         driver = AsyncGraphDatabase.driver(
             uri,
             auth=(user, password),
-            max_connection_pool_size=64,
-            connection_acquisition_timeout=10.0,
-            connection_timeout=5.0,
-            max_transaction_retry_time=10.0,
+            max_connection_pool_size=pool_size,
+            connection_acquisition_timeout=acquisition_timeout_s,
+            connection_timeout=connection_timeout_s,
+            max_transaction_retry_time=max_retry_time_s,
             # Schema-less reads (a property no node has yet) are normal here, not warnings.
             notifications_min_severity="OFF",
         )
-        return cls(driver, database)
+        return cls(driver, database, observer)
+
+    @contextmanager
+    def _observed(self, label: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            if self.observer is not None:
+                self.observer(label, time.perf_counter() - started)
 
     async def close(self) -> None:
         await self.driver.close()
@@ -83,7 +118,7 @@ class GraphClient:
 
     async def read(self, query: Query) -> list[neo4j.Record]:
         text, params = query
-        with translated_errors():
+        with self._observed(_label(sys._getframe(1).f_code.co_qualname)), translated_errors():
             records, _, _ = await self.driver.execute_query(
                 text, params, database_=self.database, routing_=RoutingControl.READ
             )
@@ -91,7 +126,7 @@ class GraphClient:
 
     async def write(self, query: Query) -> list[neo4j.Record]:
         text, params = query
-        with translated_errors():
+        with self._observed(_label(sys._getframe(1).f_code.co_qualname)), translated_errors():
             records, _, _ = await self.driver.execute_query(
                 text, params, database_=self.database, routing_=RoutingControl.WRITE
             )
@@ -105,7 +140,7 @@ class GraphClient:
         A MemlatticeError raised inside `work` rolls the transaction back and
         propagates unchanged: that is how read-check-write steps refuse.
         """
-        with translated_errors():
+        with self._observed(_label(work.__qualname__)), translated_errors():
             async with self.driver.session(database=self.database) as session:
                 return await session.execute_write(work)
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memlattice.model import EdgeType, MemoryInput, Scope, Status
+from memlattice.model import DEFAULT_SENSITIVITY, EdgeType, MemoryInput, Scope, Sensitivity, Status
 
 META_PREFIX = "meta."
 
@@ -63,7 +63,7 @@ def _loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def to_datetime(value: Any) -> datetime | None:
@@ -103,6 +103,7 @@ class Memory:
     session_id: str | None = None
     task_id: str | None = None
     confidence: float = 1.0
+    sensitivity: Sensitivity = DEFAULT_SENSITIVITY
     source: str | None = None
     source_type: str | None = None
     extraction_method: str | None = None
@@ -140,6 +141,7 @@ def memory_from_properties(props: Mapping[str, Any]) -> Memory:
         session_id=props.get("sessionId"),
         task_id=props.get("taskId"),
         confidence=float(props.get("confidence", 1.0)),
+        sensitivity=Sensitivity(props.get("sensitivity") or DEFAULT_SENSITIVITY),
         source=props.get("source"),
         source_type=props.get("sourceType"),
         extraction_method=props.get("extractionMethod"),
@@ -185,6 +187,7 @@ def memory_properties(
         "taskId": memory.task_id,
         "status": Status.ACTIVE.value,
         "confidence": memory.confidence,
+        "sensitivity": memory.sensitivity.value,
         "source": memory.source,
         "sourceType": memory.source_type,
         "extractionMethod": memory.extraction_method,
@@ -210,6 +213,7 @@ PATCHABLE: dict[str, tuple[str, Any]] = {
     "summary": ("summary", None),
     "tags": ("tags", list),
     "confidence": ("confidence", None),
+    "sensitivity": ("sensitivity", str),
     "salience": ("salience", None),
     "source": ("source", None),
     "source_type": ("sourceType", None),

@@ -33,7 +33,15 @@ from graph.codec import (
     meta_properties,
     patch_properties,
 )
-from memlattice.errors import Conflict, NotFound, ValidationError, VersionConflict
+from memlattice.auth import Tenant
+from memlattice.errors import (
+    Conflict,
+    EpisodicImmutable,
+    Forbidden,
+    NotFound,
+    ValidationError,
+    VersionConflict,
+)
 from memlattice.lucene import all_terms
 from memlattice.model import (
     Direction,
@@ -46,6 +54,7 @@ from memlattice.model import (
     camel,
 )
 from memlattice.search_config import ExpansionConfig
+from memlattice.vector_spaces import VectorSpace
 
 
 def new_id() -> str:
@@ -141,9 +150,12 @@ class MemoryGraph:
     # ------------------------------------------------------------ writes
 
     async def create(
-        self, memories: Sequence[PreparedMemory], *, namespace: str, actor: str
+        self, memories: Sequence[PreparedMemory], *, tenant: Tenant, actor: str
     ) -> list[Memory]:
         """Create a batch atomically: all of it or, on any conflict, none of it."""
+        for m in memories:
+            tenant.check_record(namespace=m.input.namespace, scope=m.input.scope,
+                                sensitivity=m.input.sensitivity)
         ids = [m.id for m in memories]
         if len(set(ids)) != len(ids):
             raise Conflict("the batch names the same id twice")
@@ -159,7 +171,7 @@ class MemoryGraph:
         ]
         try:
             await self.client.write(
-                queries.create_memories(rows, namespace=namespace, actor=actor)
+                queries.create_memories(rows, tenant=tenant, actor=actor)
             )
         except Conflict as exc:
             raise Conflict(
@@ -169,13 +181,17 @@ class MemoryGraph:
         return [memory_from_properties(row["props"]) for row in rows]
 
     async def update(
-        self, *, namespace: str, id: str, patch: MemoryPatch, expected_version: int | None,
+        self, *, tenant: Tenant, id: str, patch: MemoryPatch, expected_version: int | None,
         embedding: list[float] | None, embedding_model: str | None, actor: str, now: datetime,
     ) -> Memory:
         changes = patch.changes()
+        tenant.require_write()
+        if patch.sensitivity is not None:
+            tenant.check_sensitivity(patch.sensitivity)
 
         async def work(tx: AsyncManagedTransaction) -> Memory:
-            current = await self._locked(tx, namespace=namespace, id=id, now=now)
+            current = await self._locked(tx, tenant=tenant, id=id, now=now)
+            refuse_episodic(current, "updated")
             _check_version(current, expected_version)
             if current.status is not Status.ACTIVE:
                 raise Conflict(f"memory {id} is {current.status.value} and cannot be updated")
@@ -191,7 +207,7 @@ class MemoryGraph:
                              embeddingDimension=len(embedding))
             details = canonical_json({"fields": sorted(camel(k) for k in changes)})
             records = await run(tx, queries.update_memory(
-                namespace=namespace, id=id, props=props, actor=actor, now=now,
+                tenant=tenant, id=id, props=props, actor=actor, now=now,
                 audit_id=new_id(), details=details,
             ))
             return memory_from_properties(records[0]["m"])
@@ -199,13 +215,16 @@ class MemoryGraph:
         return await self.client.transaction(work)
 
     async def supersede(
-        self, *, namespace: str, id: str, successor: PreparedMemory,
+        self, *, tenant: Tenant, id: str, successor: PreparedMemory,
         expected_version: int | None, actor: str,
     ) -> tuple[Memory, Memory]:
         """Returns (previous, current). Of two racing supersedes exactly one wins."""
+        tenant.check_record(namespace=successor.input.namespace, scope=successor.input.scope,
+                            sensitivity=successor.input.sensitivity)
 
         async def work(tx: AsyncManagedTransaction) -> tuple[Memory, Memory]:
-            old = await self._locked(tx, namespace=namespace, id=id, now=successor.now)
+            old = await self._locked(tx, tenant=tenant, id=id, now=successor.now)
+            refuse_episodic(old, "superseded")
             _check_version(old, expected_version)
             if old.status is not Status.ACTIVE:
                 raise Conflict(
@@ -219,7 +238,7 @@ class MemoryGraph:
                 embedding=successor.embedding, embedding_model=successor.embedding_model,
             )
             records = await run(tx, queries.supersede_memory(
-                namespace=namespace, id=id, props=props, edge_id=new_id(), actor=actor,
+                tenant=tenant, id=id, props=props, edge_id=new_id(), actor=actor,
                 now=successor.now, audit_ids=(new_id(), new_id()),
             ))
             record = records[0]
@@ -230,8 +249,9 @@ class MemoryGraph:
         return await self.client.transaction(work)
 
     async def forget(
-        self, *, namespace: str, predicate: ForgetPredicate, actor: str, now: datetime
+        self, *, tenant: Tenant, predicate: ForgetPredicate, actor: str, now: datetime
     ) -> list[str]:
+        tenant.require_write()
         conditions: list[str] = []
         params: dict[str, Any] = {}
         if predicate.contains is not None:
@@ -252,39 +272,44 @@ class MemoryGraph:
             params["tags"] = tags
         lucene = all_terms(predicate.query) if predicate.query is not None else None
         records = await self.client.write(queries.forget_memories(
-            namespace=namespace, now=now, actor=actor, conditions=conditions, params=params,
+            tenant=tenant, now=now, actor=actor, conditions=conditions, params=params,
             fulltext=lucene,
         ))
         return [r["id"] for r in records]
 
-    async def delete(self, *, namespace: str, id: str, actor: str, now: datetime) -> None:
+    async def delete(self, *, tenant: Tenant, id: str, actor: str, now: datetime) -> None:
+        tenant.require_write()
         records = await self.client.write(queries.delete_memory(
-            namespace=namespace, id=id, actor=actor, now=now, audit_id=new_id()
+            tenant=tenant, id=id, actor=actor, now=now, audit_id=new_id()
         ))
         if not records:
-            raise NotFound(f"no memory {id} in namespace {namespace}", id=id)
+            raise NotFound(f"no memory {id} in namespace {tenant.namespace}", id=id)
 
     # ------------------------------------------------------------ reads
 
-    async def get(self, *, namespace: str, id: str, now: datetime) -> Memory:
-        records = await self.client.read(queries.get_memory(namespace=namespace, id=id, now=now))
+    async def get(self, *, tenant: Tenant, id: str, now: datetime) -> Memory:
+        records = await self.client.read(queries.get_memory(tenant=tenant, id=id, now=now))
         if not records:
-            raise NotFound(f"no memory {id} in namespace {namespace}", id=id)
+            raise NotFound(f"no memory {id} in namespace {tenant.namespace}", id=id)
         return memory_from_properties(records[0]["m"])
 
-    async def embeddings(self, *, namespace: str, ids: Sequence[str]) -> dict[str, list[float]]:
-        records = await self.client.read(queries.get_embeddings(namespace=namespace, ids=list(ids)))
+    async def embeddings(self, *, tenant: Tenant, ids: Sequence[str]) -> dict[str, list[float]]:
+        records = await self.client.read(queries.get_embeddings(tenant=tenant, ids=list(ids)))
         return {r["id"]: r["embedding"] for r in records if r["embedding"] is not None}
 
     async def list(
-        self, flt: MemoryFilter, *, now: datetime, first: int, after: str | None
+        self, flt: MemoryFilter, *, tenant: Tenant, now: datetime, first: int,
+        after: str | None,
     ) -> Page:
+        flt = _fenced(flt, tenant)
         cursor = decode_cursor(after) if after else None
         records = await self.client.read(
-            queries.list_memories(flt, now=now, first=first, after=cursor)
+            queries.list_memories(flt, tenant=tenant, now=now, first=first, after=cursor)
         )
         record = records[0]
-        items = [memory_from_properties(p) for p in record["page"]]
+        # A node deleted by a concurrent transaction while this read ran reads as
+        # a map without properties: it is gone, so it is not listed.
+        items = [memory_from_properties(p) for p in record["page"] if _exists(p)]
         has_next = len(items) > first
         items = items[:first]
         return Page(
@@ -295,15 +320,16 @@ class MemoryGraph:
         )
 
     async def search(
-        self, flt: MemoryFilter, *, now: datetime, vector: list[float] | None,
+        self, flt: MemoryFilter, *, tenant: Tenant, now: datetime, vector: list[float] | None,
         lucene: str | None, candidates: int, expansion: ExpansionConfig | None,
-        with_embeddings: bool, needed: int = 10,
+        with_embeddings: bool, needed: int = 10, space: VectorSpace | None = None,
     ) -> SearchResult:
         if vector is None and lucene is None:
             return SearchResult()
+        flt = _fenced(flt, tenant)
         records = await self.client.read(recall_query.search(
-            flt, now=now, vector=vector, lucene=lucene, candidates=candidates,
-            expansion=expansion, with_embeddings=with_embeddings, needed=needed,
+            flt, tenant=tenant, now=now, vector=vector, lucene=lucene, candidates=candidates,
+            expansion=expansion, with_embeddings=with_embeddings, needed=needed, space=space,
         ))
         record = records[0]
         keys = set(record.keys())
@@ -311,12 +337,14 @@ class MemoryGraph:
         def found(key: str) -> list[Found]:
             if key not in keys:
                 return []
-            return [Found(x["m"], float(x["score"])) for x in record[key]]
+            return [Found(x["m"], float(x["score"])) for x in record[key] if _exists(x["m"])]
 
         reached: list[Reached] = []
         if "expanded" in keys:
             for entry in record["expanded"]:
                 for x in entry["reached"]:
+                    if not _exists(x["m"]):
+                        continue
                     reached.append(Reached(
                         seed=entry["seed"], props=x["m"],
                         similarity=x["similarity"],
@@ -325,6 +353,8 @@ class MemoryGraph:
                     ))
         conflicts: dict[str, list[Memory]] = {}
         for entry in record["conflicts"]:
+            if not _exists(entry["conflict"]):
+                continue
             conflicts.setdefault(entry["id"], []).append(memory_from_properties(entry["conflict"]))
         return SearchResult(semantic=found("semantic"), lexical=found("lexical"),
                             reached=reached, conflicts=conflicts)
@@ -335,10 +365,11 @@ class MemoryGraph:
     # ------------------------------------------------------------ edges and audit
 
     async def add_edges(
-        self, *, namespace: str, edges: Sequence[tuple[str, str, EdgeType, Mapping[str, Any]]],
+        self, *, tenant: Tenant, edges: Sequence[tuple[str, str, EdgeType, Mapping[str, Any]]],
         actor: str, now: datetime,
     ) -> list[Edge]:
         """Add (source, target, type, metadata) relationships atomically: all or none."""
+        tenant.require_write()
         if not edges:
             raise ValidationError("no relationships to add")
         rows = []
@@ -355,7 +386,7 @@ class MemoryGraph:
         wanted = {(r["source"], r["target"], r["type"]) for r in rows}
 
         async def work(tx: AsyncManagedTransaction) -> list[Edge]:
-            records = await run(tx, queries.add_edges(rows, namespace=namespace, actor=actor,
+            records = await run(tx, queries.add_edges(rows, tenant=tenant, actor=actor,
                                                       now=now))
             made = [edge_from_record(r["r"], r["type"], r["source"], r["target"])
                     for r in records]
@@ -364,45 +395,78 @@ class MemoryGraph:
                 ids = sorted({i for source, target, _ in missing for i in (source, target)})
                 raise NotFound(
                     f"{len(missing)} relationship(s) name memories that do not exist in"
-                    f" namespace {namespace}; nothing was added", ids=ids[:20],
+                    f" namespace {tenant.namespace}; nothing was added", ids=ids[:20],
                 )
             return made
 
         return await self.client.transaction(work)
 
     async def edges(
-        self, *, namespace: str, id: str, types: Sequence[EdgeType], direction: Direction,
+        self, *, tenant: Tenant, id: str, types: Sequence[EdgeType], direction: Direction,
         now: datetime,
     ) -> list[Edge]:
-        await self.get(namespace=namespace, id=id, now=now)
+        await self.get(tenant=tenant, id=id, now=now)
         records = await self.client.read(queries.list_edges(
-            namespace=namespace, id=id, types=list(types or EdgeType), direction=direction,
+            tenant=tenant, id=id, types=list(types or EdgeType), direction=direction,
             now=now,
         ))
         return [edge_from_record(r["r"], r["type"], r["source"], r["target"]) for r in records]
 
-    async def delete_edge(self, *, namespace: str, edge_id: str, actor: str, now: datetime) -> None:
+    async def delete_edge(self, *, tenant: Tenant, edge_id: str, actor: str,
+                          now: datetime) -> None:
+        tenant.require_write()
         records = await self.client.write(queries.delete_edge(
-            namespace=namespace, edge_id=edge_id, actor=actor, now=now, audit_id=new_id()
+            tenant=tenant, edge_id=edge_id, actor=actor, now=now, audit_id=new_id()
         ))
         if not records:
-            raise NotFound(f"no relationship {edge_id} in namespace {namespace}", id=edge_id)
+            raise NotFound(f"no relationship {edge_id} in namespace {tenant.namespace}",
+                           id=edge_id)
 
-    async def audit_trail(self, *, namespace: str, id: str) -> list[AuditEntry]:
-        records = await self.client.read(queries.audit_trail(namespace=namespace, id=id))
+    async def audit_trail(self, *, tenant: Tenant, id: str) -> list[AuditEntry]:
+        records = await self.client.read(queries.audit_trail(tenant=tenant, id=id))
         if not records:
-            raise NotFound(f"no audit trail for {id} in namespace {namespace}", id=id)
+            raise NotFound(f"no audit trail for {id} in namespace {tenant.namespace}", id=id)
         return [audit_from_properties(r["a"]) for r in records]
 
     # ------------------------------------------------------------ helpers
 
     async def _locked(
-        self, tx: AsyncManagedTransaction, *, namespace: str, id: str, now: datetime
+        self, tx: AsyncManagedTransaction, *, tenant: Tenant, id: str, now: datetime
     ) -> Memory:
-        records = await run(tx, queries.lock_memory(namespace=namespace, id=id, now=now))
+        records = await run(tx, queries.lock_memory(tenant=tenant, id=id, now=now))
         if not records:
-            raise NotFound(f"no memory {id} in namespace {namespace}", id=id)
+            raise NotFound(f"no memory {id} in namespace {tenant.namespace}", id=id)
         return memory_from_properties(records[0]["m"])
+
+
+def refuse_episodic(current: Memory, verb: str) -> None:
+    """Episodic records are immutable: every revision of one fails the same way."""
+    if current.memory_type == "episodic":
+        raise EpisodicImmutable(
+            f"memory {current.id} is an episodic record and cannot be {verb}; episodes are"
+            " immutable (write a new record instead)", id=current.id,
+        )
+
+
+def _fenced(flt: MemoryFilter, tenant: Tenant) -> MemoryFilter:
+    """A filter of the tenant's own namespace, its scope chain clipped to the key's maximum.
+
+    An explicit scope above the maximum is refused; the broader levels a scope
+    chain would add on its own are dropped silently.
+    """
+    if flt.namespace != tenant.namespace:
+        raise Forbidden(f"the filter names namespace {flt.namespace}, not the authorised"
+                        f" {tenant.namespace}")
+    if flt.scope is not None:
+        tenant.check_scope(flt.scope)
+    if flt.scope_keys is not None and tenant.scopes is not None:
+        return flt.model_copy(update={"scope_keys": tenant.clip_scope_keys(flt.scope_keys)})
+    return flt
+
+
+def _exists(props: Mapping[str, Any]) -> bool:
+    """False for the property map of a node a concurrent transaction deleted."""
+    return props.get("id") is not None
 
 
 def _check_version(current: Memory, expected: int | None) -> None:

@@ -85,6 +85,38 @@ def migrations(dimension: int, index: VectorIndexSettings | None = None) -> list
             "CREATE CONSTRAINT namespace_config IF NOT EXISTS"
             " FOR (c:NamespaceConfig) REQUIRE c.namespace IS UNIQUE",
         )),
+        # Each side space's vector index is created when a namespace first asks
+        # for that space (graph.vector_spaces), not here: spaces are data.
+        Migration(6, "side vector spaces", (
+            "CREATE CONSTRAINT memory_vector_key IF NOT EXISTS"
+            " FOR (v:MemoryVector) REQUIRE v.key IS UNIQUE",
+            "CREATE INDEX memory_vector_namespace_space IF NOT EXISTS"
+            " FOR (v:MemoryVector) ON (v.namespace, v.space)",
+            "CREATE CONSTRAINT vector_space_state IF NOT EXISTS"
+            " FOR (s:VectorSpaceState) REQUIRE s.namespace IS UNIQUE",
+            "CREATE INDEX vector_space_state_status IF NOT EXISTS"
+            " FOR (s:VectorSpaceState) ON (s.status)",
+        )),
+        Migration(7, "api keys", (
+            "CREATE CONSTRAINT api_key_id IF NOT EXISTS FOR (k:ApiKey) REQUIRE k.id IS UNIQUE",
+        )),
+        Migration(8, "typed records, facts and evidence", (
+            "CREATE CONSTRAINT evidence_key IF NOT EXISTS FOR (e:Evidence) REQUIRE e.key IS UNIQUE",
+            "CREATE INDEX evidence_ref IF NOT EXISTS FOR (e:Evidence) ON (e.namespace, e.ref)",
+            "CREATE INDEX memory_type IF NOT EXISTS FOR (m:Memory) ON (m.namespace, m.memoryType)",
+            "CREATE INDEX semantic_subject IF NOT EXISTS"
+            " FOR (m:Semantic) ON (m.namespace, m.subjectKey, m.predicateKey)",
+            "CREATE INDEX fact_kind IF NOT EXISTS FOR (m:Fact) ON (m.namespace, m.kind)",
+            "CREATE INDEX working_task IF NOT EXISTS FOR (m:Working) ON (m.namespace, m.taskId)",
+            "CREATE INDEX competence_skill IF NOT EXISTS"
+            " FOR (m:Competence) ON (m.namespace, m.skillKey)",
+            "CREATE INDEX tool_call_record IF NOT EXISTS FOR (t:ToolCall) ON (t.recordId)",
+            "CREATE INDEX plan_node_record IF NOT EXISTS FOR (n:PlanNode) ON (n.recordId)",
+        )),
+        Migration(9, "consolidation lock", (
+            "CREATE CONSTRAINT consolidation_lock IF NOT EXISTS"
+            " FOR (l:ConsolidationLock) REQUIRE l.namespace IS UNIQUE",
+        )),
     ]
 
 

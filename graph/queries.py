@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from graph.codec import meta_value, search_token
+from memlattice.auth import Tenant
 from memlattice.model import Direction, EdgeType, MemoryFilter
 
 Query = tuple[str, dict[str, Any]]
@@ -32,31 +33,62 @@ def visible(var: str = "m") -> str:
     return _VISIBLE.format(m=var)
 
 
-def project(var: str = "m", *, embedding: bool = False) -> str:
-    """A memory's properties as a map, times as epoch microseconds, vector only on request."""
+# What a tenant may see of a node in its namespace: sensitivity up to its clearance
+# (unset counts as low) and scope levels up to its key's maximum (`$scopes` null =
+# every level; unscoped memories belong to the whole namespace). Every builder that
+# takes a `Tenant` applies it, with `$namespace`, `$sensitivities` and `$scopes`
+# coming from `Tenant.params()` only.
+_ALLOWED = ("coalesce({m}.sensitivity, 'low') IN $sensitivities"
+            " AND ($scopes IS NULL OR coalesce({m}.scope, 'namespace') IN $scopes)")
+
+
+def allowed(var: str = "m") -> str:
+    return _ALLOWED.format(m=var)
+
+
+def owned(var: str = "m") -> str:
+    """In the tenant's namespace and within its clearance and scopes (expired or not)."""
+    return f"{var}.namespace = $namespace AND {allowed(var)}"
+
+
+def tenant_visible(var: str = "m") -> str:
+    """`visible` and `allowed`: what a tenant's reads return."""
+    return f"{visible(var)} AND {allowed(var)}"
+
+
+def project(var: str = "m", *, embedding: bool = False, embedding_expr: str | None = None) -> str:
+    """A memory's properties as a map, times as epoch microseconds, vector only on request
+    (`embedding_expr` puts another expression, such as a side-space vector, in its place)."""
     times = ", ".join(f"{p}: {var}.{p}.epochSeconds * 1000000 + {var}.{p}.microsecond"
                       for p in TIME_PROPERTIES)
-    vector = "" if embedding else ", embedding: null"
+    if embedding_expr is not None:
+        vector = f", embedding: {embedding_expr}"
+    else:
+        vector = "" if embedding else ", embedding: null"
     return f"{var} {{.*{vector}, {times}}}"
 
 
 _AUDIT = (
     "CREATE (:AuditEntry {{id: {id}, memoryId: {memory}, namespace: $namespace,"
-    " operation: {op}, actor: $actor, at: {at}, version: {version}, detailsJson: {details}}})"
+    " operation: {op}, actor: $actor, at: {at}, version: {version}, detailsJson: {details}"
+    "{extra}}})"
 )
 
 
 def _audit(
-    id: str, memory: str, op: str, version: str, details: str = "null", at: str = "$now"
+    id: str, memory: str, op: str, version: str, details: str = "null", at: str = "$now",
+    extra: str = "",
 ) -> str:
-    """A CREATE clause for one audit entry; every argument is a Cypher expression."""
-    return _AUDIT.format(id=id, memory=memory, op=op, version=version, details=details, at=at)
+    """A CREATE clause for one audit entry; every argument is a Cypher expression
+    (`extra`: more `key: expression` pairs)."""
+    return _AUDIT.format(id=id, memory=memory, op=op, version=version, details=details, at=at,
+                         extra=f", {extra}" if extra else "")
 
 
 # ------------------------------------------------------------------ writes
 
 
-def create_memories(rows: list[dict[str, Any]], *, namespace: str, actor: str) -> Query:
+def create_memories(rows: list[dict[str, Any]], *, tenant: Tenant, actor: str) -> Query:
     """One UNWIND round trip for any batch: nodes plus their `write` audit entries.
 
     Each row is `{props, auditId}`; `props.createdAt` may differ per row when a
@@ -71,10 +103,10 @@ def create_memories(rows: list[dict[str, Any]], *, namespace: str, actor: str) -
         + _audit("row.auditId", "m.id", "'write'", "1", at="m.createdAt")
         + "\nRETURN count(*) AS created"
     )
-    return query, {"rows": rows, "namespace": namespace, "actor": actor}
+    return query, {"rows": rows, **tenant.params(), "actor": actor}
 
 
-def lock_memory(*, namespace: str, id: str, now: datetime) -> Query:
+def lock_memory(*, tenant: Tenant, id: str, now: datetime) -> Query:
     """Take the node's write lock, then read it: the read sees the latest commit.
 
     The first step of every read-check-write (update, supersede): two
@@ -83,40 +115,40 @@ def lock_memory(*, namespace: str, id: str, now: datetime) -> Query:
     query = (
         "CYPHER 25\n"
         "MATCH (m:Memory {id: $id})\n"
-        f"WHERE {visible()}\n"
+        f"WHERE {tenant_visible()}\n"
         "SET m.`_lock` = true REMOVE m.`_lock`\n"
         # A node deleted by a concurrent transaction reads as all-null once locked.
         "WITH m WHERE m.id IS NOT NULL\n"
         f"RETURN {project()} AS m"
     )
-    return query, {"namespace": namespace, "id": id, "now": now}
+    return query, {**tenant.params(), "id": id, "now": now}
 
 
 def update_memory(
-    *, namespace: str, id: str, props: dict[str, Any], actor: str, now: datetime,
+    *, tenant: Tenant, id: str, props: dict[str, Any], actor: str, now: datetime,
     audit_id: str, details: str,
 ) -> Query:
     query = (
         "CYPHER 25\n"
-        "MATCH (m:Memory {id: $id}) WHERE m.namespace = $namespace\n"
+        f"MATCH (m:Memory {{id: $id}}) WHERE {owned()}\n"
         "SET m += $props, m.version = m.version + 1, m.updatedAt = $now\n"
         "WITH m\n"
         + _audit("$auditId", "m.id", "'update'", "m.version", "$details")
         + f"\nRETURN {project()} AS m"
     )
-    params = {"namespace": namespace, "id": id, "props": props, "actor": actor, "now": now,
+    params = {**tenant.params(), "id": id, "props": props, "actor": actor, "now": now,
               "auditId": audit_id, "details": details}
     return query, params
 
 
 def supersede_memory(
-    *, namespace: str, id: str, props: dict[str, Any], edge_id: str, actor: str,
+    *, tenant: Tenant, id: str, props: dict[str, Any], edge_id: str, actor: str,
     now: datetime, audit_ids: tuple[str, str],
 ) -> Query:
     """Create the successor, retire the old memory, join them with SUPERSEDES."""
     query = (
         "CYPHER 25\n"
-        "MATCH (old:Memory {id: $id}) WHERE old.namespace = $namespace\n"
+        f"MATCH (old:Memory {{id: $id}}) WHERE {owned('old')}\n"
         "CREATE (m:Memory) SET m = $props\n"
         "SET old.status = 'superseded', old.supersededAt = $now, old.supersededBy = m.id,\n"
         "    old.version = old.version + 1, old.updatedAt = $now\n"
@@ -128,13 +160,13 @@ def supersede_memory(
                  "'{\"supersededBy\":\"' + m.id + '\"}'")
         + f"\nRETURN {project('old')} AS previous, {project()} AS current"
     )
-    params = {"namespace": namespace, "id": id, "props": props, "edgeId": edge_id,
+    params = {**tenant.params(), "id": id, "props": props, "edgeId": edge_id,
               "actor": actor, "now": now, "auditNew": audit_ids[0], "auditOld": audit_ids[1]}
     return query, params
 
 
 def forget_memories(
-    *, namespace: str, now: datetime, actor: str, conditions: list[str],
+    *, tenant: Tenant, now: datetime, actor: str, conditions: list[str],
     params: dict[str, Any], fulltext: str | None,
 ) -> Query:
     """Tombstone every visible, not yet forgotten memory matching all conditions."""
@@ -143,7 +175,7 @@ def forget_memories(
         if fulltext is not None
         else "MATCH (m:Memory)\n"
     )
-    where = " AND ".join([visible(), "m.status <> 'forgotten'", *conditions])
+    where = " AND ".join([tenant_visible(), "m.status <> 'forgotten'", *conditions])
     query = (
         "CYPHER 25\n" + source + f"WHERE {where}\n"
         # Lock, then look again: a concurrent forget of the same memory has
@@ -156,48 +188,64 @@ def forget_memories(
         + _audit("randomUUID()", "m.id", "'forget'", "m.version")
         + "\nRETURN m.id AS id ORDER BY id"
     )
-    return query, {**params, "namespace": namespace, "now": now, "actor": actor,
-                   "lucene": fenced_lucene(fulltext, namespace, None) if fulltext else None}
+    return query, {**params, **tenant.params(), "now": now, "actor": actor,
+                   "lucene": fenced_lucene(fulltext, tenant.namespace, None) if fulltext
+                   else None}
 
 
-def delete_memory(*, namespace: str, id: str, actor: str, now: datetime, audit_id: str) -> Query:
+def delete_memory(*, tenant: Tenant, id: str, actor: str, now: datetime, audit_id: str) -> Query:
     """Hard erase: the node and its relationships go; an audit entry stays behind."""
     query = (
         "CYPHER 25\n"
-        "MATCH (m:Memory {id: $id}) WHERE m.namespace = $namespace\n"
+        f"MATCH (m:Memory {{id: $id}}) WHERE {owned()}\n"
         "SET m.`_lock` = true REMOVE m.`_lock`\n"
         # A node deleted by a concurrent transaction reads as all-null once locked.
         "WITH m WHERE m.id IS NOT NULL\n"
-        "WITH m, m.id AS memoryId, m.version + 1 AS version\n"
+        # The delete entry keeps what decides who may read the trail of a memory
+        # that no longer exists (see audit_trail).
+        "WITH m, m.id AS memoryId, m.version + 1 AS version,"
+        " coalesce(m.sensitivity, 'low') AS sensitivity, m.scope AS scope\n"
+        # Its vectors in side spaces (graph.vector_spaces) go with it.
+        "CALL (m) { MATCH (m)<-[:EMBEDS]-(v:MemoryVector) DETACH DELETE v }\n"
+        # So do a typed record's payload nodes (graph.records); shared Evidence stays.
+        "CALL (m) { MATCH (m)-[:USED_TOOL|HAS_NODE]->(x) DETACH DELETE x }\n"
         "DETACH DELETE m\n"
-        "WITH memoryId, version\n"
-        + _audit("$auditId", "memoryId", "'delete'", "version")
+        "WITH memoryId, version, sensitivity, scope\n"
+        + _audit("$auditId", "memoryId", "'delete'", "version",
+                 extra="sensitivity: sensitivity, scope: scope")
         + "\nRETURN memoryId"
     )
-    return query, {"namespace": namespace, "id": id, "actor": actor, "now": now,
+    return query, {**tenant.params(), "id": id, "actor": actor, "now": now,
                    "auditId": audit_id}
 
 
 # ------------------------------------------------------------------ reads
 
 
-def get_memory(*, namespace: str, id: str, now: datetime) -> Query:
-    query = f"CYPHER 25\nMATCH (m:Memory {{id: $id}})\nWHERE {visible()}\nRETURN {project()} AS m"
-    return query, {"namespace": namespace, "id": id, "now": now}
+def get_memory(*, tenant: Tenant, id: str, now: datetime) -> Query:
+    query = (f"CYPHER 25\nMATCH (m:Memory {{id: $id}})\nWHERE {tenant_visible()}\n"
+             f"RETURN {project()} AS m")
+    return query, {**tenant.params(), "id": id, "now": now}
 
 
-def get_embeddings(*, namespace: str, ids: list[str]) -> Query:
+def get_embeddings(*, tenant: Tenant, ids: list[str]) -> Query:
     query = (
-        "CYPHER 25\nUNWIND $ids AS id\nMATCH (m:Memory {id: id}) WHERE m.namespace = $namespace\n"
+        f"CYPHER 25\nUNWIND $ids AS id\nMATCH (m:Memory {{id: id}}) WHERE {owned()}\n"
         "RETURN m.id AS id, m.embedding AS embedding"
     )
-    return query, {"namespace": namespace, "ids": ids}
+    return query, {**tenant.params(), "ids": ids}
 
 
 def filter_conditions(f: MemoryFilter, var: str = "m") -> tuple[list[str], dict[str, Any]]:
     """WHERE conditions (beyond namespace and expiry) for a MemoryFilter."""
     conds = [f"{var}.status IN $statuses"]
     params: dict[str, Any] = {"statuses": [s.value for s in f.statuses]}
+    if f.as_of is not None:
+        # Believed at $asOf: recorded by then, not yet retired then (see MemoryFilter.as_of).
+        conds.append(f"{var}.createdAt <= $asOf" + "".join(
+            f" AND ({var}.{p} IS NULL OR {var}.{p} > $asOf)"
+            for p in ("supersededAt", "retractedAt", "forgottenAt", "expiresAt")))
+        params["asOf"] = f.as_of
     if f.scope_keys is not None:
         conds.append(f"{var}.scopeKey IN $scopeKeys")
         params["scopeKeys"] = list(f.scope_keys)
@@ -241,11 +289,12 @@ def filter_conditions(f: MemoryFilter, var: str = "m") -> tuple[list[str], dict[
 
 
 def list_memories(
-    f: MemoryFilter, *, now: datetime, first: int, after: tuple[datetime, str] | None
+    f: MemoryFilter, *, tenant: Tenant, now: datetime, first: int,
+    after: tuple[datetime, str] | None,
 ) -> Query:
     """A page (newest first, keyset cursor) and the filter's total, in one round trip."""
     conds, params = filter_conditions(f)
-    where = " AND ".join([visible(), *conds])
+    where = " AND ".join([tenant_visible(), *conds])
     keyset = ""
     if after is not None:
         keyset = (" AND (m.createdAt < $afterAt OR (m.createdAt = $afterAt AND m.id < $afterId))")
@@ -258,7 +307,7 @@ def list_memories(
         f"  RETURN collect({project()}) AS page }}\n"
         "RETURN total, page"
     )
-    return query, {**params, "namespace": f.namespace, "now": now, "limit": first + 1}
+    return query, {**params, **tenant.params(), "now": now, "limit": first + 1}
 
 
 def fenced_lucene(terms: str, namespace: str, scope_keys: tuple[str, ...] | None) -> str:
@@ -274,7 +323,7 @@ def fenced_lucene(terms: str, namespace: str, scope_keys: tuple[str, ...] | None
 
 
 def add_edges(
-    rows: list[dict[str, Any]], *, namespace: str, actor: str, now: datetime
+    rows: list[dict[str, Any]], *, tenant: Tenant, actor: str, now: datetime
 ) -> Query:
     """Relate memories in one UNWIND; one relationship per (source, type, target).
 
@@ -285,8 +334,8 @@ def add_edges(
     query = (
         "CYPHER 25\n"
         "UNWIND $rows AS row\n"
-        f"MATCH (a:Memory {{id: row.source}}) WHERE {visible('a')}\n"
-        f"MATCH (b:Memory {{id: row.target}}) WHERE {visible('b')}\n"
+        f"MATCH (a:Memory {{id: row.source}}) WHERE {tenant_visible('a')}\n"
+        f"MATCH (b:Memory {{id: row.target}}) WHERE {tenant_visible('b')}\n"
         "MERGE (a)-[r:$(row.type)]->(b)\n"
         "ON CREATE SET r.id = row.edgeId, r.createdAt = $now\n"
         "SET r.metadataJson = row.metadataJson\n"
@@ -295,7 +344,7 @@ def add_edges(
                  "'{\"edge\":\"' + r.id + '\",\"type\":\"' + type(r) + '\",\"target\":\"' + b.id + '\"}'")
         + "\nRETURN r {.*} AS r, type(r) AS type, a.id AS source, b.id AS target"
     )
-    return query, {"rows": rows, "namespace": namespace, "actor": actor, "now": now}
+    return query, {"rows": rows, **tenant.params(), "actor": actor, "now": now}
 
 
 _PATTERNS = {
@@ -306,25 +355,25 @@ _PATTERNS = {
 
 
 def list_edges(
-    *, namespace: str, id: str, types: list[EdgeType], direction: Direction, now: datetime
+    *, tenant: Tenant, id: str, types: list[EdgeType], direction: Direction, now: datetime
 ) -> Query:
     query = (
         "CYPHER 25\n"
-        f"MATCH (m:Memory {{id: $id}}) WHERE {visible()}\n"
+        f"MATCH (m:Memory {{id: $id}}) WHERE {tenant_visible()}\n"
         f"MATCH {_PATTERNS[direction]}\n"
-        f"WHERE type(r) IN $types AND {visible('o')}\n"
+        f"WHERE type(r) IN $types AND {tenant_visible('o')}\n"
         "RETURN r {.*} AS r, type(r) AS type, startNode(r).id AS source, endNode(r).id AS target\n"
         "ORDER BY r.createdAt, r.id"
     )
-    return query, {"namespace": namespace, "id": id, "types": [t.value for t in types],
+    return query, {**tenant.params(), "id": id, "types": [t.value for t in types],
                    "now": now}
 
 
-def delete_edge(*, namespace: str, edge_id: str, actor: str, now: datetime, audit_id: str) -> Query:
+def delete_edge(*, tenant: Tenant, edge_id: str, actor: str, now: datetime, audit_id: str) -> Query:
     query = (
         "CYPHER 25\n"
         "MATCH (a:Memory)-[r]->(b:Memory)\n"
-        "WHERE r.id = $edgeId AND a.namespace = $namespace AND b.namespace = $namespace\n"
+        f"WHERE r.id = $edgeId AND {owned('a')} AND {owned('b')}\n"
         "WITH a, b, r, r.id AS edgeId, type(r) AS type\n"
         "DELETE r\n"
         "WITH a, b, edgeId, type\n"
@@ -332,17 +381,25 @@ def delete_edge(*, namespace: str, edge_id: str, actor: str, now: datetime, audi
                  "'{\"edge\":\"' + edgeId + '\",\"type\":\"' + type + '\",\"target\":\"' + b.id + '\"}'")
         + "\nRETURN edgeId"
     )
-    return query, {"namespace": namespace, "edgeId": edge_id, "actor": actor, "now": now,
+    return query, {**tenant.params(), "edgeId": edge_id, "actor": actor, "now": now,
                    "auditId": audit_id}
 
 
-def audit_trail(*, namespace: str, id: str) -> Query:
+def audit_trail(*, tenant: Tenant, id: str) -> Query:
+    """A memory's trail, if the tenant may see the memory: the live node decides, and
+    once it is deleted, the sensitivity and scope its `delete` entry recorded."""
     query = (
         "CYPHER 25\n"
+        "OPTIONAL MATCH (m:Memory {id: $id}) WHERE m.namespace = $namespace\n"
         "MATCH (a:AuditEntry {memoryId: $id}) WHERE a.namespace = $namespace\n"
+        "WITH m, collect(a) AS entries\n"
+        f"WHERE CASE WHEN m IS NOT NULL THEN {allowed('m')}\n"
+        "  ELSE all(d IN [e IN entries WHERE e.operation = 'delete'] WHERE"
+        f" {allowed('d')}) END\n"
+        "UNWIND entries AS a\n"
         "RETURN a {.*} AS a ORDER BY a.at, coalesce(a.version, 0), a.id"
     )
-    return query, {"namespace": namespace, "id": id}
+    return query, {**tenant.params(), "id": id}
 
 
 # ------------------------------------------------------------------ embedding cache

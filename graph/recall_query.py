@@ -15,23 +15,28 @@ from graph.queries import (
     Query,
     fenced_lucene,
     filter_conditions,
+    owned,
     project,
-    visible,
+    tenant_visible,
 )
+from memlattice.auth import Tenant
 from memlattice.model import Direction, MemoryFilter
 from memlattice.search_config import ExpansionConfig
+from memlattice.vector_spaces import VectorSpace
 
+# Every node a path passes through must be the tenant's to see (namespace, clearance,
+# scope), or the path itself would reveal the id of a memory it may not see.
 _QPP_STEP = {
-    Direction.OUT: "(()-[r]->() WHERE type(r) IN $expandTypes)",
-    Direction.IN: "(()<-[r]-() WHERE type(r) IN $expandTypes)",
-    Direction.BOTH: "(()-[r]-() WHERE type(r) IN $expandTypes)",
+    Direction.OUT: "((pa)-[r]->(pb) WHERE type(r) IN $expandTypes AND {guard})",
+    Direction.IN: "((pa)<-[r]-(pb) WHERE type(r) IN $expandTypes AND {guard})",
+    Direction.BOTH: "((pa)-[r]-(pb) WHERE type(r) IN $expandTypes AND {guard})",
 }
 
 
 def search(
-    f: MemoryFilter, *, now: datetime, vector: list[float] | None, lucene: str | None,
+    f: MemoryFilter, *, tenant: Tenant, now: datetime, vector: list[float] | None, lucene: str | None,
     candidates: int, expansion: ExpansionConfig | None = None, with_embeddings: bool = False,
-    needed: int = 10,
+    needed: int = 10, space: VectorSpace | None = None,
 ) -> Query:
     """Recall in one round trip: vector and fulltext candidates, graph neighbours
     of every candidate, and CONTRADICTS neighbours of everything returned.
@@ -41,11 +46,26 @@ def search(
     fulltext side with namespace and scope tokens in the Lucene query. The rest
     of the filter runs right after; when it leaves too few vector candidates, an
     exact scan of the filtered set replaces them.
+
+    With a side vector `space` the vector side searches that space's index over
+    `MemoryVector` nodes (namespace and scope filtered inside it) and joins
+    each hit to its memory, where the rest of the filter applies.
     """
     conds, params = filter_conditions(f)
-    post = " AND ".join([visible(), *conds])
+    # The tenant's clearance and scope limits are never in the vector index's
+    # filterable properties, so they always run right after it (in `post`).
+    post = " AND ".join([tenant_visible(), *conds])
+    if space is not None:
+        params["space"] = space.key
+
+    def side_vector(var: str) -> str:
+        assert space is not None
+        return (f"[({var})<-[:EMBEDS]-(sv:MemoryVector {{space: $space}})"
+                f" | sv.`{space.vector_property}`][0]")
 
     def shape(var: str) -> str:
+        if space is not None and with_embeddings:
+            return project(var, embedding_expr=side_vector(var))
         return project(var, embedding=with_embeddings)
 
     in_index = ["m.namespace = $namespace", "m.status IN $statuses"]
@@ -55,7 +75,31 @@ def search(
         in_index.append("m.scopeKey = $scopeKey")
     parts: list[str] = []
     lists: list[str] = []
-    if vector is not None:
+    if vector is not None and space is not None:
+        side_in_index = [c.replace("m.", "v.") for c in in_index if "status" not in c]
+        parts.append(
+            "CALL () {\n"
+            "  MATCH (v:MemoryVector)\n"
+            f"    SEARCH v IN (VECTOR INDEX `{space.index}` FOR $vector"
+            f" WHERE {' AND '.join(side_in_index)} LIMIT $candidates) SCORE AS score\n"
+            "  MATCH (v)-[:EMBEDS]->(m:Memory)\n"
+            f"  WITH m, score WHERE {post}\n"
+            f"  RETURN collect({{m: {shape('m')}, score: score}}) AS approximate\n}}"
+        )
+        # Status lives on the memory, so some filtering always follows the index.
+        parts.append(
+            "CALL (approximate) {\n"
+            "  WITH approximate WHERE size(approximate) < $needed\n"
+            f"  MATCH (m:Memory) WHERE {post}\n"
+            "  MATCH (m)<-[:EMBEDS]-(v:MemoryVector {space: $space})\n"
+            f"  WITH m, vector.similarity.cosine(v.`{space.vector_property}`, $vector) AS score\n"
+            "  ORDER BY score DESC, m.id LIMIT $candidates\n"
+            f"  RETURN collect({{m: {shape('m')}, score: score}}) AS exact\n}}\n"
+            "WITH CASE WHEN size(exact) > 0 THEN exact ELSE approximate END AS semantic"
+        )
+        lists.append("semantic")
+        params["vector"] = vector
+    elif vector is not None:
         parts.append(
             "CALL () {\n"
             "  MATCH (m:Memory)\n"
@@ -64,7 +108,7 @@ def search(
             f"  WITH m, score WHERE {post}\n"
             f"  RETURN collect({{m: {shape('m')}, score: score}}) AS approximate\n}}"
         )
-        if _needs_post_filter(f):
+        if _needs_post_filter(f) or tenant.restricted:
             # Filters the index cannot apply ran after it: when they left fewer than
             # `$needed` of a full pool, better matches may lie beyond the pool, so
             # plan an exact scan of the filtered set instead (still one round trip).
@@ -92,25 +136,28 @@ def search(
             f"  RETURN collect({{m: {shape('m')}, score: score}}) AS lexical\n}}"
         )
         lists.append("lexical")
-        params["lucene"] = fenced_lucene(lucene, f.namespace, f.scope_keys)
+        params["lucene"] = fenced_lucene(lucene, tenant.namespace, f.scope_keys)
         params["ftLimit"] = candidates * 4
     candidate_ids = [f"[x IN {name} | x.m.id]" for name in lists]
     hit_ids = list(candidate_ids)
     returns = list(lists)
     if expansion is not None:
-        n_conds = " AND ".join([visible("n"), *filter_conditions(f, var="n")[0]])
-        similarity = (
-            "CASE WHEN n.embedding IS NOT NULL AND size(n.embedding) = size($vector)"
-            " THEN vector.similarity.cosine(n.embedding, $vector) END"
-            if vector is not None else "null"
-        )
+        n_conds = " AND ".join([tenant_visible("n"), *filter_conditions(f, var="n")[0]])
+        step = _QPP_STEP[expansion.direction].format(guard=f"{owned('pa')} AND {owned('pb')}")
+        if vector is None:
+            similarity = "null"
+        elif space is not None:
+            similarity = f"vector.similarity.cosine({side_vector('n')}, $vector)"
+        else:
+            similarity = ("CASE WHEN n.embedding IS NOT NULL AND size(n.embedding) = size($vector)"
+                          " THEN vector.similarity.cosine(n.embedding, $vector) END")
         parts.append(
             f"CALL ({', '.join(lists)}) {{\n"
             f"  UNWIND {' + '.join(candidate_ids)} AS seedId\n"
             "  WITH DISTINCT seedId\n"
             "  MATCH (s:Memory {id: seedId})\n"
             "  CALL (s) {\n"
-            f"    MATCH p = (s){_QPP_STEP[expansion.direction]}{{1,{int(expansion.depth)}}}(n:Memory)\n"
+            f"    MATCH p = (s){step}{{1,{int(expansion.depth)}}}(n:Memory)\n"
             f"    WHERE n <> s AND {n_conds}\n"
             "    WITH p, n ORDER BY length(p), n.id LIMIT $perSeed\n"
             f"    RETURN collect({{m: {shape('n')},"
@@ -125,7 +172,7 @@ def search(
         params["perSeed"] = expansion.per_seed
         hit_ids.append("reduce(acc = [], e IN expanded | acc + [x IN e.reached | x.m.id])")
     # A conflict is reported whatever the search's other filters, if the caller may see it.
-    c_conds = " AND ".join([visible("c"), "c.status = 'active'"]
+    c_conds = " AND ".join([tenant_visible("c"), "c.status = 'active'"]
                            + (["c.scopeKey IN $scopeKeys"] if f.scope_keys is not None else []))
     parts.append(
         f"CALL ({', '.join(returns)}) {{\n"
@@ -137,7 +184,7 @@ def search(
     )
     returns.append("conflicts")
     query = "CYPHER 25\n" + "\n".join(parts) + "\nRETURN " + ", ".join(returns)
-    params.update(namespace=f.namespace, now=now, candidates=candidates, needed=needed)
+    params.update(**tenant.params(), now=now, candidates=candidates, needed=needed)
     return query, params
 
 

@@ -10,29 +10,50 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
+from strawberry.exceptions import ConnectionRejectionError
+from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
+from strawberry.types.unset import UNSET, UnsetType
 
 from graph.client import GraphClient
-from graph.memories import EmbeddingCacheGraph, MemoryGraph
+from graph.keys import ApiKeyGraph
+from graph.memories import EmbeddingCacheGraph
 from graph.migrations import migrate, pending
+from graph.vector_spaces import VectorSpaceGraph
 from memlattice.access import AccessRecorder
+from memlattice.apikeys import Authenticator
+from memlattice.auth import Principal
+from memlattice.consolidation import ConsolidationScheduler, start_consolidation
 from memlattice.embeddings import CachedEmbedder, make_embedder
+from memlattice.embeddings.registry import EmbedderRegistry
 from memlattice.errors import MemlatticeError
+from memlattice.events import EventBus
+from memlattice.explorer import explorer_routes
+from memlattice.explorer import is_built as explorer_is_built
+from memlattice.http_auth import RequireKey, principal_of
+from memlattice.observability.http import RequestGuard
+from memlattice.observability.metrics import Metrics, TimedEmbedder
+from memlattice.observability.view import GuardedView
+from memlattice.publishing import PublishingMemoryGraph
+from memlattice.reembed import Reembedder
 from memlattice.rerank import RerankerRegistry, http_reranker
 from memlattice.service import MemoryService
 from memlattice.settings import Settings
+from memlattice.spaces import VectorSpaces
 from resolvers.context import Context
 from resolvers.errors import coded
-from resolvers.schema import schema
+from resolvers.limits import limit_extensions
+from resolvers.operation_label import LabelOperation
+from resolvers.schema import MemlatticeSchema, build_schema, schema
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +66,25 @@ class Runtime:
 
     client: GraphClient
     service: MemoryService
+    reembedder: Reembedder
+    # Committed changes, fanned out to GraphQL subscriptions (memlattice.events).
+    events: EventBus = field(default_factory=EventBus)
+    # API keys -> Principal (memlattice.apikeys); HTTP and WebSocket both use it.
+    auth: Authenticator | None = None
+    # Scheduled and on-demand consolidation (memlattice.consolidation).
+    consolidation: ConsolidationScheduler | None = None
+
+    async def authenticate(self, token: str | None) -> Principal:
+        """A key (`Bearer <key>` or bare) -> its Principal; raises UNAUTHENTICATED."""
+        assert self.auth is not None, "the runtime is not started"
+        return await self.auth.authenticate(token)
+
+
+KEYLESS_WARNING = (
+    "AUTH IS OFF (MEMLATTICE_AUTH_MODE=keyless): every request acts as an all-powerful"
+    " development caller. Never expose this server; set MEMLATTICE_AUTH_MODE=keys and"
+    " create keys with `memlattice keys create`."
+)
 
 
 def resolve_neo4j_uri(settings: Settings) -> str:
@@ -54,9 +94,10 @@ def resolve_neo4j_uri(settings: Settings) -> str:
     return settings.neo4j.uri or bolt_uri(settings.local_neo4j)
 
 
-class MemlatticeGraphQL(GraphQL[Context, None]):
-    def __init__(self, runtime_holder: dict[str, Runtime], **kwargs: Any) -> None:
-        super().__init__(schema, **kwargs)
+class MemlatticeGraphQL(GuardedView, GraphQL[Context, None]):
+    def __init__(self, runtime_holder: dict[str, Runtime],
+                 graphql_schema: MemlatticeSchema = schema, **kwargs: Any) -> None:
+        super().__init__(graphql_schema, **kwargs)
         self._runtime = runtime_holder
 
     async def process_result(self, request: Request, result: ExecutionResult) -> Any:
@@ -69,12 +110,28 @@ class MemlatticeGraphQL(GraphQL[Context, None]):
     async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
         runtime = self._runtime["runtime"]
         actor = request.headers.get(ACTOR_HEADER, "anonymous")[:256]
-        return Context(service=runtime.service, actor=actor)
+        return Context(service=runtime.service, actor=actor, events=runtime.events,
+                       consolidation=runtime.consolidation,
+                       principal=principal_of(request.scope))
+
+    async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
+        """graphql-transport-ws `connection_init`: authenticate the key in its payload
+        (`{"authorization": "Bearer <key>"}`); a refused key closes the socket (4403)."""
+        params = context.connection_params or {}
+        token = params.get("authorization") or params.get("Authorization")
+        try:
+            context.principal = await self._runtime["runtime"].authenticate(token)
+        except MemlatticeError as exc:
+            log.warning("refused a WebSocket connection: %s", exc.code)
+            raise ConnectionRejectionError({"code": exc.code, "message": exc.message}) from exc
+        return UNSET
 
 
 def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) -> Starlette:
     """Build the app; `rerankers` lets an embedding program register Python rerankers."""
     holder: dict[str, Runtime] = {}
+    metrics = Metrics()
+    events = EventBus()
     registry = rerankers or RerankerRegistry()
     if settings.rerank.base_url:
         key = settings.rerank.api_key.get_secret_value() if settings.rerank.api_key else None
@@ -86,7 +143,10 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
         uri = resolve_neo4j_uri(settings)
         client = GraphClient.connect(
             uri, settings.neo4j.user, settings.neo4j.password.get_secret_value(),
-            settings.neo4j.database,
+            settings.neo4j.database, connection_timeout_s=settings.neo4j.connection_timeout_s,
+            acquisition_timeout_s=settings.neo4j.acquisition_timeout_s,
+            max_retry_time_s=settings.neo4j.max_retry_time_s,
+            pool_size=settings.neo4j.pool_size, observer=metrics.observe_query,
         )
         try:
             await client.verify()
@@ -96,28 +156,49 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
                 log.info("applied migrations %s", applied)
             embedder = make_embedder(settings.embedding)
             if embedder is not None:
+                embedder = TimedEmbedder(embedder, metrics, settings.embedding.provider)
                 embedder = CachedEmbedder(embedder, EmbeddingCacheGraph(client))
-            graph = MemoryGraph(client)
+            graph = PublishingMemoryGraph(client, events)
             access = AccessRecorder(graph)
             access.start()
+            spaces = VectorSpaces(
+                VectorSpaceGraph(client),
+                EmbedderRegistry(settings.embedding, embedder, EmbeddingCacheGraph(client)),
+                settings.vector_index,
+            )
+            reembedder = Reembedder(spaces)
+            reembedder.start()
             service = MemoryService(
                 graph, embedder, dimension=settings.embedding.dimension,
                 candidates=settings.search_candidates, access=access, rerankers=registry,
+                spaces=spaces,
             )
-            holder["runtime"] = Runtime(client=client, service=service)
+            holder["runtime"] = Runtime(client=client, service=service, reembedder=reembedder,
+                                        events=events,
+                                        auth=Authenticator(ApiKeyGraph(client),
+                                                           settings.auth_mode),
+                                        consolidation=start_consolidation(
+                                            service, settings.consolidation))
+            if settings.auth_mode == "keyless":
+                log.warning(KEYLESS_WARNING)
             log.info("memlattice ready on Neo4j at %s", uri)
             yield
         finally:
             runtime = holder.pop("runtime", None)
             if runtime is not None:
+                await runtime.reembedder.stop()
+                if runtime.consolidation is not None:
+                    await runtime.consolidation.stop()
                 if runtime.service.access is not None:
                     await runtime.service.access.stop()
-                if runtime.service.embedder is not None:
-                    await runtime.service.embedder.aclose()
+                if runtime.service.spaces is not None:
+                    await runtime.service.spaces.embedders.aclose()
             await client.close()
 
     async def healthz(request: Request) -> Response:
-        return JSONResponse({"status": "ok"})
+        if settings.auth_mode == "keyless":
+            return JSONResponse({"status": "ok", "auth": "keyless", "warning": KEYLESS_WARNING})
+        return JSONResponse({"status": "ok", "auth": "keys"})
 
     async def readyz(request: Request) -> Response:
         runtime = holder.get("runtime")
@@ -133,15 +214,41 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
         return JSONResponse({"status": "ready"})
 
     async def root(request: Request) -> Response:
-        return RedirectResponse("/graphql")
+        """The explorer when its bundle is built, else GraphiQL."""
+        return RedirectResponse("/explorer/" if explorer_is_built() else "/graphql")
 
-    graphql = MemlatticeGraphQL(holder, graphql_ide="graphiql" if settings.graphiql else None)
-    return Starlette(
+    async def metrics_endpoint(request: Request) -> Response:
+        body, content_type = metrics.render()
+        return Response(body, media_type=content_type)
+
+    hardened = build_schema(
+        [*limit_extensions(settings.limits, introspection=settings.introspection_enabled),
+         LabelOperation],
+        max_batch_operations=settings.limits.max_batch_operations)
+    graphql = MemlatticeGraphQL(holder, hardened, metrics=metrics,
+                                timeout_s=settings.limits.request_timeout_s,
+                                graphql_ide="graphiql" if settings.graphiql else None,
+                                subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,))
+    app = Starlette(
         routes=[
             Route("/", root),
             Route("/healthz", healthz),
             Route("/readyz", readyz),
-            Route("/graphql", graphql, methods=["GET", "POST"]),
+            Route("/metrics", metrics_endpoint),
+            Route("/graphql", RequireKey(graphql, holder), methods=["GET", "POST"]),
+            WebSocketRoute("/graphql", graphql),
+            *explorer_routes(),
         ],
         lifespan=lifespan,
     )
+    app.state.runtime_holder = holder
+    app.state.metrics = metrics
+    app.add_middleware(RequestGuard, metrics=metrics,
+                       max_body_bytes=settings.limits.max_body_bytes)
+    return app
+
+
+def runtime_of(app: Starlette) -> Runtime:
+    """The running app's shared objects (for embedding programs and tests)."""
+    holder: dict[str, Runtime] = app.state.runtime_holder
+    return holder["runtime"]

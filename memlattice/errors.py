@@ -7,7 +7,16 @@
     │                                               belongs to another namespace)
     ├── VersionConflict             VERSION_CONFLICT  expectedVersion is stale
     ├── Conflict                    CONFLICT        the write collides with the graph's state
+    │   └── EpisodicImmutable       EPISODIC_IMMUTABLE  a revision of an episodic record
     ├── Unavailable                 UNAVAILABLE     Neo4j (or the embedder) cannot be reached
+    ├── TooComplex                  TOO_COMPLEX     the query is deeper, wider or costlier than
+    │                                               the configured limits allow
+    ├── Timeout                     TIMEOUT         the request ran past its time budget
+    ├── PayloadTooLarge             PAYLOAD_TOO_LARGE  the request body is over the size limit
+    ├── Unauthenticated             UNAUTHENTICATED no API key, or one that is unknown or revoked
+    ├── Forbidden                   FORBIDDEN       the key may not do this (namespace, write,
+    │                                               scope above its maximum, sensitivity above
+    │                                               its clearance, admin only)
     └── ProvisioningError           PROVISIONING    local Neo4j could not be set up
 
 Every error carries a stable `code` that the GraphQL layer copies into
@@ -56,8 +65,34 @@ class Conflict(MemlatticeError):
     code = "CONFLICT"
 
 
+class EpisodicImmutable(Conflict):
+    """Episodes are what happened: they are never updated, superseded or merged."""
+
+    code = "EPISODIC_IMMUTABLE"
+
+
 class Unavailable(MemlatticeError):
     code = "UNAVAILABLE"
+
+
+class TooComplex(MemlatticeError):
+    code = "TOO_COMPLEX"
+
+
+class Timeout(MemlatticeError):
+    code = "TIMEOUT"
+
+
+class PayloadTooLarge(MemlatticeError):
+    code = "PAYLOAD_TOO_LARGE"
+
+
+class Unauthenticated(MemlatticeError):
+    code = "UNAUTHENTICATED"
+
+
+class Forbidden(MemlatticeError):
+    code = "FORBIDDEN"
 
 
 class ProvisioningError(MemlatticeError):
@@ -67,9 +102,14 @@ class ProvisioningError(MemlatticeError):
 __all__ = [
     "Conflict",
     "DimensionMismatch",
+    "EpisodicImmutable",
     "MemlatticeError",
     "NotFound",
+    "PayloadTooLarge",
     "ProvisioningError",
+    "Timeout",
+    "TooComplex",
+    "Unauthenticated",
     "Unavailable",
     "ValidationError",
     "VersionConflict",

@@ -8,9 +8,10 @@ code whatever layer they come through (GraphQL, CLI, Python).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -46,10 +47,46 @@ SCOPE_CHAIN: tuple[Scope, ...] = (Scope.TASK, Scope.SESSION, Scope.USER, Scope.A
 NAMESPACE_SCOPE_KEY = "namespace"
 
 
+class Sensitivity(StrEnum):
+    """How sensitive a record is, least first; a caller sees up to its key's clearance.
+
+    Ordered by rank (`Sensitivity.LOW < Sensitivity.HIGH`), not alphabetically.
+    Records written before sensitivity existed count as LOW.
+    """
+
+    PUBLIC = "public"
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    HYPER = "hyper"
+
+    @property
+    def rank(self) -> int:
+        return SENSITIVITY_ORDER.index(self)
+
+    def __lt__(self, other: object) -> bool:
+        return self.rank < Sensitivity(other).rank  # type: ignore[arg-type]
+
+    def __le__(self, other: object) -> bool:
+        return self.rank <= Sensitivity(other).rank  # type: ignore[arg-type]
+
+    def __gt__(self, other: object) -> bool:
+        return self.rank > Sensitivity(other).rank  # type: ignore[arg-type]
+
+    def __ge__(self, other: object) -> bool:
+        return self.rank >= Sensitivity(other).rank  # type: ignore[arg-type]
+
+
+SENSITIVITY_ORDER: tuple[Sensitivity, ...] = tuple(Sensitivity)
+DEFAULT_SENSITIVITY = Sensitivity.LOW
+
+
 class Status(StrEnum):
     ACTIVE = "active"
     SUPERSEDED = "superseded"
     FORGOTTEN = "forgotten"
+    # A record or fact withdrawn as wrong (retract, invalidateFacts); kept for audit.
+    RETRACTED = "retracted"
 
 
 class EdgeType(StrEnum):
@@ -83,7 +120,7 @@ class ScoringMode(StrEnum):
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def validate_namespace(value: str) -> str:
@@ -94,6 +131,12 @@ def validate_namespace(value: str) -> str:
     """
     if not isinstance(value, str) or not value:
         raise ValueError("namespace must be a non-empty relative path such as 'team/notes'")
+    return _checked_namespace(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _checked_namespace(value: str) -> str:
+    # A batch names its namespace once per memory: check each distinct one once.
     if len(value) > 512:
         raise ValueError("namespace is longer than 512 characters")
     if value.startswith("/") or value.startswith("\\") or (len(value) > 1 and value[1] == ":"):
@@ -117,8 +160,8 @@ def as_utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
     if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
 
 
 def _json_size_ok(value: Any, what: str, limit: int = 1_000_000) -> Any:
@@ -145,7 +188,7 @@ class ScopeRef(_Input):
     task_id: str | None = Field(default=None, max_length=256)
 
     @model_validator(mode="after")
-    def _level_needs_its_id(self) -> "ScopeRef":
+    def _level_needs_its_id(self) -> ScopeRef:
         if self.scope is not None and not getattr(self, SCOPE_ID_FIELD[self.scope]):
             field = SCOPE_ID_FIELD[self.scope]
             camel = field.split("_")[0] + "Id"
@@ -172,6 +215,7 @@ class MemoryInput(ScopeRef):
     tags: tuple[str, ...] = ()
     metadata: dict[str, Any] = Field(default_factory=dict)
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    sensitivity: Sensitivity = DEFAULT_SENSITIVITY
     salience: float | None = Field(default=None, ge=0.0, le=1.0)
     source: str | None = Field(default=None, max_length=1024)
     source_type: str | None = Field(default=None, max_length=128)
@@ -240,6 +284,7 @@ class MemoryPatch(_Input):
     tags: tuple[str, ...] | None = None
     metadata: dict[str, Any] | None = None
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    sensitivity: Sensitivity | None = None
     salience: float | None = Field(default=None, ge=0.0, le=1.0)
     source: str | None = Field(default=None, max_length=1024)
     source_type: str | None = Field(default=None, max_length=128)
@@ -284,7 +329,7 @@ class ForgetPredicate(_Input):
         return value
 
     @model_validator(mode="after")
-    def _not_empty(self) -> "ForgetPredicate":
+    def _not_empty(self) -> ForgetPredicate:
         if not self.model_fields_set - {"tags"} and not self.tags:
             raise ValueError(
                 "the predicate is empty; give contains, or any of id, key, tag, tags, query"
@@ -310,16 +355,27 @@ class MemoryFilter(ScopeRef):
     created_before: datetime | None = None
     memory_types: tuple[str, ...] = ()
     min_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    # Time travel (system time): what was believed at this instant, i.e. memories
+    # recorded by then and not yet superseded, retracted, forgotten or expired
+    # then, whatever their status now (`statuses` does not apply).
+    as_of: datetime | None = None
     # Set by search: the visibility buckets of the caller's scope chain.
     scope_keys: tuple[str, ...] | None = None
 
     _ns = field_validator("namespace")(classmethod(lambda cls, v: validate_namespace(v)))
-    _times = field_validator("created_after", "created_before")(
+    _times = field_validator("created_after", "created_before", "as_of")(
         classmethod(lambda cls, v: as_utc(v))
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _as_of_sees_every_status(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("as_of") is not None:
+            return {**data, "statuses": tuple(Status)}
+        return data
+
     @model_validator(mode="after")
-    def _statuses(self) -> "MemoryFilter":
+    def _statuses(self) -> MemoryFilter:
         if not self.statuses:
             raise ValueError("statuses must list at least one status")
         return self

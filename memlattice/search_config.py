@@ -29,7 +29,7 @@ class Weights(_Frozen):
     popularity: float = Field(default=0.05, ge=0)
 
     @model_validator(mode="after")
-    def _some_weight(self) -> "Weights":
+    def _some_weight(self) -> Weights:
         if self.similarity + self.fulltext + self.recency + self.popularity <= 0:
             raise ValueError("at least one hybrid weight must be positive")
         return self
@@ -94,6 +94,16 @@ class NamespaceSettings(_Frozen):
     weights: Weights | None = None
     decay_half_life_days: float | None = Field(default=None, gt=0)
     rrf_k: int | None = Field(default=None, ge=1, le=1000)
+    # The vector space searched (see memlattice.vector_spaces); changing it
+    # re-embeds in the background. Omitted on a later configuration: kept.
+    embedding_model: str | None = Field(default=None, min_length=1, max_length=200)
+    embedding_dimension: int | None = Field(default=None, ge=1, le=4096)
+
+    @model_validator(mode="after")
+    def _dimension_needs_model(self) -> NamespaceSettings:
+        if self.embedding_dimension is not None and self.embedding_model is None:
+            raise ValueError("embeddingDimension needs embeddingModel")
+        return self
 
     def overrides(self) -> dict[str, object]:
         values = {"mode": self.backend, "scoring": self.scoring, "weights": self.weights,

@@ -14,8 +14,15 @@ from datetime import datetime
 from typing import Any
 
 from graph.codec import Memory, memory_from_properties, to_datetime
-from graph.memories import MemoryGraph, NamespaceConfigGraph, PreparedMemory, new_id
+from graph.memories import (
+    MemoryGraph,
+    NamespaceConfig,
+    NamespaceConfigGraph,
+    PreparedMemory,
+    new_id,
+)
 from memlattice.access import AccessRecorder
+from memlattice.auth import Tenant
 from memlattice.embeddings import Embedder, check_dimension
 from memlattice.errors import ValidationError
 from memlattice.lucene import any_terms
@@ -39,7 +46,8 @@ from memlattice.ranking import (
     mmr,
 )
 from memlattice.rerank import RerankerRegistry
-from memlattice.search_config import SearchConfig
+from memlattice.search_config import NamespaceSettings, SearchConfig
+from memlattice.spaces import EmbeddingReport, VectorSpaces
 
 
 @dataclass(frozen=True)
@@ -66,7 +74,7 @@ class MemoryService:
         self, graph: MemoryGraph, embedder: Embedder | None, *, dimension: int,
         candidates: int = 50, access: AccessRecorder | None = None,
         rerankers: RerankerRegistry | None = None,
-        namespaces: NamespaceDefaults | None = None,
+        namespaces: NamespaceDefaults | None = None, spaces: VectorSpaces | None = None,
     ) -> None:
         self.graph = graph
         self.namespaces = namespaces or NamespaceDefaults(NamespaceConfigGraph(graph.client))
@@ -75,6 +83,7 @@ class MemoryService:
         self.embedder = embedder
         self.dimension = dimension
         self.candidates = candidates
+        self.spaces = spaces
 
     # ------------------------------------------------------------ embeddings
 
@@ -115,7 +124,8 @@ class MemoryService:
 
     # ------------------------------------------------------------ use cases
 
-    async def write(self, inputs: Sequence[MemoryInput], *, actor: str) -> list[Memory]:
+    async def write(self, inputs: Sequence[MemoryInput], *, tenant: Tenant,
+                    actor: str) -> list[Memory]:
         if not inputs:
             raise ValidationError("writeMemories needs at least one memory")
         if len(inputs) > MAX_BATCH:
@@ -123,11 +133,20 @@ class MemoryService:
         namespaces = {m.namespace for m in inputs}
         if len(namespaces) != 1:
             raise ValidationError("every memory of one batch must share a namespace")
+        for m in inputs:  # before embedding: a refused write costs no provider call
+            tenant.check_record(namespace=m.namespace, scope=m.scope, sensitivity=m.sensitivity)
         prepared = await self.prepare(inputs)
-        return await self.graph.create(prepared, namespace=inputs[0].namespace, actor=actor)
+        written = await self.graph.create(prepared, tenant=tenant, actor=actor)
+        await self.embed_side_spaces(inputs[0].namespace, written)
+        return written
+
+    async def embed_side_spaces(self, namespace: str, memories: Sequence[Memory]) -> None:
+        """Keep the namespace's other vector spaces (see memlattice.spaces) current."""
+        if self.spaces is not None:
+            await self.spaces.embed_written(namespace, [(m.id, m.content) for m in memories])
 
     async def update(
-        self, *, namespace: str, id: str, patch: MemoryPatch, expected_version: int | None,
+        self, *, tenant: Tenant, id: str, patch: MemoryPatch, expected_version: int | None,
         actor: str,
     ) -> Memory:
         changes = patch.changes()
@@ -136,28 +155,67 @@ class MemoryService:
         if embedding is None and "content" in changes and self.embedder is not None:
             embedding = (await self._embed([patch.content or ""]))[0]
             model = self.embedder.model
-        return await self.graph.update(
-            namespace=namespace, id=id, patch=patch, expected_version=expected_version,
+        updated = await self.graph.update(
+            tenant=tenant, id=id, patch=patch, expected_version=expected_version,
             embedding=embedding, embedding_model=model, actor=actor, now=utcnow(),
         )
+        if "content" in changes:
+            await self.embed_side_spaces(tenant.namespace, [updated])
+        return updated
 
     async def supersede(
-        self, *, id: str, successor: MemoryInput, expected_version: int | None, actor: str
+        self, *, tenant: Tenant, id: str, successor: MemoryInput, expected_version: int | None,
+        actor: str,
     ) -> tuple[Memory, Memory]:
         (prepared,) = await self.prepare([successor])
-        return await self.graph.supersede(
-            namespace=successor.namespace, id=id, successor=prepared,
+        previous, current = await self.graph.supersede(
+            tenant=tenant, id=id, successor=prepared,
             expected_version=expected_version, actor=actor,
         )
+        await self.embed_side_spaces(successor.namespace, [current])
+        return previous, current
 
-    async def search(self, request: SearchRequest) -> list[SearchHit]:
+    async def configure_namespace(self, settings: NamespaceSettings, *, tenant: Tenant,
+                                  actor: str) -> NamespaceConfig:
+        """Store a namespace's defaults; a new embedding model starts a background
+        re-embed (checked first, so a model the provider cannot serve is refused)."""
+        namespace = tenant.namespace
+        if settings.embedding_model is None:
+            current = await self.namespaces.settings(namespace)
+            settings = settings.model_copy(update={
+                "embedding_model": current.embedding_model,
+                "embedding_dimension": current.embedding_dimension})
+        else:
+            if self.spaces is None:
+                raise ValidationError("this server cannot re-embed namespaces",
+                                      field="embeddingModel")
+            dimension = settings.embedding_dimension or self.dimension
+            settings = settings.model_copy(update={"embedding_dimension": dimension})
+            await self.spaces.configure(namespace, settings.embedding_model, dimension)
+        return await self.namespaces.configure(namespace, settings, actor)
+
+    async def embedding_status(self, *, tenant: Tenant) -> EmbeddingReport:
+        if self.spaces is None:
+            raise ValidationError("this server keeps no embedding spaces")
+        return await self.spaces.report(tenant.namespace)
+
+    async def search(self, request: SearchRequest, *, tenant: Tenant) -> list[SearchHit]:
         config = request.config
         mode = config.mode
-        now = request.now or utcnow()
-        vector = self._client_vector(request.vector, "query vector")
+        # Time travel ranks (and applies expiry) as of then.
+        now = request.now or request.filter.as_of or utcnow()
+        # The namespace may search another model's space than the primary one.
+        space = (await self.spaces.state(request.filter.namespace)).active if self.spaces else None
+        embedder = self.spaces.embedders.get(space) if self.spaces else self.embedder
+        dimension = space.dimension if space is not None else self.dimension
+        vector = None
+        if request.vector is not None:
+            check_dimension(list(request.vector), dimension, what="query vector")
+            vector = [float(x) for x in request.vector]
         if mode is not SearchMode.LEXICAL and vector is None and request.query:
-            if self.embedder is not None:
-                vector = (await self._embed([request.query]))[0]
+            if embedder is not None:
+                (vector,) = await embedder.embed([request.query])
+                check_dimension(vector, dimension, what="the embedding provider's vector")
         if mode is SearchMode.SEMANTIC and vector is None:
             raise ValidationError(
                 "semantic search needs `vector`, or `query` with an embedding provider configured"
@@ -170,10 +228,10 @@ class MemoryService:
             raise ValidationError("search needs a `query` or a `vector`")
         expansion = config.expansion if config.expansion and config.expansion.enabled else None
         result = await self.graph.search(
-            request.filter, now=now, vector=vector if mode is not SearchMode.LEXICAL else None,
+            request.filter, tenant=tenant, now=now, vector=vector if mode is not SearchMode.LEXICAL else None,
             lucene=lucene, candidates=config.candidate_count(self.candidates),
             expansion=expansion, with_embeddings=config.mmr_lambda is not None,
-            needed=config.limit,
+            needed=config.limit, space=space,
         )
         props: dict[str, Mapping[str, Any]] = {}
         embeddings: dict[str, list[float]] = {}

@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from memlattice.records.config import ConsolidationSettings
+
 DEV_PASSWORD = "memlattice-dev"
 
 
@@ -40,6 +42,13 @@ class Neo4jSettings(BaseSettings):
     user: str = "neo4j"
     password: SecretStr = SecretStr(DEV_PASSWORD)
     database: str = "neo4j"
+    # Fail fast when Neo4j is down: a request gives up (UNAVAILABLE) within about
+    # connection_timeout_s + max_retry_time_s instead of hanging; the driver
+    # reconnects on its own once the server answers again.
+    connection_timeout_s: float = Field(default=2.0, gt=0, le=120)
+    acquisition_timeout_s: float = Field(default=5.0, gt=0, le=300)
+    max_retry_time_s: float = Field(default=3.0, ge=0, le=300)
+    pool_size: int = Field(default=64, ge=1, le=1000)
 
 
 class LocalNeo4jSettings(BaseSettings):
@@ -99,6 +108,25 @@ class RerankSettings(BaseSettings):
     api_key: SecretStr | None = None
 
 
+class LimitsSettings(BaseSettings):
+    """What one HTTP request may ask of the service (`MEMLATTICE_LIMIT_*`).
+
+    Depth, aliases and cost are checked before anything runs and fail with
+    TOO_COMPLEX; tokens bound parsing itself. `max_batch_operations` 0 keeps
+    HTTP batching (a JSON array of operations) off.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="MEMLATTICE_LIMIT_", extra="ignore")
+
+    max_depth: int = Field(default=10, ge=1, le=100)
+    max_aliases: int = Field(default=30, ge=0, le=10_000)
+    max_tokens: int = Field(default=100_000, ge=100)
+    max_cost: int = Field(default=200_000, ge=1)
+    max_batch_operations: int = Field(default=0, ge=0, le=100)
+    max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    request_timeout_s: float = Field(default=30.0, gt=0, le=3600)
+
+
 class Settings(BaseSettings):
     """Everything the service needs, grouped by concern."""
 
@@ -114,13 +142,31 @@ class Settings(BaseSettings):
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     vector_index: VectorIndexSettings = Field(default_factory=VectorIndexSettings)
     search_candidates: int = Field(default=50, ge=1, le=1000)
+    # `keys`: every request needs an API key. `keyless`: development only, every
+    # request is an all-powerful caller (refused in production).
+    auth_mode: Literal["keys", "keyless"] = "keys"
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
+    consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
+    # None: on, except in production.
+    introspection: bool | None = None
+    log_format: Literal["json", "text"] = "json"
+    log_level: str = "INFO"
+
+    @property
+    def introspection_enabled(self) -> bool:
+        if self.introspection is None:
+            return self.environment != "production"
+        return self.introspection
 
     @model_validator(mode="after")
-    def _refuse_dev_password_in_production(self) -> "Settings":
+    def _refuse_dev_password_in_production(self) -> Settings:
         if (
             self.environment == "production"
             and self.neo4j.password.get_secret_value() == DEV_PASSWORD
         ):
             raise ValueError("NEO4J_PASSWORD must be set to a real secret in production")
+        if self.environment == "production" and self.auth_mode == "keyless":
+            raise ValueError("MEMLATTICE_AUTH_MODE=keyless is for development; production"
+                             " needs API keys (MEMLATTICE_AUTH_MODE=keys)")
         return self
 

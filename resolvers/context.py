@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from strawberry.dataloader import DataLoader
 from strawberry.types import Info as _Info
 
 from graph.memories import MemoryGraph
+from memlattice.auth import Principal, Tenant
+from memlattice.consolidation import ConsolidationScheduler
+from memlattice.events import EventBus
 from memlattice.service import MemoryService
 
 
@@ -20,6 +24,14 @@ from memlattice.service import MemoryService
 class Context:
     service: MemoryService
     actor: str
+    # The change-event bus (subscriptions) and, on a WebSocket, the
+    # graphql-transport-ws `connection_init` payload.
+    events: EventBus | None = None
+    connection_params: dict[str, Any] | None = None
+    # Who is calling (memlattice.auth); until a WebSocket authenticates, nobody.
+    principal: Principal = field(default_factory=Principal.nobody)
+    # On-demand consolidation (memlattice.consolidation); None outside a running app.
+    consolidation: ConsolidationScheduler | None = None
     embedding_loaders: dict[str, DataLoader[str, list[float] | None]] = field(
         default_factory=dict
     )
@@ -28,13 +40,19 @@ class Context:
     def graph(self) -> MemoryGraph:
         return self.service.graph
 
+    def tenant(self, namespace: str, *, write: bool = False) -> Tenant:
+        """Authorise the caller for `namespace`: the value every graph operation requires.
+        Raises UNAUTHENTICATED, FORBIDDEN, or VALIDATION for a malformed namespace."""
+        return self.principal.tenant(namespace, write=write)
+
     def embedding_loader(self, namespace: str) -> DataLoader[str, list[float] | None]:
         """Batch `Memory.embedding` lookups of one response into one query per namespace."""
         loader = self.embedding_loaders.get(namespace)
         if loader is None:
+            tenant = self.tenant(namespace)
 
             async def load(ids: Sequence[str]) -> list[list[float] | None]:
-                found = await self.graph.embeddings(namespace=namespace, ids=ids)
+                found = await self.graph.embeddings(tenant=tenant, ids=ids)
                 return [found.get(i) for i in ids]
 
             loader = DataLoader(load_fn=load)

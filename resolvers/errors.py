@@ -10,10 +10,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import AsyncGenerator, Iterator
+from contextlib import aclosing
+from typing import Any
 
 from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
+from strawberry.types import ExecutionResult
 
 from memlattice.errors import MemlatticeError
 
@@ -43,3 +46,23 @@ class ErrorCodes(SchemaExtension):
         result = self.execution_context.result
         if result is not None and result.errors:
             result.errors = [coded(e) for e in result.errors]
+
+
+def with_code(error: GraphQLError) -> GraphQLError:
+    """`coded`, keeping a pre-execution error's own type (transports look at it)."""
+    if (error.extensions or {}).get("code"):
+        return error
+    if error.original_error is None and error.path is None:
+        code = "BAD_REQUEST" if error.message.startswith("Syntax Error") else "VALIDATION"
+        error.extensions = {**(error.extensions or {}), "code": code}
+        return error
+    return coded(error)
+
+
+async def coded_stream(source: AsyncGenerator[Any, None]) -> AsyncGenerator[Any, None]:
+    """Give every error of a streamed (subscription) result its stable code."""
+    async with aclosing(source):
+        async for result in source:
+            if isinstance(result, ExecutionResult) and result.errors:
+                result.errors = [with_code(e) for e in result.errors]
+            yield result

@@ -16,7 +16,15 @@ from memlattice import model
 from memlattice.errors import ValidationError
 from memlattice.search_config import PRESETS, NamespaceSettings, SearchConfig, resolve_config
 from resolvers.scalars import Vector
-from resolvers.types import Direction, EdgeType, Scope, ScoringMode, SearchMode, Status
+from resolvers.types import (
+    Direction,
+    EdgeType,
+    Scope,
+    ScoringMode,
+    SearchMode,
+    Sensitivity,
+    Status,
+)
 
 
 def _set(obj: Any, *names: str) -> dict[str, Any]:
@@ -32,7 +40,7 @@ def _set(obj: Any, *names: str) -> dict[str, Any]:
 _SCOPE_FIELDS = ("scope", "agent_id", "user_id", "session_id", "task_id")
 _WRITE_FIELDS = (
     "id", "memory_type", "key", "value", "summary", "tags", "metadata", "confidence",
-    "salience", "source",
+    "sensitivity", "salience", "source",
     "source_type", "extraction_method", "provenance", "expires_at", "embedding",
     "embedding_model", "now", *_SCOPE_FIELDS,
 )
@@ -57,6 +65,8 @@ class MemoryInput:
     session_id: str | None = strawberry.UNSET
     task_id: str | None = strawberry.UNSET
     confidence: float | None = strawberry.UNSET
+    sensitivity: Sensitivity | None = strawberry.field(
+        default=strawberry.UNSET, description="LOW by default; at most the key's clearance.")
     salience: float | None = strawberry.UNSET
     source: str | None = strawberry.UNSET
     source_type: str | None = strawberry.UNSET
@@ -85,6 +95,8 @@ class MemoryPatchInput:
     tags: list[str] | None = strawberry.UNSET
     metadata: JSON | None = strawberry.UNSET
     confidence: float | None = strawberry.UNSET
+    sensitivity: Sensitivity | None = strawberry.field(
+        default=strawberry.UNSET, description="At most the key's clearance.")
     salience: float | None = strawberry.UNSET
     source: str | None = strawberry.UNSET
     source_type: str | None = strawberry.UNSET
@@ -96,7 +108,7 @@ class MemoryPatchInput:
 
     def to_domain(self) -> model.MemoryPatch:
         data = _set(self, *model.MemoryPatch.model_fields)
-        for required in ("content", "tags", "metadata", "confidence"):
+        for required in ("content", "tags", "metadata", "confidence", "sensitivity"):
             if required in data and data[required] is None:
                 raise ValidationError(f"{model.camel(required)} cannot be cleared",
                                             field=model.camel(required))
@@ -123,6 +135,10 @@ class MemoryFilterInput:
     created_before: datetime | None = strawberry.UNSET
     memory_types: list[str] | None = strawberry.UNSET
     min_confidence: float | None = strawberry.UNSET
+    as_of: datetime | None = strawberry.field(
+        default=strawberry.UNSET,
+        description="Time travel: what was believed then (recorded by then, not yet"
+        " superseded, retracted, forgotten or expired then); statuses do not apply.")
 
     def to_domain(self) -> model.MemoryFilter:
         data = {k: v for k, v in _set(self, *model.MemoryFilter.model_fields).items()
@@ -269,6 +285,13 @@ class NamespaceConfigInput:
     weights: WeightsInput | None = None
     decay_half_life_days: float | None = None
     rrf_k: int | None = None
+    embedding_model: str | None = strawberry.field(
+        default=None, description="Embed and search this namespace with another model of the"
+        " server's provider; its memories are re-embedded in the background while search"
+        " keeps using the current vectors. Omitted: unchanged; the server's default model:"
+        " back to the default vectors.")
+    embedding_dimension: int | None = strawberry.field(
+        default=None, description="The model's dimension; the server's by default.")
 
     def to_domain(self) -> NamespaceSettings:
         data = {k: v for k, v in vars(self).items() if v is not None}

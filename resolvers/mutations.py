@@ -15,7 +15,6 @@ from resolvers.inputs import (
     MemoryPatchInput,
     NamespaceConfigInput,
 )
-from resolvers.queries import _namespace
 from resolvers.types import Edge, ForgetResult, Memory, NamespaceConfig, SupersedeResult
 
 
@@ -23,14 +22,20 @@ from resolvers.types import Edge, ForgetResult, Memory, NamespaceConfig, Superse
 class Mutation:
     @strawberry.mutation(description="Write one memory.")
     async def write_memory(self, info: Info, input: MemoryInput) -> Memory:
-        (written,) = await info.context.service.write([input.to_domain()],
-                                                      actor=info.context.actor)
+        memory = input.to_domain()
+        (written,) = await info.context.service.write(
+            [memory], tenant=info.context.tenant(memory.namespace, write=True),
+            actor=info.context.actor)
         return Memory.from_domain(written)
 
     @strawberry.mutation(description="Write a batch atomically, in one round trip.")
     async def write_memories(self, info: Info, inputs: list[MemoryInput]) -> list[Memory]:
-        written = await info.context.service.write([i.to_domain() for i in inputs],
-                                                   actor=info.context.actor)
+        if not inputs:
+            raise ValidationError("writeMemories needs at least one memory")
+        memories = [i.to_domain() for i in inputs]
+        written = await info.context.service.write(
+            memories, tenant=info.context.tenant(memories[0].namespace, write=True),
+            actor=info.context.actor)
         return [Memory.from_domain(m) for m in written]
 
     @strawberry.mutation(
@@ -42,7 +47,8 @@ class Mutation:
         expected_version: int | None = None,
     ) -> Memory:
         updated = await info.context.service.update(
-            namespace=_namespace(namespace), id=str(id), patch=patch.to_domain(),
+            tenant=info.context.tenant(namespace, write=True), id=str(id),
+            patch=patch.to_domain(),
             expected_version=expected_version, actor=info.context.actor,
         )
         return Memory.from_domain(updated)
@@ -55,28 +61,32 @@ class Mutation:
         self, info: Info, id: strawberry.ID, memory: MemoryInput,
         expected_version: int | None = None,
     ) -> SupersedeResult:
+        successor = memory.to_domain()
         previous, current = await info.context.service.supersede(
-            id=str(id), successor=memory.to_domain(), expected_version=expected_version,
+            tenant=info.context.tenant(successor.namespace, write=True), id=str(id),
+            successor=successor, expected_version=expected_version,
             actor=info.context.actor,
         )
         return SupersedeResult(previous=Memory.from_domain(previous),
                                current=Memory.from_domain(current))
 
     @strawberry.mutation(
-        description="Set a namespace's search defaults (backend, scoring, weights, decay)."
+        description="Set a namespace's search defaults (backend, scoring, weights, decay,"
+        " embedding model); the latest configuration wins."
     )
     async def configure_namespace(
         self, info: Info, namespace: str, input: NamespaceConfigInput
     ) -> NamespaceConfig:
-        config = await info.context.service.namespaces.configure(
-            _namespace(namespace), input.to_domain(), actor=info.context.actor
+        config = await info.context.service.configure_namespace(
+            input.to_domain(), tenant=info.context.tenant(namespace, write=True),
+            actor=info.context.actor,
         )
         return NamespaceConfig.from_domain(config)
 
     @strawberry.mutation(description="Relate two memories of one namespace.")
     async def add_edge(self, info: Info, input: EdgeInput) -> Edge:
         (edge,) = await info.context.graph.add_edges(
-            namespace=_namespace(input.namespace),
+            tenant=info.context.tenant(input.namespace, write=True),
             edges=[(str(input.source_id), str(input.target_id), input.type, input.metadata or {})],
             actor=info.context.actor, now=utcnow(),
         )
@@ -89,7 +99,7 @@ class Mutation:
         if len(inputs) > MAX_BATCH:
             raise ValidationError(f"at most {MAX_BATCH} relationships per batch")
         made = await info.context.graph.add_edges(
-            namespace=_namespace(namespace),
+            tenant=info.context.tenant(namespace, write=True),
             edges=[(str(i.source_id), str(i.target_id), i.type, i.metadata or {})
                    for i in inputs],
             actor=info.context.actor, now=utcnow(),
@@ -98,7 +108,8 @@ class Mutation:
 
     @strawberry.mutation(description="Remove one relationship by id.")
     async def delete_edge(self, info: Info, namespace: str, id: strawberry.ID) -> bool:
-        await info.context.graph.delete_edge(namespace=_namespace(namespace), edge_id=str(id),
+        await info.context.graph.delete_edge(tenant=info.context.tenant(namespace, write=True),
+                                             edge_id=str(id),
                                              actor=info.context.actor, now=utcnow())
         return True
 
@@ -109,13 +120,14 @@ class Mutation:
         self, info: Info, namespace: str, predicate: ForgetPredicateInput
     ) -> ForgetResult:
         ids = await info.context.graph.forget(
-            namespace=_namespace(namespace), predicate=predicate.to_domain(),
+            tenant=info.context.tenant(namespace, write=True), predicate=predicate.to_domain(),
             actor=info.context.actor, now=utcnow(),
         )
         return ForgetResult(count=len(ids), ids=[strawberry.ID(i) for i in ids])
 
     @strawberry.mutation(description="Erase a memory and its relationships for good.")
     async def delete_memory(self, info: Info, namespace: str, id: strawberry.ID) -> bool:
-        await info.context.graph.delete(namespace=_namespace(namespace), id=str(id),
+        await info.context.graph.delete(tenant=info.context.tenant(namespace, write=True),
+                                        id=str(id),
                                         actor=info.context.actor, now=utcnow())
         return True

@@ -16,6 +16,7 @@ from resolvers.types import (
     Direction,
     Edge,
     EdgeType,
+    EmbeddingStatus,
     Memory,
     MemoryConnection,
     MemoryEdge,
@@ -38,7 +39,8 @@ def _namespace(value: str) -> str:
 class Query:
     @strawberry.field(description="One memory by id; expired memories are not found.")
     async def memory(self, info: Info, namespace: str, id: strawberry.ID) -> Memory:
-        m = await info.context.graph.get(namespace=_namespace(namespace), id=str(id), now=utcnow())
+        m = await info.context.graph.get(tenant=info.context.tenant(namespace), id=str(id),
+                                         now=utcnow())
         return Memory.from_domain(m)
 
     @strawberry.field(description="Memories matching a filter, newest first, as a connection.")
@@ -47,7 +49,9 @@ class Query:
     ) -> MemoryConnection:
         if not 1 <= first <= MAX_PAGE:
             raise ValidationError(f"first must be between 1 and {MAX_PAGE}", field="first")
-        page = await info.context.graph.list(filter.to_domain(), now=utcnow(), first=first,
+        flt = filter.to_domain()
+        page = await info.context.graph.list(flt, tenant=info.context.tenant(flt.namespace),
+                                             now=flt.as_of or utcnow(), first=first,
                                              after=after)
         return MemoryConnection(
             edges=[MemoryEdge(cursor=encode_cursor(m), node=Memory.from_domain(m))
@@ -62,19 +66,27 @@ class Query:
         types: list[EdgeType] | None = None, direction: Direction = Direction.BOTH,
     ) -> list[Edge]:
         found = await info.context.graph.edges(
-            namespace=_namespace(namespace), id=str(id), types=types or [],
+            tenant=info.context.tenant(namespace), id=str(id), types=types or [],
             direction=direction, now=utcnow(),
         )
         return [Edge.from_domain(e) for e in found]
 
     @strawberry.field(description="A namespace's search defaults, if it was configured.")
     async def namespace_config(self, info: Info, namespace: str) -> NamespaceConfig | None:
-        config = await info.context.service.namespaces.get(_namespace(namespace))
+        config = await info.context.service.namespaces.get(
+            info.context.tenant(namespace).namespace)
         return NamespaceConfig.from_domain(config) if config else None
+
+    @strawberry.field(description="Which vector space a namespace searches, and how far a"
+                      " re-embed into a new model has come.")
+    async def embedding_status(self, info: Info, namespace: str) -> EmbeddingStatus:
+        status = await info.context.service.embedding_status(tenant=info.context.tenant(namespace))
+        return EmbeddingStatus.from_domain(status)
 
     @strawberry.field(description="Every recorded mutation of a memory, oldest first.")
     async def audit_trail(self, info: Info, namespace: str, id: strawberry.ID) -> list[AuditEntry]:
-        entries = await info.context.graph.audit_trail(namespace=_namespace(namespace), id=str(id))
+        entries = await info.context.graph.audit_trail(tenant=info.context.tenant(namespace),
+                                                       id=str(id))
         return [AuditEntry.from_domain(a) for a in entries]
 
     @strawberry.field(
@@ -83,12 +95,15 @@ class Query:
     )
     async def search(self, info: Info, input: SearchInput) -> list[SearchHit]:
         flt = input.to_filter()
+        tenant = info.context.tenant(flt.namespace)
+        for scope in [*(input.scopes or ()), *([input.scope] if input.scope else [])]:
+            tenant.check_scope(scope)  # asking for a level above the key's maximum
         defaults = await info.context.service.namespaces.settings(flt.namespace)
         request = SearchRequest(
             filter=flt, query=input.query,
             vector=tuple(input.vector) if input.vector is not None else None,
             config=input.to_config(defaults), now=as_utc(input.now),
         )
-        hits = await info.context.service.search(request)
+        hits = await info.context.service.search(request, tenant=tenant)
         return [SearchHit.from_domain(h) for h in hits]
 

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 from graphql import GraphQLError
 from strawberry import Schema
-from strawberry.extensions import ParserCache, ValidationCache
-from strawberry.schema.config import StrawberryConfig
+from strawberry.extensions import ParserCache, SchemaExtension, ValidationCache
+from strawberry.schema.config import BatchingConfig, StrawberryConfig
+from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
 
-from resolvers.errors import ErrorCodes
+from resolvers.errors import ErrorCodes, coded_stream
+from resolvers.knowledge import KnowledgeMutation, KnowledgeQuery
 from resolvers.mutations import Mutation
 from resolvers.queries import Query
 from resolvers.scalars import SCALARS
+from resolvers.subscriptions import Subscription
+
+# Per-domain resolvers joined into the root types.
+RootQuery = merge_types("Query", (Query, KnowledgeQuery))
+RootMutation = merge_types("Mutation", (Mutation, KnowledgeMutation))
 
 
 class MemlatticeSchema(Schema):
@@ -20,10 +30,27 @@ class MemlatticeSchema(Schema):
     ) -> None:
         """Errors are logged by ErrorCodes (unexpected ones only); expected ones are data."""
 
+    async def stream(self, *args: Any, **kwargs: Any) -> Any:
+        """Subscriptions (over WebSockets) get the same error codes as HTTP results."""
+        return coded_stream(await super().stream(*args, **kwargs))
 
-schema = MemlatticeSchema(
-    query=Query, mutation=Mutation,
-    # Agents repeat the same documents: parse and validate each one once.
-    extensions=[ErrorCodes, ParserCache, ValidationCache],
-    config=StrawberryConfig(scalar_map=SCALARS),
-)
+
+def build_schema(
+    extensions: Sequence[Callable[[], SchemaExtension]] = (), *, max_batch_operations: int = 0,
+) -> MemlatticeSchema:
+    """The schema with extra per-request extensions (the app adds limits and metrics).
+
+    `max_batch_operations` > 0 accepts HTTP batches (a JSON array) of that many
+    operations at most; 0 refuses batches.
+    """
+    batching: BatchingConfig | None = (
+        {"max_operations": max_batch_operations} if max_batch_operations > 0 else None)
+    return MemlatticeSchema(
+        query=RootQuery, mutation=RootMutation, subscription=Subscription,
+        # Agents repeat the same documents: parse and validate each one once.
+        extensions=[ErrorCodes, *extensions, ParserCache, ValidationCache],
+        config=StrawberryConfig(scalar_map=SCALARS, batching_config=batching),
+    )
+
+
+schema = build_schema()

@@ -13,11 +13,16 @@ from graph.memories import NamespaceConfig as DomainNamespaceConfig
 from memlattice import model
 from memlattice.search_config import NamespaceSettings
 from memlattice.service import SearchHit as DomainHit
+from memlattice.spaces import EmbeddingReport
+from memlattice.vector_spaces import BuildStatus
 from resolvers.context import Info
 from resolvers.scalars import Vector
 
 Scope = strawberry.enum(model.Scope, description="Visibility level, narrowest first.")
 Status = strawberry.enum(model.Status)
+Sensitivity = strawberry.enum(
+    model.Sensitivity, description="How sensitive a record is, least first; a caller sees"
+    " records up to its API key's clearance.")
 EdgeType = strawberry.enum(model.EdgeType, description="Relationship types between memories.")
 Direction = strawberry.enum(model.Direction)
 SearchMode = strawberry.enum(model.SearchMode, description="Which indexes give candidates.")
@@ -42,6 +47,7 @@ class Memory:
     task_id: str | None
     status: Status
     confidence: float
+    sensitivity: Sensitivity
     salience: float | None
     source: str | None
     source_type: str | None
@@ -64,7 +70,7 @@ class Memory:
         return await info.context.embedding_loader(self.namespace).load(str(self.id))
 
     @classmethod
-    def from_domain(cls, m: codec.Memory) -> "Memory":
+    def from_domain(cls, m: codec.Memory) -> Memory:
         values: dict[str, Any] = {name: getattr(m, name) for name in _MEMORY_FIELDS}
         values["id"] = strawberry.ID(m.id)
         values["tags"] = list(m.tags)
@@ -84,7 +90,7 @@ class Edge:
     metadata: JSON
 
     @classmethod
-    def from_domain(cls, e: codec.Edge) -> "Edge":
+    def from_domain(cls, e: codec.Edge) -> Edge:
         return cls(id=strawberry.ID(e.id), type=e.type, source_id=strawberry.ID(e.source_id),
                    target_id=strawberry.ID(e.target_id), created_at=e.created_at,
                    metadata=e.metadata)
@@ -101,7 +107,7 @@ class AuditEntry:
     details: JSON
 
     @classmethod
-    def from_domain(cls, a: codec.AuditEntry) -> "AuditEntry":
+    def from_domain(cls, a: codec.AuditEntry) -> AuditEntry:
         return cls(id=strawberry.ID(a.id), memory_id=strawberry.ID(a.memory_id),
                    operation=a.operation, actor=a.actor, at=a.at, version=a.version,
                    details=a.details)
@@ -151,7 +157,7 @@ class SearchHit:
     conflicts: list[Memory] = strawberry.field(description="Active memories it CONTRADICTS.")
 
     @classmethod
-    def from_domain(cls, h: DomainHit) -> "SearchHit":
+    def from_domain(cls, h: DomainHit) -> SearchHit:
         s = h.scored
         return cls(
             memory=Memory.from_domain(h.memory), score=s.score, similarity_score=s.similarity,
@@ -193,15 +199,52 @@ class NamespaceConfig:
     weights: Weights | None
     decay_half_life_days: float | None
     rrf_k: int | None
+    embedding_model: str | None = strawberry.field(
+        description="The model this namespace's memories are embedded with (null: the"
+        " server's default); see embeddingStatus for a re-embed in progress.")
+    embedding_dimension: int | None
     updated_at: datetime
     updated_by: str
 
     @classmethod
-    def from_domain(cls, c: DomainNamespaceConfig) -> "NamespaceConfig":
+    def from_domain(cls, c: DomainNamespaceConfig) -> NamespaceConfig:
         s = NamespaceSettings(**c.settings)
         return cls(
             namespace=c.namespace, version=c.version, backend=s.backend, scoring=s.scoring,
             weights=Weights(**s.weights.model_dump()) if s.weights else None,
             decay_half_life_days=s.decay_half_life_days, rrf_k=s.rrf_k,
+            embedding_model=s.embedding_model, embedding_dimension=s.embedding_dimension,
             updated_at=c.updated_at, updated_by=c.updated_by,
+        )
+
+
+EmbeddingBuild = strawberry.enum(BuildStatus, name="EmbeddingBuild",
+                                 description="State of a namespace's vector space.")
+
+
+@strawberry.type(description="Which vector space a namespace searches, and any re-embed under"
+                 " way. Models are null for the server's default space.")
+class EmbeddingStatus:
+    namespace: str
+    active_model: str
+    active_dimension: int
+    target_model: str | None
+    target_dimension: int | None
+    status: EmbeddingBuild
+    embedded: int = strawberry.field(
+        description="Memories with a vector in the target space (the active one when ready).")
+    total: int
+    error: str | None
+    updated_at: datetime | None
+
+    @classmethod
+    def from_domain(cls, r: EmbeddingReport) -> EmbeddingStatus:
+        state = r.state
+        return cls(
+            namespace=state.namespace, active_model=r.active.model,
+            active_dimension=r.active.dimension,
+            target_model=state.target.model if state.target else None,
+            target_dimension=state.target.dimension if state.target else None,
+            status=state.status, embedded=r.progress.embedded, total=r.progress.total,
+            error=state.error, updated_at=state.updated_at,
         )

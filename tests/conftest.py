@@ -94,16 +94,40 @@ def make_settings(server: Neo4jServer, **overrides: Any) -> Settings:
 
 @pytest.fixture(scope="session")
 def settings(neo4j_server: Neo4jServer) -> Settings:
-    return make_settings(neo4j_server)
+    # Apps a test builds for itself run keyless (auth is not what they test); the
+    # session app below runs with API keys, as production does.
+    return make_settings(neo4j_server, auth_mode="keyless")
 
 
 @pytest.fixture(scope="session")
-async def app_client(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings)
+async def session_app(settings: Settings) -> AsyncIterator[tuple[Any, Any]]:
+    """The session's app in `keys` mode, started (so migrations have run):
+    (the Starlette app, the ASGI app to send requests to)."""
+    app = create_app(settings.model_copy(update={"auth_mode": "keys"}))
     async with LifespanManager(app, startup_timeout=300, shutdown_timeout=60) as manager:
-        transport = httpx.ASGITransport(app=manager.app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-            yield client
+        yield app, manager.app
+
+
+@pytest.fixture(scope="session")
+async def admin_key(session_app: tuple[Any, Any]) -> str:
+    """An operator key, created through the same code as `memlattice keys create --admin`."""
+    from graph.keys import ApiKeyGraph
+    from memlattice.apikeys import KeySpec, create_key
+    from memlattice.app import runtime_of
+
+    graph = ApiKeyGraph(runtime_of(session_app[0]).client)
+    _, secret = await create_key(graph, KeySpec(name="test-admin", namespaces=None, admin=True))
+    return secret
+
+
+@pytest.fixture(scope="session")
+async def app_client(session_app: tuple[Any, Any],
+                     admin_key: str) -> AsyncIterator[httpx.AsyncClient]:
+    """httpx on the session app, sending the admin key with every request."""
+    transport = httpx.ASGITransport(app=session_app[1])
+    async with httpx.AsyncClient(transport=transport, base_url="http://test",
+                                 headers={"authorization": f"Bearer {admin_key}"}) as client:
+        yield client
 
 
 class GraphQLClient:

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 DEFAULT_CONFIG = "l2_supercat"
 DEFAULT_DIMENSION = 256
+# WordLlama is trained Matryoshka-style: a prefix of the shipped 256-d vectors
+# is itself a usable embedding at these sizes, so they work offline too.
+TRUNCATED_DIMENSIONS = (64, 128)
 
 
 class WordLlamaEmbedder(Embedder):
@@ -112,12 +115,14 @@ class WordLlamaEmbedder(Embedder):
                 provider="local",
                 model=self.model,
             )
+        truncate = self.dimension in TRUNCATED_DIMENSIONS
         try:
             return WordLlama.load(
                 config=self.config,
                 cache_dir=cache_dir,
                 disable_download=True,
-                dim=self.dimension,
+                dim=DEFAULT_DIMENSION if truncate else self.dimension,
+                trunc_dim=self.dimension if truncate else None,
             )
         except (OSError, ValueError) as exc:
             # FileNotFoundError (weights not shipped for this dimension) and

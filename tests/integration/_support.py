@@ -17,7 +17,7 @@ DIM = 256  # settings.embedding.dimension; asserted in test_write_and_read
 
 MEMORY_FIELDS = """
   id namespace key content value summary tags metadata scope agentId userId sessionId taskId
-  status confidence source sourceType extractionMethod provenance createdAt updatedAt
+  status confidence sensitivity source sourceType extractionMethod provenance createdAt updatedAt
   expiresAt version accessCount lastAccessedAt embeddingModel embeddingDimension
   supersededBy supersededAt forgottenAt
 """
