@@ -15,10 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from graph.client import GraphClient
+from graph.client import GraphClient, Query
 from graph.codec import to_datetime
-
-Query = tuple[str, dict[str, Any]]
 
 _PROJECT = ("k {.id, .name, .secretHash, .namespaces, .maxScope, .clearance, .canWrite,"
             " .admin, .createdAt, .revokedAt}")

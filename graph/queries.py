@@ -12,11 +12,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from graph.client import Query
 from graph.codec import meta_value, search_token
 from memlattice.auth import Tenant
 from memlattice.model import Direction, EdgeType, MemoryFilter
-
-Query = tuple[str, dict[str, Any]]
 
 VECTOR_INDEX = "memory_embedding"
 FULLTEXT_INDEX = "memory_fulltext"

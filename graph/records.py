@@ -16,7 +16,7 @@ from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
-from graph.client import GraphClient, run
+from graph.client import GraphClient, Query, run
 from graph.codec import canonical_json, memory_properties
 from graph.memories import PreparedMemory, _check_version, new_id, refuse_episodic
 from graph.queries import _audit, allowed, fenced_lucene, project, visible
@@ -26,7 +26,6 @@ from memlattice.errors import Conflict, NotFound
 from memlattice.model import Status
 from memlattice.records.payloads import LABELS, Payload, RecordType
 
-Query = tuple[str, dict[str, Any]]
 # The caller's bounds (sensitivity clearance, scope levels); None: no restriction.
 Clearance = Tenant | None
 

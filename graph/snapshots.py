@@ -8,14 +8,11 @@ forgotten or superseded memory is still the subject of its event.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from graph.client import GraphClient
+from graph.client import GraphClient, Query
 from graph.codec import Edge, Memory, edge_from_record, memory_from_properties
 from graph.queries import project
 from memlattice.model import EdgeType
-
-Query = tuple[str, dict[str, Any]]
 
 
 def memories_by_id(*, namespace: str, ids: list[str]) -> Query:

@@ -18,11 +18,10 @@ from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
-from graph.client import GraphClient, run
+from graph.client import GraphClient, Query, run
 from memlattice.errors import Conflict, NotFound
 from memlattice.model import EdgeType, as_utc
 
-Query = tuple[str, dict[str, Any]]
 Cursor = tuple[datetime, str]
 
 _EDGE_TYPES = [t.value for t in EdgeType]

@@ -18,11 +18,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from graph.client import GraphClient
+from graph.client import GraphClient, Query
 from memlattice.settings import VectorIndexSettings
 from memlattice.vector_spaces import BuildStatus, SpaceState, VectorSpace
-
-Query = tuple[str, dict[str, Any]]
 
 
 def vector_key(memory_id: str, space: VectorSpace) -> str:
