@@ -1,0 +1,149 @@
+"""Typed records and facts publish the memories' change events, after commit only.
+
+Mutations go over HTTP with the admin key; events come back over a real
+graphql-transport-ws socket (the helpers of test_subscriptions), in commit
+order, held to the subscriber's clearance and scope like memory events.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memlattice.model import Scope, Sensitivity
+from tests.conftest import GraphQLClient
+from tests.integration._knowledge import (
+    CONTEST,
+    FORK,
+    INVALIDATE,
+    MERGE,
+    RETRACT,
+    STORE_FACT,
+    SUPERSEDE_RECORD,
+    UPDATE_RECORD,
+    WRITE_RECORD,
+    fact,
+    record,
+    spo,
+)
+from tests.integration._support import code
+from tests.integration.test_subscriptions import _key, next_event, subscribed
+
+DISCARD = ("mutation($ns: String!, $task: String!) { discardTask(namespace: $ns,"
+           " taskId: $task) { count ids } }")
+WORK = {"threadId": "t1", "state": "planning"}
+CONDITIONAL = {"kind": "conditional", "conditions": ["in winter"]}
+
+
+@pytest.fixture
+def admin(admin_key: str) -> dict[str, Any]:
+    return {"authorization": f"Bearer {admin_key}"}
+
+
+async def _write(gql: GraphQLClient, namespace: str, type: str, payload: dict[str, Any],
+                 **fields: Any) -> str:
+    result = (await gql.ok(WRITE_RECORD, {"input": record(namespace, type, payload,
+                                                          **fields)}))["writeRecord"]
+    return str(result["record"]["memory"]["id"])
+
+
+async def _store(gql: GraphQLClient, namespace: str, claim: str, **fields: Any) -> str:
+    result = (await gql.ok(STORE_FACT, {"input": fact(namespace, "policy", claim,
+                                                      **fields)}))["storeFact"]
+    return str(result["fact"]["memory"]["id"])
+
+
+async def test_every_knowledge_change_is_announced_in_commit_order(
+    session_app: tuple[Any, Any], gql: GraphQLClient, namespace: str, admin: dict[str, Any]
+) -> None:
+    ns = namespace
+    async with subscribed(session_app[1], ns, admin) as ws:
+        a = await _write(gql, ns, "SEMANTIC", spo("kiln", "temperature", "900 degrees"))
+        f = await _store(gql, ns, "Kilns cool overnight.")
+        await _store(gql, ns, "kilns cool OVERNIGHT")
+        w = await _write(gql, ns, "WORKING", WORK, taskId="task-1")
+        await gql.ok(UPDATE_RECORD, {"ns": ns, "id": w, "type": "WORKING",
+                                     "payload": {**WORK, "state": "executing"}})
+        b = await _write(gql, ns, "SEMANTIC", spo("kiln", "temperature", "1200 degrees"))
+        await gql.ok(CONTEST, {"ns": ns, "id": a, "by": b})
+        a2 = (await gql.ok(SUPERSEDE_RECORD, {"ns": ns, "id": a, "r": record(
+            ns, "SEMANTIC", spo("kiln", "temperature", "950 degrees"))}))[
+            "supersedeRecord"]["record"]["memory"]["id"]
+        b2 = (await gql.ok(FORK, {"ns": ns, "id": b, "r": record(
+            ns, "SEMANTIC", spo("kiln", "temperature", "1100 degrees",
+                                validity=CONDITIONAL))}))["forkRecord"]["record"]["memory"]["id"]
+        m = (await gql.ok(MERGE, {"ns": ns, "ids": [a2, b2], "r": record(
+            ns, "SEMANTIC", spo("kiln", "temperature", "about 1000 degrees"))}))[
+            "mergeRecords"]["record"]["memory"]["id"]
+        await gql.ok(RETRACT, {"ns": ns, "id": b})
+        await gql.ok(INVALIDATE, {"ns": ns, "p": {"id": f}})
+        f2 = await _store(gql, ns, "Kilns cool overnight.")
+        await gql.ok(DISCARD, {"ns": ns, "task": "task-1"})
+
+        expected = [
+            ("WRITTEN", a), ("WRITTEN", f), ("UPDATED", f), ("WRITTEN", w), ("UPDATED", w),
+            ("WRITTEN", b), ("UPDATED", a), ("UPDATED", b),
+            ("WRITTEN", a2), ("SUPERSEDED", a),
+            ("WRITTEN", b2), ("UPDATED", b),
+            ("WRITTEN", m), ("SUPERSEDED", a2), ("SUPERSEDED", b2),
+            ("FORGOTTEN", b), ("FORGOTTEN", f), ("WRITTEN", f2), ("FORGOTTEN", w),
+        ]
+        got = [await next_event(ws) for _ in expected]
+    assert [(e["kind"], e["memoryId"]) for e in got] == expected
+    seqs = [e["seq"] for e in got]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    assert all(e["namespace"] == ns and e["actor"] == "tester" for e in got)
+    assert got[2]["version"] == 2 and got[2]["memory"]["version"] == 2  # reinforced
+    assert got[4]["memory"]["status"] == "ACTIVE" and got[4]["version"] == 2
+    assert got[9]["memoryIds"] == [a, a2] and got[9]["memory"]["status"] == "SUPERSEDED"
+    assert got[13]["memoryIds"] == [a2, m] and got[14]["memoryIds"] == [b2, m]
+    assert got[15]["memory"]["status"] == "RETRACTED"
+    assert got[16]["memory"]["status"] == "RETRACTED"
+    assert f2 == f + "-g2" and got[17]["memory"]["status"] == "ACTIVE"
+    assert got[18]["memory"]["status"] == "FORGOTTEN"
+
+
+async def test_refused_knowledge_writes_announce_nothing(
+    session_app: tuple[Any, Any], gql: GraphQLClient, namespace: str, admin: dict[str, Any]
+) -> None:
+    w = await _write(gql, namespace, "WORKING", WORK)
+    e = await _write(gql, namespace, "EPISODIC", {"outcome": "success"})
+    async with subscribed(session_app[1], namespace, admin) as ws:
+        stale = await gql.error(UPDATE_RECORD, {"ns": namespace, "id": w, "type": "WORKING",
+                                                "payload": WORK, "v": 7})
+        assert code(stale) == "VERSION_CONFLICT"
+        immutable = await gql.error(RETRACT, {"ns": namespace, "id": e})
+        assert code(immutable) == "EPISODIC_IMMUTABLE"
+        bad = await gql.error(STORE_FACT, {"input": fact(namespace, "Bad Kind", "x")})
+        assert code(bad) == "VALIDATION"
+        nothing = (await gql.ok(INVALIDATE, {"ns": namespace, "p": {"kind": "none"}}))
+        assert nothing["invalidateFacts"]["count"] == 0
+        last = await _store(gql, namespace, "Only this one is announced.")
+        event = await next_event(ws)
+    # Events arrive in commit order: anything announced before would have come first.
+    assert (event["kind"], event["memoryId"]) == ("WRITTEN", last)
+
+
+async def test_subscribers_never_hear_of_records_above_their_clearance_or_scope(
+    session_app: tuple[Any, Any], gql: GraphQLClient, namespace: str
+) -> None:
+    limited = await _key(session_app[0], namespaces=(namespace,), clearance=Sensitivity.LOW,
+                         max_scope=Scope.SESSION)
+    session = {"scope": "SESSION", "sessionId": "s1"}
+    async with subscribed(session_app[1], namespace, limited,
+                          {"memoryTypes": ["fact", "semantic"]}) as ws:
+        high = await _write(gql, namespace, "SEMANTIC", spo("vault", "code", "1234"),
+                            sensitivity="HIGH", **session)
+        await gql.ok(RETRACT, {"ns": namespace, "id": high})
+        user = await _store(gql, namespace, "The vault opens at nine.", scope="USER",
+                            userId="u1")
+        await _store(gql, namespace, "The vault opens at nine.", scope="USER", userId="u1")
+        await gql.ok(INVALIDATE, {"ns": namespace, "p": {"id": user}})
+        await _store(gql, namespace, "Namespace-wide vault rule.")
+        await _write(gql, namespace, "WORKING", WORK, **session)  # filtered out by type
+        seen = await _store(gql, namespace, "The lobby opens at eight.", **session)
+        await gql.ok(INVALIDATE, {"ns": namespace, "p": {"id": seen}})
+        first, second = await next_event(ws), await next_event(ws)
+    assert (first["kind"], first["memoryId"]) == ("WRITTEN", seen)
+    assert (second["kind"], second["memoryId"]) == ("FORGOTTEN", seen)
