@@ -1,0 +1,72 @@
+"""How many candidates a search asks the vector index for, and when that was enough.
+
+The index's cost grows with the pool it is asked for (the graph walk explores
+`pool x search expansion factor` neighbours), and every candidate is then read,
+sent and scored. A wide pool is needed when ranking can lift a memory from far
+down the similarity order (recency, popularity, fulltext, graph support,
+diversity, a reranker). When a search ranks by similarity alone, though, a
+candidate's score is its similarity times factors that never exceed a known
+ceiling (confidence and salience are at most 1, boosts only apply to query
+words), so a small first pool settles the order whenever its `limit`-th score
+beats the best any memory outside the pool could reach. Only when that proof
+fails does the search run again with the full pool.
+
+Pure functions, no I/O: the service decides with them and they are unit-tested.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memlattice.lucene import words
+from memlattice.model import ScoringMode, SearchMode
+from memlattice.ranking import Scored
+from memlattice.search_config import SearchConfig
+
+# The first pool is this many times the limit: a few extra candidates absorb
+# low-confidence or low-salience memories near the top without a second query.
+FIRST_POOL_FACTOR = 2
+MIN_FIRST_POOL = 10
+
+
+def similarity_bounded(config: SearchConfig) -> bool:
+    """Whether every score is a candidate's similarity times a bounded factor."""
+    expanding = config.expansion is not None and config.expansion.enabled
+    return (config.mode is SearchMode.SEMANTIC and config.scoring is ScoringMode.SIMILARITY
+            and not expanding and config.mmr_lambda is None and config.reranker is None
+            and config.candidates is None)
+
+
+def first_pool(config: SearchConfig, default: int) -> int:
+    """The pool to ask for first: the full one, or a small one that is usually enough."""
+    full = config.candidate_count(default)
+    if not similarity_bounded(config):
+        return full
+    return min(full, max(FIRST_POOL_FACTOR * config.limit, MIN_FIRST_POOL))
+
+
+def factor_ceiling(config: SearchConfig, query: str | None) -> float:
+    """The largest factor a similarity can be multiplied by (see ranking.base_scores):
+    confidence, salience and the recency factor are at most 1; the key and tag
+    boosts apply only when the query has words."""
+    if query and words(query):
+        return (1.0 + config.key_boost) * (1.0 + config.tag_boost)
+    return 1.0
+
+
+def settled(scored: Sequence[Scored], *, pool_floor: float | None, ceiling: float,
+            limit: int, min_score: float | None) -> bool:
+    """Whether no memory outside the pool could enter the top `limit`.
+
+    `pool_floor` is the lowest similarity in the pool: whatever the index did
+    not return is no more similar than that, so it scores at most
+    `pool_floor * ceiling`. Ties are broken by id, so only a strictly higher
+    `limit`-th score proves the order.
+    """
+    if pool_floor is None:
+        return False
+    bound = pool_floor * ceiling
+    if len(scored) < limit:
+        # Only min_score can prove that nothing more belongs in the answer.
+        return min_score is not None and bound < min_score
+    return scored[limit - 1].score > bound
