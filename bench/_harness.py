@@ -143,3 +143,30 @@ def synthetic_memories(count: int, dimension: int, *, seed: int = 7, start: int 
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     texts = [" ".join(rng.choice(WORDS, size=12)) for _ in range(count)]
     return texts, vectors.astype(np.float32)
+
+
+def text_like_memories(count: int, *, seed: int = 7, start: int = 0, spread: float = 1.0,
+                       source: Path | None = None) -> tuple[list[str], "np.ndarray"]:  # noqa: F821
+    """Reproducible texts and 384-d unit vectors shaped like real sentence embeddings.
+
+    Each vector is a real MiniLM embedding of a LoCoMo turn (the anchor) plus
+    noise drawn with the covariance of all those embeddings, scaled by
+    `spread`: neighbourhoods around real sentences, with the uneven spectrum
+    (a few strong directions, a long weak tail) that text embeddings have and
+    isotropic noise (`synthetic_memories`) lacks. That spectrum is what an
+    approximate index exploits, so recall here is the one to expect on text.
+    """
+    import numpy as np
+
+    anchors = np.load(source or SHARED_BENCH / "locomo-dev" / "memories.minilm.npy")
+    anchors = anchors.astype(np.float64)
+    centred = anchors - anchors.mean(axis=0)
+    _, spectrum, basis = np.linalg.svd(centred, full_matrices=False)
+    scale = spectrum / np.sqrt(len(anchors))
+    rng = np.random.default_rng(seed + start)
+    picks = rng.integers(0, len(anchors), size=count)
+    noise = (rng.normal(size=(count, len(scale))) * scale) @ basis
+    vectors = anchors[picks] + spread * noise
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    texts = [" ".join(rng.choice(WORDS, size=12)) for _ in range(count)]
+    return texts, vectors.astype(np.float32)

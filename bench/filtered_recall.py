@@ -1,13 +1,20 @@
 """Recall of scoped vector search against exact search, by filter selectivity.
 
     python -m bench.filtered_recall [--count 100000] [--users 10000] [--queries 50]
+                                    [--vectors text|isotropic]
 
 Memories are spread over `users` user scopes (one user = count/users
 memories: 0.01% with the defaults). A search whose scope chain admits k users
 selects k/users of the namespace; for selectivities from 100% down to one
-user, the production search query (the same builder and MemoryGraph call the
-service makes, SEMANTIC mode, limit 10) is compared with an exact top 10
-computed in numpy over exactly the admitted memories.
+user, the service's search (`MemoryService.search`, SEMANTIC mode, SIMILARITY
+scoring, limit 10: the path a GraphQL `search` takes, pool sizing included)
+is compared with an exact top 10 computed in numpy over exactly the admitted
+memories.
+
+Vectors (`--vectors`): `text` (default) are shaped like real sentence
+embeddings (bench._harness.text_like_memories); `isotropic` are topic centres
+plus isotropic noise, a much harder case for any approximate index. Queries are
+fresh samples from the same distribution as the memories, never stored ones.
 """
 
 from __future__ import annotations
@@ -19,11 +26,12 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from bench._harness import bench_service, synthetic_memories
-from graph.memories import MemoryGraph
+from bench._harness import bench_service, synthetic_memories, text_like_memories
+from memlattice.app import runtime_of
 from memlattice.auth import Principal
-from memlattice.model import MemoryFilter, validated
+from memlattice.model import MemoryFilter, ScoringMode, SearchMode, validated
 from memlattice.search_config import SearchConfig
+from memlattice.service import SearchRequest
 
 WRITE = "mutation($inputs: [MemoryInput!]!) { writeMemories(inputs: $inputs) { id } }"
 NAMESPACE = "bench/filtered"
@@ -35,10 +43,20 @@ async def main() -> None:
     parser.add_argument("--count", type=int, default=100_000)
     parser.add_argument("--users", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=50)
-    parser.add_argument("--dimension", type=int, default=384)
+    parser.add_argument("--vectors", choices=("text", "isotropic"), default="text")
+    parser.add_argument("--dimension", type=int, default=384,
+                        help="isotropic vectors only (text-like ones are 384-d)")
     parser.add_argument("--noise", type=float, default=0.5,
-                        help="spread around topic centres; 1.5 is near-uniform (hardest)")
+                        help="isotropic spread around topic centres; 1.5 is near-uniform")
     args = parser.parse_args()
+    if args.vectors == "text":
+        args.dimension = 384
+
+    def sample(count: int, start: int) -> tuple[list[str], np.ndarray]:
+        if args.vectors == "text":
+            return text_like_memories(count, start=start)
+        return synthetic_memories(count, args.dimension, start=start, noise=args.noise)
+
     async with bench_service(dimension=args.dimension, heap="2g", pagecache="3g") as bench:
         ids: list[str] = []
         users: list[int] = []
@@ -46,8 +64,7 @@ async def main() -> None:
         started = time.perf_counter()
         for offset in range(0, args.count, 1000):
             count = min(1000, args.count - offset)
-            texts, vectors = synthetic_memories(count, args.dimension, start=offset,
-                                                noise=args.noise)
+            texts, vectors = sample(count, offset)
             batch_users = [(offset + i) % args.users for i in range(count)]
             written = await bench.gql(WRITE, {"inputs": [
                 {"namespace": NAMESPACE, "content": t, "embedding": v.tolist(), "scope": "USER",
@@ -56,15 +73,14 @@ async def main() -> None:
             users.extend(batch_users)
             all_vectors.append(vectors)
         await bench.graph.write(("CALL db.awaitIndexes(600)", {}))
-        print(f"# {args.count} memories over {args.users} users loaded in"
+        print(f"# {args.count} {args.vectors} memories over {args.users} users loaded in"
               f" {time.perf_counter() - started:.1f}s")
         matrix = np.concatenate(all_vectors)
         user_of = np.array(users)
-        graph = MemoryGraph(bench.graph)
-        config = SearchConfig()
-        candidates = config.candidate_count(bench.settings.search_candidates)
-        _, queries = synthetic_memories(args.queries, args.dimension, seed=1234,
-                                        noise=args.noise)
+        service = runtime_of(bench.app).service
+        config = SearchConfig(mode=SearchMode.SEMANTIC, scoring=ScoringMode.SIMILARITY, limit=10)
+        # Past every stored offset: new samples around the same topics.
+        _, queries = sample(args.queries, 10**9)
         rng = np.random.default_rng(5)
         now = datetime.now(timezone.utc)
         print(f"{'selectivity':>12} {'users':>6} {'memories':>9} {'recall@10':>10} {'p50 ms':>8}")
@@ -81,13 +97,10 @@ async def main() -> None:
                 if k < args.users:
                     flt = flt.model_copy(update={"scope_keys": tuple(f"user:u{u}" for u in chosen)})
                 t0 = time.perf_counter()
-                result = await graph.search(flt, tenant=TENANT, now=now, vector=q.tolist(),
-                                            lucene=None,
-                                            candidates=candidates, expansion=None,
-                                            with_embeddings=False)
+                hits = await service.search(SearchRequest(
+                    filter=flt, vector=tuple(q.tolist()), config=config, now=now), tenant=TENANT)
                 latencies.append(time.perf_counter() - t0)
-                got = {f.memory.id for f in sorted(result.semantic,
-                                                   key=lambda f: (-f.score, f.memory.id))[:10]}
+                got = {h.memory.id for h in hits}
                 truth = {ids[i] for i in exact}
                 recalls.append(len(got & truth) / len(truth))
             latencies.sort()

@@ -51,7 +51,8 @@ async def main() -> None:
                 loaded += count
             await bench.graph.write(("CALL db.awaitIndexes(600)", {}))
             print(f"# {size} memories loaded in {time.perf_counter() - started:.1f}s")
-            q_texts, q_vectors = synthetic_memories(args.queries, args.dimension, seed=99)
+            # Fresh samples around the stored topics, as real queries land near memories.
+            q_texts, q_vectors = synthetic_memories(args.queries, args.dimension, start=10**9)
             timings: dict[str, list[float]] = {"bare": [], "semantic": [], "hybrid": []}
             for i, (text, vector) in enumerate(zip(q_texts, q_vectors)):
                 v = vector.tolist()

@@ -18,7 +18,7 @@ from neo4j import AsyncManagedTransaction
 from graph.client import GraphClient, run
 from graph.codec import canonical_json, to_datetime
 from graph.memories import PreparedMemory
-from graph.queries import _audit
+from graph.queries import _audit, snapshot
 from graph.records import Query, RecordGraph
 from graph.revisions import link
 from memlattice.model import EdgeType, Sensitivity
@@ -70,7 +70,8 @@ def reinforce(*, namespace: str, action: Derived, actor: str, now: datetime,
     query = (
         "CYPHER 25\n"
         "MATCH (m:Memory {id: $id}) WHERE m.namespace = $namespace\n"
-        "SET m += $props,\n"
+        + snapshot("m")
+        + "SET m += $props,\n"
         "    m.salience = CASE WHEN coalesce(m.salience, 0.5) + $step > 1.0 THEN 1.0"
         " ELSE coalesce(m.salience, 0.5) + $step END,\n"
         "    m.version = m.version + 1, m.updatedAt = $now\n"
@@ -108,7 +109,8 @@ def prune(*, namespace: str, now: datetime, below: float, min_age_days: float,
         "MATCH (m:Episodic) WHERE m.namespace = $namespace AND m.status = 'active'\n"
         "  AND m.salience IS NOT NULL AND m.salience < $below\n"
         "  AND m.createdAt < $now - duration({seconds: toInteger($minAge * 86400)})\n"
-        "SET m.status = 'forgotten', m.forgottenAt = $now, m.version = m.version + 1,"
+        + snapshot("m")
+        + "SET m.status = 'forgotten', m.forgottenAt = $now, m.version = m.version + 1,"
         " m.updatedAt = $now\n"
         "WITH m\n"
         + _audit("randomUUID()", "m.id", "'prune'", "m.version", "$details")

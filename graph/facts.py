@@ -6,6 +6,18 @@ the same claim again finds the same node and reinforces it (confidence is
 the higher of the two, salience +0.1, evidence added, expiry renewed)
 instead of duplicating it. Evidence refs are `(:Evidence {namespace, kind,
 ref})` nodes shared by every fact and record resting on them.
+
+Generations: once a fact is invalidated (or otherwise no longer active) its
+tombstone stays as it is, so history and `asOf` stay true. Storing the claim
+again creates the next generation, a new node with the deterministic id
+`<fact id>-g<n>` (the first generation keeps the bare fact id), the same
+`factKey` and `(new)-[:SUPERSEDES]->(tombstone)`; storing it once more
+reinforces that current generation.
+
+Visibility: every statement applies the caller's clearance and scopes. A
+claim whose current generation lies outside them is refused with CONFLICT
+(ids are deterministic, so it cannot be created beside it), without
+reinforcing it or returning any of it.
 """
 
 from __future__ import annotations
@@ -21,9 +33,20 @@ from neo4j import AsyncManagedTransaction
 from graph.client import GraphClient, run
 from graph.codec import canonical_json, memory_properties
 from graph.memories import PreparedMemory, new_id
-from graph.queries import _audit, fenced_lucene, visible
+from graph.queries import _audit, fenced_lucene, snapshot, state_at, visible
 from graph.record_codec import Record, normalise, record_from_record
-from graph.records import Clearance, Query, clearance_condition, create_record, record_return
+from graph.records import (
+    Clearance,
+    Query,
+    believed_at,
+    clearance_condition,
+    create_record,
+    record_return,
+    record_return_then,
+)
+from graph.revisions import link
+from memlattice.errors import Conflict
+from memlattice.model import EdgeType
 from memlattice.records.payloads import EvidenceRef
 
 FACT_META_KIND = "factKind"
@@ -34,6 +57,21 @@ def fact_id(namespace: str, kind: str, claim: str) -> str:
     """Deterministic: the same claim of the same kind in a namespace is one fact."""
     digest = hashlib.sha256(f"{namespace}\x00{kind}\x00{normalise(claim)}".encode()).hexdigest()
     return f"fact-{digest[:32]}"
+
+
+def generation_id(base: str, generation: int) -> str:
+    """The id of a fact's `generation` (1 is the bare fact id)."""
+    return base if generation == 1 else f"{base}-g{generation}"
+
+
+@dataclass(frozen=True)
+class StoredFact:
+    """What storing a claim did: created a fact, reinforced the current one, or
+    reasserted an invalidated claim as a new generation (`created` and `reasserted`)."""
+
+    record: Record
+    created: bool
+    reasserted: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,45 +87,68 @@ class InvalidatePredicate:
     lucene: str | None = None
 
 
-def reinforce_fact(
-    *, namespace: str, id: str, confidence: float, expires_at: datetime | None,
-    evidence: list[dict[str, Any]], actor: str, now: datetime,
-) -> Query:
+def fact_head(*, namespace: str, base: str, clearance: Clearance) -> Query:
+    """Lock and read the current (newest) generation of the fact `base`, and whether the
+    caller may see it; nothing of an invisible one leaves the database."""
+    cond, params = clearance_condition(clearance)
     query = (
         "CYPHER 25\n"
-        "MATCH (m:Fact {id: $id}) WHERE m.namespace = $namespace\n"
+        "CALL () {\n"
+        "  MATCH (m:Memory {id: $base}) WHERE m:Fact AND m.namespace = $namespace RETURN m\n"
+        "  UNION\n"
+        "  MATCH (m:Fact) WHERE m.namespace = $namespace AND m.factKey = $base RETURN m\n"
+        "}\n"
+        "WITH m ORDER BY coalesce(m.generation, 1) DESC LIMIT 1\n"
         "SET m.`_lock` = true REMOVE m.`_lock`\n"
-        "WITH m, m.status <> 'active' AS revived\n"
-        "SET m.confidence = CASE WHEN $confidence > m.confidence THEN $confidence"
+        "WITH m WHERE m.id IS NOT NULL\n"
+        f"WITH m, {cond} AS visible\n"
+        "RETURN visible, CASE WHEN visible THEN m.id END AS id,"
+        " CASE WHEN visible THEN coalesce(m.generation, 1) END AS generation,"
+        " CASE WHEN visible THEN m.status END AS status"
+    )
+    return query, {**params, "namespace": namespace, "base": base}
+
+
+def reinforce_fact(
+    *, namespace: str, id: str, confidence: float, expires_at: datetime | None,
+    evidence: list[dict[str, Any]], actor: str, now: datetime, clearance: Clearance,
+) -> Query:
+    """Reinforce the (locked, checked) active generation `id`."""
+    cond, params = clearance_condition(clearance)
+    query = (
+        "CYPHER 25\n"
+        f"MATCH (m:Memory {{id: $id}}) WHERE m:Fact AND m.namespace = $namespace AND {cond}\n"
+        "  AND m.status = 'active'\n"
+        + snapshot("m")  # the state reinforced stays readable as of then (graph.history)
+        + "SET m.confidence = CASE WHEN $confidence > m.confidence THEN $confidence"
         " ELSE m.confidence END,\n"
         "    m.salience = CASE WHEN coalesce(m.salience, 0.5) + $step > 1.0 THEN 1.0"
         " ELSE coalesce(m.salience, 0.5) + $step END,\n"
         "    m.reinforcements = coalesce(m.reinforcements, 0) + 1,\n"
         "    m.expiresAt = $expiresAt, m.validTo = $expiresAt,\n"
-        "    m.status = 'active', m.revisionStatus = 'active', m.retractedAt = null,"
-        " m.forgottenAt = null,\n"
         "    m.version = m.version + 1, m.updatedAt = $now\n"
-        "WITH m, revived\n"
+        "WITH m\n"
         "CALL (m) { UNWIND $evidence AS ev\n"
         "  MERGE (e:Evidence {key: ev.key})\n"
         "  ON CREATE SET e.namespace = m.namespace, e.kind = ev.kind, e.ref = ev.ref\n"
         "  MERGE (m)-[:RESTS_ON]->(e) }\n"
-        "WITH m, revived\n"
-        + _audit("$auditId", "m.id", "CASE WHEN revived THEN 'restore' ELSE 'reinforce' END",
-                 "m.version")
+        "WITH m\n"
+        + _audit("$auditId", "m.id", "'reinforce'", "m.version")
         + f"\nRETURN {record_return()}"
     )
-    return query, {"namespace": namespace, "id": id, "confidence": confidence,
+    return query, {**params, "namespace": namespace, "id": id, "confidence": confidence,
                    "expiresAt": expires_at, "evidence": evidence, "actor": actor, "now": now,
                    "step": REINFORCEMENT, "auditId": new_id()}
 
 
 def invalidate_facts(
     *, namespace: str, predicate: InvalidatePredicate, actor: str, now: datetime,
+    clearance: Clearance,
 ) -> Query:
-    """Tombstone (status retracted) every active fact matching the whole predicate."""
-    conds = [visible(), "m.status = 'active'"]
-    params: dict[str, Any] = {}
+    """Tombstone (status retracted) every active fact matching the whole predicate that
+    the caller may see."""
+    cond, params = clearance_condition(clearance)
+    conds = [visible(), "m.status = 'active'", cond]
     for field, cond in (("id", "m.id = $id"), ("key", "m.key = $key"),
                         ("kind", "m.kind = $kind"), ("claim", "m.claimKey = $claim"),
                         ("tag", "$tag IN m.tags"),
@@ -106,7 +167,8 @@ def invalidate_facts(
         "CYPHER 25\n" + source + "WITH m WHERE " + " AND ".join(conds) + "\n"
         "SET m.`_lock` = true REMOVE m.`_lock`\n"
         "WITH m WHERE m.status = 'active'\n"
-        "SET m.status = 'retracted', m.revisionStatus = 'retracted', m.retractedAt = $now,\n"
+        + snapshot("m")
+        + "SET m.status = 'retracted', m.revisionStatus = 'retracted', m.retractedAt = $now,\n"
         "    m.version = m.version + 1, m.updatedAt = $now\n"
         "WITH m\n"
         + _audit("randomUUID()", "m.id", "'invalidate'", "m.version")
@@ -136,14 +198,28 @@ def by_evidence(
     return query, {**params, "namespace": namespace, "ref": ref, "kind": kind, "now": now}
 
 
-def records_by_ids(*, namespace: str, ids: Sequence[str], now: datetime) -> Query:
-    query = (
-        "CYPHER 25\n"
-        "UNWIND $ids AS id\n"
-        f"MATCH (m:Memory {{id: id}}) WHERE {visible()}\n"
-        f"RETURN {record_return()}"
-    )
-    return query, {"namespace": namespace, "ids": list(ids), "now": now}
+def records_by_ids(*, namespace: str, ids: Sequence[str], now: datetime,
+                   clearance: Clearance, as_of: datetime | None = None) -> Query:
+    """The records with these ids, as they are, or (with `as_of`) as they were then."""
+    cond, params = clearance_condition(clearance)
+    if as_of is None:
+        query = (
+            "CYPHER 25\n"
+            "UNWIND $ids AS id\n"
+            f"MATCH (m:Memory {{id: id}}) WHERE {visible()} AND {cond}\n"
+            f"RETURN {record_return()}"
+        )
+    else:
+        query = (
+            "CYPHER 25\n"
+            "UNWIND $ids AS id\n"
+            f"MATCH (m:Memory {{id: id}}) WHERE {believed_at()} AND {cond}\n"
+            + state_at("m", "m_then")
+            + f"WITH * WHERE {clearance_condition(clearance, 'm_then')[0]}\n"
+            f"RETURN {record_return_then()}"
+        )
+    return query, {**params, "namespace": namespace, "ids": list(ids), "now": now,
+                   "asOf": as_of}
 
 
 class FactGraph:
@@ -152,23 +228,34 @@ class FactGraph:
 
     async def store(
         self, prepared: PreparedMemory, *, kind: str, evidence: Sequence[EvidenceRef],
-        actor: str, tx: AsyncManagedTransaction,
-    ) -> tuple[Record, bool]:
-        """Create the fact, or reinforce the one with its id; returns (fact, created)."""
+        actor: str, tx: AsyncManagedTransaction, clearance: Clearance,
+    ) -> StoredFact:
+        """Reinforce the claim's current generation, or create the first (`prepared.id`)
+        or, over a tombstone, the next one; a generation the caller cannot see is refused."""
         memory = prepared.input
         rows = [{"key": f"{memory.namespace}|{e.kind}|{e.ref}", "kind": e.kind, "ref": e.ref}
                 for e in dict.fromkeys(evidence)]
-        existing = await run(tx, reinforce_fact(
-            namespace=memory.namespace, id=prepared.id, confidence=memory.confidence,
-            expires_at=memory.expires_at, evidence=rows, actor=actor, now=prepared.now,
-        ))
-        if existing:
-            return record_from_record(existing[0]), False
-        props = memory_properties(memory, id=prepared.id, now=prepared.now,
+        heads = await run(tx, fact_head(namespace=memory.namespace, base=prepared.id,
+                                        clearance=clearance))
+        head = heads[0] if heads else None
+        if head is not None and not head["visible"]:
+            raise Conflict("this claim is held by a fact outside this key's clearance or"
+                           " scope; it cannot be stored or reinforced with this key")
+        if head is not None and head["status"] == "active":
+            reinforced = await run(tx, reinforce_fact(
+                namespace=memory.namespace, id=head["id"], confidence=memory.confidence,
+                expires_at=memory.expires_at, evidence=rows, actor=actor, now=prepared.now,
+                clearance=clearance,
+            ))
+            return StoredFact(record_from_record(reinforced[0]), created=False)
+        generation = int(head["generation"]) + 1 if head is not None else 1
+        id = generation_id(prepared.id, generation)
+        props = memory_properties(memory, id=id, now=prepared.now,
                                   embedding=prepared.embedding,
                                   embedding_model=prepared.embedding_model)
         props.update(kind=kind, claimKey=normalise(memory.content), revisionStatus="active",
-                     validTo=memory.expires_at, reinforcements=0,
+                     validTo=memory.expires_at, reinforcements=0, factKey=prepared.id,
+                     generation=generation,
                      payloadJson=canonical_json({
                          "kind": kind, "claim": memory.content,
                          "evidence": [{"kind": e.kind, "ref": e.ref} for e in evidence]}))
@@ -178,13 +265,21 @@ class FactGraph:
                                             "planEdges": [], "evidence": rows},
                                       actor=actor, audit_id=new_id())
         created = await run(tx, (query, params))
-        return record_from_record(created[0]), True
+        if head is not None:
+            await run(tx, link(namespace=memory.namespace, source=id, target=head["id"],
+                               type=EdgeType.SUPERSEDES,
+                               metadata={"revision": "reassert", "generation": generation},
+                               now=prepared.now))
+        return StoredFact(record_from_record(created[0]), created=True,
+                          reasserted=head is not None)
 
     async def invalidate(
-        self, *, namespace: str, predicate: InvalidatePredicate, actor: str, now: datetime
+        self, *, namespace: str, predicate: InvalidatePredicate, actor: str, now: datetime,
+        clearance: Clearance,
     ) -> list[str]:
         records = await self.client.write(invalidate_facts(
-            namespace=namespace, predicate=predicate, actor=actor, now=now))
+            namespace=namespace, predicate=predicate, actor=actor, now=now,
+            clearance=clearance))
         return [r["id"] for r in records]
 
     async def by_evidence(
@@ -196,10 +291,11 @@ class FactGraph:
             include_inactive=include_inactive))
         return [record_from_record(r) for r in records]
 
-    async def records(self, *, namespace: str, ids: Sequence[str], now: datetime
-                      ) -> dict[str, Record]:
+    async def records(self, *, namespace: str, ids: Sequence[str], now: datetime,
+                      clearance: Clearance, as_of: datetime | None = None) -> dict[str, Record]:
         if not ids:
             return {}
-        records = await self.client.read(records_by_ids(namespace=namespace, ids=ids, now=now))
+        records = await self.client.read(records_by_ids(namespace=namespace, ids=ids, now=now,
+                                                         clearance=clearance, as_of=as_of))
         found = [record_from_record(r) for r in records]
         return {r.memory.id: r for r in found}

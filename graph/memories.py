@@ -33,6 +33,7 @@ from graph.codec import (
     meta_properties,
     patch_properties,
 )
+from graph.history import MemoryVersion, read_history
 from memlattice.auth import Tenant
 from memlattice.errors import (
     Conflict,
@@ -53,6 +54,7 @@ from memlattice.model import (
     Status,
     camel,
 )
+from memlattice.records.payloads import TYPED_MEMORY_TYPES
 from memlattice.search_config import ExpansionConfig
 from memlattice.vector_spaces import VectorSpace
 
@@ -192,6 +194,7 @@ class MemoryGraph:
         async def work(tx: AsyncManagedTransaction) -> Memory:
             current = await self._locked(tx, tenant=tenant, id=id, now=now)
             refuse_episodic(current, "updated")
+            refuse_typed_text(current, changes)
             _check_version(current, expected_version)
             if current.status is not Status.ACTIVE:
                 raise Conflict(f"memory {id} is {current.status.value} and cannot be updated")
@@ -225,6 +228,7 @@ class MemoryGraph:
         async def work(tx: AsyncManagedTransaction) -> tuple[Memory, Memory]:
             old = await self._locked(tx, tenant=tenant, id=id, now=successor.now)
             refuse_episodic(old, "superseded")
+            refuse_typed_supersede(old)
             _check_version(old, expected_version)
             if old.status is not Status.ACTIVE:
                 raise Conflict(
@@ -287,11 +291,20 @@ class MemoryGraph:
 
     # ------------------------------------------------------------ reads
 
-    async def get(self, *, tenant: Tenant, id: str, now: datetime) -> Memory:
-        records = await self.client.read(queries.get_memory(tenant=tenant, id=id, now=now))
+    async def get(self, *, tenant: Tenant, id: str, now: datetime,
+                  as_of: datetime | None = None) -> Memory:
+        """The memory; with `as_of`, as it was then (graph.history), if believed then."""
+        records = await self.client.read(queries.get_memory(tenant=tenant, id=id, now=now,
+                                                            as_of=as_of))
         if not records:
-            raise NotFound(f"no memory {id} in namespace {tenant.namespace}", id=id)
+            when = f" as of {as_of.isoformat()}" if as_of else ""
+            raise NotFound(f"no memory {id} in namespace {tenant.namespace}{when}", id=id)
         return memory_from_properties(records[0]["m"])
+
+    async def history(self, *, tenant: Tenant, id: str, now: datetime,
+                      limit: int = 100) -> list[MemoryVersion]:
+        """Its versions, newest first, each with its system-time window (graph.history)."""
+        return await read_history(self.client, tenant=tenant, id=id, now=now, limit=limit)
 
     async def embeddings(self, *, tenant: Tenant, ids: Sequence[str]) -> dict[str, list[float]]:
         records = await self.client.read(queries.get_embeddings(tenant=tenant, ids=list(ids)))
@@ -446,6 +459,34 @@ def refuse_episodic(current: Memory, verb: str) -> None:
             f"memory {current.id} is an episodic record and cannot be {verb}; episodes are"
             " immutable (write a new record instead)", id=current.id,
         )
+
+
+def refuse_typed_text(current: Memory, changes: dict[str, Any]) -> None:
+    """A record's text and value follow its payload, a fact's claim is its identity:
+    the plain `updateMemory` may retag or re-weigh them, not rewrite them."""
+    if current.memory_type not in TYPED_MEMORY_TYPES:
+        return
+    touched = sorted(f for f in ("content", "value", "embedding") if f in changes)
+    if not touched:
+        return
+    if current.memory_type == "fact":
+        how = ("a fact's claim is its identity: store the new claim with storeFact"
+               " (and invalidateFacts the old one)")
+    else:
+        how = "change the payload with updateRecord, or replace it with supersedeRecord"
+    raise ValidationError(
+        f"memory {current.id} is a {current.memory_type} record whose {', '.join(touched)}"
+        f" updateMemory may not change; {how}", id=current.id, fields=touched)
+
+
+def refuse_typed_supersede(old: Memory) -> None:
+    """A plain memory must not replace a typed record or fact (its successor would
+    carry no label, payload or evidence)."""
+    if old.memory_type in TYPED_MEMORY_TYPES:
+        raise ValidationError(
+            f"memory {old.id} is a {old.memory_type} record; supersede it with"
+            " supersedeRecord, whose successor is validated like the original",
+            id=old.id, field="id")
 
 
 def _fenced(flt: MemoryFilter, tenant: Tenant) -> MemoryFilter:

@@ -117,6 +117,19 @@ def migrations(dimension: int, index: VectorIndexSettings | None = None) -> list
             "CREATE CONSTRAINT consolidation_lock IF NOT EXISTS"
             " FOR (l:ConsolidationLock) REQUIRE l.namespace IS UNIQUE",
         )),
+        # One revision per (memory, version): a memory's history (graph.history) is a
+        # chain, and the constraint's index serves the as-of look-ups.
+        Migration(10, "memory revisions", (
+            "CREATE CONSTRAINT memory_revision_version IF NOT EXISTS"
+            " FOR (r:MemoryRevision) REQUIRE (r.memoryId, r.version) IS UNIQUE",
+            "CREATE INDEX memory_revision_namespace IF NOT EXISTS"
+            " FOR (r:MemoryRevision) ON (r.namespace)",
+        )),
+        # A fact's generations share its `factKey` (graph.facts): the current one is
+        # found by this index when a claim is stored again.
+        Migration(11, "fact generations", (
+            "CREATE INDEX fact_key IF NOT EXISTS FOR (m:Fact) ON (m.namespace, m.factKey)",
+        )),
     ]
 
 

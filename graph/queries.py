@@ -55,6 +55,30 @@ def tenant_visible(var: str = "m") -> str:
     return f"{visible(var)} AND {allowed(var)}"
 
 
+# What `graph.codec.memory_from_properties` reads, times apart: a search reads
+# dozens of candidates, and naming these keeps the vector, the `meta.*` filter
+# copies and record payloads out of every candidate row.
+MEMORY_PROPERTIES = (
+    "id", "namespace", "content", "status", "version", "key", "valueJson", "summary", "tags",
+    "metadataJson", "memoryType", "salience", "scope", "agentId", "userId", "sessionId",
+    "taskId", "confidence", "sensitivity", "source", "sourceType", "extractionMethod",
+    "provenanceJson", "accessCount", "embeddingModel", "embeddingDimension", "supersededBy",
+)
+
+
+def project_memory(var: str = "m", *, embedding: bool = False,
+                   embedding_expr: str | None = None) -> str:
+    """Like `project`, but only the properties a `Memory` is made of."""
+    times = ", ".join(f"{p}: {var}.{p}.epochSeconds * 1000000 + {var}.{p}.microsecond"
+                      for p in TIME_PROPERTIES)
+    fields = ", ".join(f".{p}" for p in MEMORY_PROPERTIES)
+    if embedding_expr is not None:
+        vector = f", embedding: {embedding_expr}"
+    else:
+        vector = ", .embedding" if embedding else ""
+    return f"{var} {{{fields}{vector}, {times}}}"
+
+
 def project(var: str = "m", *, embedding: bool = False, embedding_expr: str | None = None) -> str:
     """A memory's properties as a map, times as epoch microseconds, vector only on request
     (`embedding_expr` puts another expression, such as a side-space vector, in its place)."""
@@ -65,6 +89,64 @@ def project(var: str = "m", *, embedding: bool = False, embedding_expr: str | No
     else:
         vector = "" if embedding else ", embedding: null"
     return f"{var} {{.*{vector}, {times}}}"
+
+
+# ------------------------------------------------------------------ history (graph.history)
+
+REVISION = "MemoryRevision"
+# Properties of a memory its revisions do not copy: identity (kept as `memoryId`),
+# the vector, the fulltext fence tokens (derived), transient locks.
+_NOT_COPIED = ("id", "embedding", "nsToken", "scopeToken", "`_lock`")
+
+
+def snapshot(var: str = "m", *, until: str = "$now", imports: str = "", when: str = "") -> str:
+    """Cypher: copy `var`'s current state into a revision that ended at `until`.
+
+    Goes right before the clause that changes `var` in place, so the copy is made
+    in the same transaction. It takes `var`'s write lock first (callers that have
+    not already), so what it copies is the latest commit, the very state the
+    change replaces. MERGE on (memoryId, version) keeps one revision per version
+    even after an import rolled a memory back to a version whose revision exists
+    already. `imports`: more variables `until` or `when` need (`, row`); `when`: a
+    condition on them, to snapshot only some rows.
+    """
+    # A null in the map leaves the property out: the vector is never copied.
+    state = f"{var} {{.*, " + ", ".join(f"{p}: null" for p in _NOT_COPIED) + "}"
+    return (
+        f"CALL ({var}{imports}) {{\n"
+        + (f"  WITH * WHERE {when}\n" if when else "")
+        + f"  SET {var}.`_lock` = true REMOVE {var}.`_lock`\n"
+        f"  MERGE (rev:{REVISION} {{memoryId: {var}.id, version: {var}.version}})\n"
+        f"  SET rev = {state}, rev.memoryId = {var}.id, rev.recordedFrom = {var}.updatedAt,"
+        f" rev.recordedUntil = {monotonic(var, until)}\n"
+        f"  MERGE ({var})-[:HAS_REVISION]->(rev) }}\n"
+    )
+
+
+def monotonic(var: str = "m", now: str = "$now") -> str:
+    """`now`, or `var`'s `updatedAt` if that is later: a writer that took its time
+    before a concurrent one but its lock after it must not end a version before the
+    version began. The time an in-place edit gives `updatedAt`."""
+    return f"CASE WHEN {now} > {var}.updatedAt THEN {now} ELSE {var}.updatedAt END"
+
+
+def state_at(var: str = "m", state: str = "m_then") -> str:
+    """Cypher: bind `state` to the node holding `var`'s state at `$asOf`: the
+    revision of lowest version that was still current after `$asOf`, else `var`."""
+    return (
+        f"CALL ({var}) {{ OPTIONAL MATCH ({var})-[:HAS_REVISION]->(rev:{REVISION})"
+        f" WHERE rev.recordedUntil > $asOf AND rev.version < {var}.version\n"
+        f"  WITH rev ORDER BY rev.version LIMIT 1 RETURN coalesce(rev, {var}) AS {state} }}\n"
+    )
+
+
+def project_state(var: str = "m", state: str = "m_then", *, embedding: str | None = None) -> str:
+    """`state` (a revision of `var`, or `var`) as `project` maps a memory; the vector
+    is never a revision's (`embedding`: an expression for the current one)."""
+    times = ", ".join(f"{p}: {state}.{p}.epochSeconds * 1000000 + {state}.{p}.microsecond"
+                      for p in TIME_PROPERTIES)
+    return (f"{state} {{.*, id: {var}.id, embedding: {embedding or 'null'}, {times},"
+            f" memoryId: null, recordedFrom: null, recordedUntil: null}}")
 
 
 _AUDIT = (
@@ -130,7 +212,8 @@ def update_memory(
     query = (
         "CYPHER 25\n"
         f"MATCH (m:Memory {{id: $id}}) WHERE {owned()}\n"
-        "SET m += $props, m.version = m.version + 1, m.updatedAt = $now\n"
+        + snapshot("m")
+        + f"SET m += $props, m.version = m.version + 1, m.updatedAt = {monotonic()}\n"
         "WITH m\n"
         + _audit("$auditId", "m.id", "'update'", "m.version", "$details")
         + f"\nRETURN {project()} AS m"
@@ -148,7 +231,8 @@ def supersede_memory(
     query = (
         "CYPHER 25\n"
         f"MATCH (old:Memory {{id: $id}}) WHERE {owned('old')}\n"
-        "CREATE (m:Memory) SET m = $props\n"
+        + snapshot("old")
+        + "CREATE (m:Memory) SET m = $props\n"
         "SET old.status = 'superseded', old.supersededAt = $now, old.supersededBy = m.id,\n"
         "    old.version = old.version + 1, old.updatedAt = $now\n"
         "CREATE (m)-[:SUPERSEDES {id: $edgeId, createdAt: $now, metadataJson: '{}'}]->(old)\n"
@@ -181,7 +265,8 @@ def forget_memories(
         # committed by the time the lock is ours, and this one must not count it.
         "SET m.`_lock` = true REMOVE m.`_lock`\n"
         "WITH m WHERE m.status <> 'forgotten'\n"
-        "SET m.status = 'forgotten', m.forgottenAt = $now, m.version = m.version + 1,"
+        + snapshot("m")
+        + "SET m.status = 'forgotten', m.forgottenAt = $now, m.version = m.version + 1,"
         " m.updatedAt = $now\n"
         "WITH m\n"
         + _audit("randomUUID()", "m.id", "'forget'", "m.version")
@@ -208,6 +293,8 @@ def delete_memory(*, tenant: Tenant, id: str, actor: str, now: datetime, audit_i
         "CALL (m) { MATCH (m)<-[:EMBEDS]-(v:MemoryVector) DETACH DELETE v }\n"
         # So do a typed record's payload nodes (graph.records); shared Evidence stays.
         "CALL (m) { MATCH (m)-[:USED_TOOL|HAS_NODE]->(x) DETACH DELETE x }\n"
+        # And its history (graph.history): an erased memory has no earlier versions.
+        "CALL (m) { MATCH (m)-[:HAS_REVISION]->(r:MemoryRevision) DETACH DELETE r }\n"
         "DETACH DELETE m\n"
         "WITH memoryId, version, sensitivity, scope\n"
         + _audit("$auditId", "memoryId", "'delete'", "version",
@@ -221,10 +308,22 @@ def delete_memory(*, tenant: Tenant, id: str, actor: str, now: datetime, audit_i
 # ------------------------------------------------------------------ reads
 
 
-def get_memory(*, tenant: Tenant, id: str, now: datetime) -> Query:
-    query = (f"CYPHER 25\nMATCH (m:Memory {{id: $id}})\nWHERE {tenant_visible()}\n"
-             f"RETURN {project()} AS m")
-    return query, {**tenant.params(), "id": id, "now": now}
+def get_memory(*, tenant: Tenant, id: str, now: datetime, as_of: datetime | None = None
+               ) -> Query:
+    """The memory; with `as_of`, as it was then (if it was believed then), within the
+    tenant's clearance both then and now."""
+    if as_of is None:
+        query = (f"CYPHER 25\nMATCH (m:Memory {{id: $id}})\nWHERE {tenant_visible()}\n"
+                 f"RETURN {project()} AS m")
+        return query, {**tenant.params(), "id": id, "now": now}
+    query = (
+        # Expiry as of then too (`believed`), as `memories` and `search` apply it.
+        f"CYPHER 25\nMATCH (m:Memory {{id: $id}})\nWHERE {owned()} AND {believed('m')}\n"
+        + state_at("m", "m_then")
+        + f"WITH * WHERE {allowed('m_then')}\n"
+        f"RETURN {project_state('m', 'm_then')} AS m"
+    )
+    return query, {**tenant.params(), "id": id, "now": now, "asOf": as_of}
 
 
 def get_embeddings(*, tenant: Tenant, ids: list[str]) -> Query:
@@ -235,16 +334,28 @@ def get_embeddings(*, tenant: Tenant, ids: list[str]) -> Query:
     return query, {**tenant.params(), "ids": ids}
 
 
-def filter_conditions(f: MemoryFilter, var: str = "m") -> tuple[list[str], dict[str, Any]]:
-    """WHERE conditions (beyond namespace and expiry) for a MemoryFilter."""
-    conds = [f"{var}.status IN $statuses"]
+def believed(var: str = "m") -> str:
+    """Believed at `$asOf`: recorded by then, not yet retired then (see MemoryFilter.as_of)."""
+    return f"{var}.createdAt <= $asOf" + "".join(
+        f" AND ({var}.{p} IS NULL OR {var}.{p} > $asOf)"
+        for p in ("supersededAt", "retractedAt", "forgottenAt", "expiresAt"))
+
+
+def filter_conditions(f: MemoryFilter, var: str = "m", state: str | None = None
+                      ) -> tuple[list[str], dict[str, Any]]:
+    """WHERE conditions (beyond namespace and expiry) for a MemoryFilter.
+
+    With `as_of`, `state` names the node holding `var`'s state then (`state_at`):
+    the time rules test `var` (the current node knows when it was retired), every
+    other condition tests the state then, so `tags`, `metadata` etc. match as of then.
+    """
+    conds = []
     params: dict[str, Any] = {"statuses": [s.value for s in f.statuses]}
     if f.as_of is not None:
-        # Believed at $asOf: recorded by then, not yet retired then (see MemoryFilter.as_of).
-        conds.append(f"{var}.createdAt <= $asOf" + "".join(
-            f" AND ({var}.{p} IS NULL OR {var}.{p} > $asOf)"
-            for p in ("supersededAt", "retractedAt", "forgottenAt", "expiresAt")))
+        conds.append(believed(var))
         params["asOf"] = f.as_of
+    var = state or var
+    conds.append(f"{var}.status IN $statuses")
     if f.scope_keys is not None:
         conds.append(f"{var}.scopeKey IN $scopeKeys")
         params["scopeKeys"] = list(f.scope_keys)
@@ -292,18 +403,27 @@ def list_memories(
     after: tuple[datetime, str] | None,
 ) -> Query:
     """A page (newest first, keyset cursor) and the filter's total, in one round trip."""
-    conds, params = filter_conditions(f)
-    where = " AND ".join([tenant_visible(), *conds])
+    if f.as_of is None:
+        conds, params = filter_conditions(f)
+        match = f"MATCH (m:Memory) WHERE {' AND '.join([tenant_visible(), *conds])}"
+        shown, carry = project(), "m"
+    else:
+        # As of then: the time rules test the node, the rest its state then (graph.history).
+        conds, params = filter_conditions(f, state="m_then")
+        match = (f"MATCH (m:Memory) WHERE {tenant_visible()} AND {conds[0]}\n"
+                 + state_at("m", "m_then")
+                 + f"  WITH * WHERE {' AND '.join([allowed('m_then'), *conds[1:]])}")
+        shown, carry = project_state("m", "m_then"), "m, m_then"
     keyset = ""
     if after is not None:
         keyset = (" AND (m.createdAt < $afterAt OR (m.createdAt = $afterAt AND m.id < $afterId))")
         params.update(afterAt=after[0], afterId=after[1])
     query = (
         "CYPHER 25\n"
-        f"CALL () {{ MATCH (m:Memory) WHERE {where} RETURN count(m) AS total }}\n"
-        f"CALL () {{ MATCH (m:Memory) WHERE {where}{keyset}\n"
-        "  WITH m ORDER BY m.createdAt DESC, m.id DESC LIMIT $limit\n"
-        f"  RETURN collect({project()}) AS page }}\n"
+        f"CALL () {{ {match} RETURN count(m) AS total }}\n"
+        f"CALL () {{ {match}{keyset}\n"
+        f"  WITH {carry} ORDER BY m.createdAt DESC, m.id DESC LIMIT $limit\n"
+        f"  RETURN collect({shown}) AS page }}\n"
         "RETURN total, page"
     )
     return query, {**params, **tenant.params(), "now": now, "limit": first + 1}

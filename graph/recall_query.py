@@ -13,10 +13,13 @@ from graph.queries import (
     FULLTEXT_INDEX,
     VECTOR_INDEX,
     Query,
+    allowed,
     fenced_lucene,
     filter_conditions,
     owned,
-    project,
+    project_memory,
+    project_state,
+    state_at,
     tenant_visible,
 )
 from memlattice.auth import Tenant
@@ -55,6 +58,7 @@ def search(
     # The tenant's clearance and scope limits are never in the vector index's
     # filterable properties, so they always run right after it (in `post`).
     post = " AND ".join([tenant_visible(), *conds])
+    as_of = f.as_of is not None
     if space is not None:
         params["space"] = space.key
 
@@ -64,9 +68,30 @@ def search(
                 f" | sv.`{space.vector_property}`][0]")
 
     def shape(var: str) -> str:
+        if as_of:
+            # The state then (graph.history), with the current vector for MMR.
+            vector = (side_vector(var) if space is not None else f"{var}.embedding"
+                      ) if with_embeddings else None
+            return project_state(var, f"{var}_then", embedding=vector)
         if space is not None and with_embeddings:
-            return project(var, embedding_expr=side_vector(var))
-        return project(var, embedding=with_embeddings)
+            return project_memory(var, embedding_expr=side_vector(var))
+        return project_memory(var, embedding=with_embeddings)
+
+    def carry(var: str, names: str) -> str:
+        return f"{names}, {var}_then" if as_of else names
+
+    def keep(var: str, carry: str, extra: str = "") -> str:
+        """Keep the rows whose `var` passes the filter. With `as_of` (never on the
+        plain path): the time rules on the node, the clearance on it and on its
+        state then, the rest on that state; candidates still come from the
+        current indexes."""
+        if not as_of:
+            return f"WITH {carry} WHERE {post}{extra}\n"
+        then = f"{var}_then"
+        state_conds = filter_conditions(f, var=var, state=then)[0]
+        return (f"WITH {carry} WHERE {tenant_visible(var)} AND {state_conds[0]}{extra}\n"
+                + state_at(var, then)
+                + f"  WITH * WHERE {' AND '.join([allowed(then), *state_conds[1:]])}\n")
 
     in_index = ["m.namespace = $namespace", "m.status IN $statuses"]
     if f.scope_keys is not None:
@@ -75,6 +100,7 @@ def search(
         in_index.append("m.scopeKey = $scopeKey")
     parts: list[str] = []
     lists: list[str] = []
+    sized = " AND m.embedding IS NOT NULL AND size(m.embedding) = size($vector)"
     if vector is not None and space is not None:
         side_in_index = [c.replace("m.", "v.") for c in in_index if "status" not in c]
         parts.append(
@@ -83,16 +109,18 @@ def search(
             f"    SEARCH v IN (VECTOR INDEX `{space.index}` FOR $vector"
             f" WHERE {' AND '.join(side_in_index)} LIMIT $candidates) SCORE AS score\n"
             "  MATCH (v)-[:EMBEDS]->(m:Memory)\n"
-            f"  WITH m, score WHERE {post}\n"
+            f"  {keep('m', 'm, score')}"
             f"  RETURN collect({{m: {shape('m')}, score: score}}) AS approximate\n}}"
         )
         # Status lives on the memory, so some filtering always follows the index.
         parts.append(
             "CALL (approximate) {\n"
             "  WITH approximate WHERE size(approximate) < $needed\n"
-            f"  MATCH (m:Memory) WHERE {post}\n"
-            "  MATCH (m)<-[:EMBEDS]-(v:MemoryVector {space: $space})\n"
-            f"  WITH m, vector.similarity.cosine(v.`{space.vector_property}`, $vector) AS score\n"
+            + (f"  MATCH (m:Memory) WHERE {post}\n" if not as_of
+               else f"  MATCH (m:Memory)\n  {keep('m', 'm')}")
+            + "  MATCH (m)<-[:EMBEDS]-(v:MemoryVector {space: $space})\n"
+            f"  WITH {carry('m', 'm')},"
+            f" vector.similarity.cosine(v.`{space.vector_property}`, $vector) AS score\n"
             "  ORDER BY score DESC, m.id LIMIT $candidates\n"
             f"  RETURN collect({{m: {shape('m')}, score: score}}) AS exact\n}}\n"
             "WITH CASE WHEN size(exact) > 0 THEN exact ELSE approximate END AS semantic"
@@ -105,7 +133,7 @@ def search(
             "  MATCH (m:Memory)\n"
             f"    SEARCH m IN (VECTOR INDEX {VECTOR_INDEX} FOR $vector"
             f" WHERE {' AND '.join(in_index)} LIMIT $candidates) SCORE AS score\n"
-            f"  WITH m, score WHERE {post}\n"
+            f"  {keep('m', 'm, score')}"
             f"  RETURN collect({{m: {shape('m')}, score: score}}) AS approximate\n}}"
         )
         if _needs_post_filter(f) or tenant.restricted:
@@ -115,9 +143,11 @@ def search(
             parts.append(
                 "CALL (approximate) {\n"
                 "  WITH approximate WHERE size(approximate) < $needed\n"
-                f"  MATCH (m:Memory) WHERE {post} AND m.embedding IS NOT NULL\n"
-                "    AND size(m.embedding) = size($vector)\n"
-                "  WITH m, vector.similarity.cosine(m.embedding, $vector) AS score\n"
+                + (f"  MATCH (m:Memory) WHERE {post} AND m.embedding IS NOT NULL\n"
+                   "    AND size(m.embedding) = size($vector)\n" if not as_of
+                   else f"  MATCH (m:Memory)\n  {keep('m', 'm', sized)}")
+                + f"  WITH {carry('m', 'm')}, vector.similarity.cosine(m.embedding, $vector)"
+                " AS score\n"
                 "  ORDER BY score DESC, m.id LIMIT $candidates\n"
                 f"  RETURN collect({{m: {shape('m')}, score: score}}) AS exact\n}}\n"
                 "WITH CASE WHEN size(exact) > 0 THEN exact ELSE approximate END AS semantic"
@@ -131,8 +161,8 @@ def search(
             "CALL () {\n"
             f"  CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $lucene,"
             " {limit: $ftLimit}) YIELD node AS m, score\n"
-            f"  WITH m, score WHERE {post}\n"
-            "  WITH m, score LIMIT $candidates\n"
+            f"  {keep('m', 'm, score')}"
+            f"  WITH {carry('m', 'm, score')} LIMIT $candidates\n"
             f"  RETURN collect({{m: {shape('m')}, score: score}}) AS lexical\n}}"
         )
         lists.append("lexical")
@@ -158,8 +188,9 @@ def search(
             "  MATCH (s:Memory {id: seedId})\n"
             "  CALL (s) {\n"
             f"    MATCH p = (s){step}{{1,{int(expansion.depth)}}}(n:Memory)\n"
-            f"    WHERE n <> s AND {n_conds}\n"
-            "    WITH p, n ORDER BY length(p), n.id LIMIT $perSeed\n"
+            + (f"    WHERE n <> s AND {n_conds}\n" if not as_of
+               else f"    WHERE n <> s\n    {keep('n', 'p, n')}")
+            + f"    WITH {carry('n', 'p, n')} ORDER BY length(p), n.id LIMIT $perSeed\n"
             f"    RETURN collect({{m: {shape('n')},"
             f" similarity: {similarity},"
             " path: [rel IN relationships(p) | {type: type(rel), source: startNode(rel).id,"
@@ -180,7 +211,7 @@ def search(
         "  WITH DISTINCT hitId\n"
         "  MATCH (h:Memory {id: hitId})-[:CONTRADICTS]-(c:Memory)\n"
         f"  WHERE {c_conds}\n"
-        f"  RETURN collect({{id: hitId, conflict: {project('c')}}}) AS conflicts\n}}"
+        f"  RETURN collect({{id: hitId, conflict: {project_memory('c')}}}) AS conflicts\n}}"
     )
     returns.append("conflicts")
     query = "CYPHER 25\n" + "\n".join(parts) + "\nRETURN " + ", ".join(returns)
@@ -193,7 +224,7 @@ def _needs_post_filter(f: MemoryFilter) -> bool:
     return bool(
         f.key is not None or f.tags_any or f.tags_all or f.metadata or f.source_type is not None
         or f.created_after is not None or f.created_before is not None or f.memory_types
-        or f.min_confidence is not None
+        or f.min_confidence is not None or f.as_of is not None
         or any(getattr(f, name) is not None
                for name in ("agent_id", "user_id", "session_id", "task_id"))
     )

@@ -18,8 +18,19 @@ from neo4j import AsyncManagedTransaction
 
 from graph.client import GraphClient, Query, run
 from graph.codec import canonical_json, memory_properties
+from graph.history import record_from_state
 from graph.memories import PreparedMemory, _check_version, new_id, refuse_episodic
-from graph.queries import _audit, allowed, fenced_lucene, project, visible
+from graph.queries import (
+    _audit,
+    allowed,
+    fenced_lucene,
+    monotonic,
+    project,
+    project_state,
+    snapshot,
+    state_at,
+    visible,
+)
 from graph.record_codec import Record, record_from_record, record_properties, subgraph_rows
 from memlattice.auth import Tenant
 from memlattice.errors import Conflict, NotFound
@@ -68,6 +79,14 @@ def record_return(var: str = "m") -> str:
     return RECORD_RETURN.format(m=project(var))
 
 
+def record_return_then(var: str = "m", state: str = "m_then") -> str:
+    """`record_return` of `var`'s state as of then (graph.history): `historic` says the
+    state is a revision, whose payload subgraph the reader rebuilds from its payload
+    unless it is the current one (graph.history.record_from_state)."""
+    return (RECORD_RETURN.format(m=project_state(var, state))
+            + f",\n  {state}:MemoryRevision AS historic, {var}.payloadJson AS currentPayload")
+
+
 def clearance_condition(tenant: Clearance, var: str = "m") -> tuple[str, dict[str, Any]]:
     """The tenant's visibility predicate (graph.queries.allowed) and its parameters;
     None (the consolidation job, acting for the whole namespace) restricts nothing."""
@@ -109,13 +128,23 @@ def get_record(
     *, namespace: str, id: str, now: datetime, as_of: datetime | None, clearance: Clearance,
 ) -> Query:
     cond, params = clearance_condition(clearance)
-    when = believed_at() if as_of is not None else visible()
-    query = (
-        "CYPHER 25\n"
-        "MATCH (m:Memory {id: $id})\n"
-        f"WHERE {when} AND {cond}\n"
-        f"RETURN {record_return()}"
-    )
+    if as_of is None:
+        query = (
+            "CYPHER 25\n"
+            "MATCH (m:Memory {id: $id})\n"
+            f"WHERE {visible()} AND {cond}\n"
+            f"RETURN {record_return()}"
+        )
+    else:
+        # As it was then (graph.history), within the clearance then and now.
+        query = (
+            "CYPHER 25\n"
+            "MATCH (m:Memory {id: $id})\n"
+            f"WHERE {believed_at()} AND {cond}\n"
+            + state_at("m", "m_then")
+            + f"WITH * WHERE {clearance_condition(clearance, 'm_then')[0]}\n"
+            f"RETURN {record_return_then()}"
+        )
     return query, {**params, "namespace": namespace, "id": id, "now": now, "asOf": as_of}
 
 
@@ -129,25 +158,35 @@ def list_records(
     cond, params = clearance_condition(clearance)
     conds = [believed_at() if as_of is not None else f"{visible()} AND m.status IN $statuses",
              cond]
+    # With `as_of` these test the state then (graph.history), and the clearance both.
+    s = "m_then" if as_of is not None else "m"
+    state_conds = [clearance_condition(clearance, s)[0]] if as_of is not None else []
     if types:
-        conds.append("m.memoryType IN $types")
+        state_conds.append(f"{s}.memoryType IN $types")
     if tags:
-        conds.append("all(t IN $tags WHERE t IN m.tags)")
+        state_conds.append(f"all(t IN $tags WHERE t IN {s}.tags)")
     if thread_id is not None:
-        conds.append("m.threadId = $threadId")
+        state_conds.append(f"{s}.threadId = $threadId")
     if task_id is not None:
-        conds.append("m.taskId = $taskId")
+        state_conds.append(f"{s}.taskId = $taskId")
+    if as_of is None:
+        conds += state_conds
     if lucene is not None:
         source = ("CALL db.index.fulltext.queryNodes('memory_fulltext', $lucene) YIELD node AS m,"
                   " score\n")
         order = "score DESC, m.id"
     else:
         source, order = "MATCH (m:Memory)\n", "m.createdAt DESC, m.id DESC"
+    then = ""
+    if as_of is not None:
+        then = state_at("m", "m_then") + "WITH * WHERE " + " AND ".join(state_conds) + "\n"
     query = (
         "CYPHER 25\n" + source
         + "WITH * WHERE m.namespace = $namespace AND " + " AND ".join(conds) + "\n"
-        f"WITH m ORDER BY {order} LIMIT $limit\n"
-        f"RETURN {record_return()}"
+        + then
+        + (f"WITH m ORDER BY {order} LIMIT $limit\n" if as_of is None else
+           f"WITH m, m_then ORDER BY {order} LIMIT $limit\n")
+        + f"RETURN {record_return() if as_of is None else record_return_then()}"
     )
     return query, {**params, "namespace": namespace, "types": list(types),
                    "statuses": list(statuses), "now": now, "asOf": as_of, "limit": limit,
@@ -163,9 +202,12 @@ def replace_payload(
     query = (
         "CYPHER 25\n"
         "MATCH (m:Memory {id: $id}) WHERE m.namespace = $namespace\n"
-        "CALL (m) { MATCH (m)-[:USED_TOOL|HAS_NODE]->(x) DETACH DELETE x }\n"
+        # The state replaced stays readable as of then (graph.history); its subgraph is
+        # rebuilt from the snapshot's payloadJson.
+        + snapshot("m")
+        + "CALL (m) { MATCH (m)-[:USED_TOOL|HAS_NODE]->(x) DETACH DELETE x }\n"
         "CALL (m) { MATCH (m)-[r:RESTS_ON]->() DELETE r }\n"
-        "SET m += $props, m.version = m.version + 1, m.updatedAt = $now\n"
+        f"SET m += $props, m.version = m.version + 1, m.updatedAt = {monotonic()}\n"
         "WITH m\n"
         + _SUBGRAPH
         + "WITH m\n"
@@ -186,7 +228,8 @@ def discard_task(*, namespace: str, task_id: str, actor: str, now: datetime,
         f" AND m.status = 'active' AND {cond}\n"
         "SET m.`_lock` = true REMOVE m.`_lock`\n"
         "WITH m WHERE m.status = 'active'\n"
-        "SET m.status = 'forgotten', m.forgottenAt = $now, m.version = m.version + 1,"
+        + snapshot("m")
+        + "SET m.status = 'forgotten', m.forgottenAt = $now, m.version = m.version + 1,"
         " m.updatedAt = $now\n"
         "WITH m\n"
         + _audit("randomUUID()", "m.id", "'discard'", "m.version", "$details")
@@ -233,7 +276,7 @@ class RecordGraph:
         if not records:
             when = f" as of {as_of.isoformat()}" if as_of else ""
             raise NotFound(f"no record {id} in namespace {namespace}{when}", id=id)
-        return record_from_record(records[0])
+        return record_from_state(records[0])
 
     async def list(
         self, *, namespace: str, types: Sequence[RecordType | str] = (),
@@ -247,7 +290,7 @@ class RecordGraph:
             statuses=[s.value for s in statuses], now=now, as_of=as_of, clearance=clearance,
             limit=limit, tags=tags, thread_id=thread_id, task_id=task_id, lucene=lucene,
         ))
-        return [record_from_record(r) for r in records]
+        return [record_from_state(r) for r in records]
 
     async def revise_payload(
         self, *, namespace: str, id: str, type: RecordType, payload: Payload,

@@ -20,7 +20,7 @@ from neo4j import AsyncManagedTransaction
 from graph.client import GraphClient, run
 from graph.codec import canonical_json
 from graph.memories import PreparedMemory, _check_version, new_id, refuse_episodic
-from graph.queries import _audit
+from graph.queries import _audit, snapshot
 from graph.record_codec import Record
 from graph.records import Clearance, Query, RecordGraph, locked
 from memlattice.errors import Conflict, ValidationError
@@ -42,7 +42,8 @@ def retire(
         "CYPHER 25\n"
         "UNWIND $ids AS id\n"
         "MATCH (m:Memory {id: id}) WHERE m.namespace = $namespace\n"
-        f"SET m.status = $status, m.{time_prop} = $now, m.supersededBy = $by{revision},\n"
+        + snapshot("m")
+        + f"SET m.status = $status, m.{time_prop} = $now, m.supersededBy = $by{revision},\n"
         "    m.version = m.version + 1, m.updatedAt = $now\n"
         "WITH m\n"
         + _audit("randomUUID()", "m.id", "$operation", "m.version", "$details")
@@ -79,7 +80,8 @@ def set_revision_status(
         "CYPHER 25\n"
         "UNWIND $ids AS id\n"
         "MATCH (m:Memory {id: id}) WHERE m.namespace = $namespace\n"
-        "SET m.revisionStatus = $revisionStatus, m.version = m.version + 1, m.updatedAt = $now\n"
+        + snapshot("m")
+        + "SET m.revisionStatus = $revisionStatus, m.version = m.version + 1, m.updatedAt = $now\n"
         "WITH m\n"
         + _audit("randomUUID()", "m.id", "$operation", "m.version", "$details")
         + "\nRETURN m.id AS id"
@@ -159,11 +161,13 @@ class RevisionGraph:
         return result
 
     async def fork(self, *, namespace: str, id: str, branch: NewRecord, actor: str,
-                   clearance: Clearance = None) -> Record:
-        """A conditional variant beside the original: both stay active, DERIVED joins them."""
+                   clearance: Clearance = None) -> tuple[Record, Record]:
+        """A conditional variant beside the original: both stay active, DERIVED joins them.
+        Returns (original as the fork left it, fork)."""
         now = branch.prepared.now
 
-        async def work(tx: AsyncManagedTransaction, old: dict[str, Record]) -> Record:
+        async def work(tx: AsyncManagedTransaction, old: dict[str, Record]) -> tuple[Record,
+                                                                                       Record]:
             new = await self._create(tx, branch, actor)
             await run(tx, link(namespace=namespace, source=new.memory.id, target=id,
                                type=EdgeType.DERIVED, metadata={"revision": "fork"}, now=now))
@@ -171,10 +175,10 @@ class RevisionGraph:
                 namespace=namespace, ids=[id],
                 status=RevisionStatus(old[id].revision_status or "active"), actor=actor,
                 now=now, operation="fork", details={"forkedInto": new.memory.id}))
-            return new
+            return await locked(tx, namespace=namespace, id=id, now=now), new
 
-        result: Record = await self._revise(namespace, [id], now, "forked", work, clearance,
-                                            branch.type)
+        result: tuple[Record, Record] = await self._revise(namespace, [id], now, "forked",
+                                                          work, clearance, branch.type)
         return result
 
     async def contest(

@@ -18,9 +18,12 @@ from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
+from graph import history
 from graph.client import GraphClient, Query, run
+from graph.queries import snapshot
 from memlattice.errors import Conflict, NotFound
 from memlattice.model import EdgeType, as_utc
+from memlattice.settings import VectorIndexSettings
 
 Cursor = tuple[datetime, str]
 
@@ -204,7 +207,9 @@ def apply_log(namespace: str, rows: list[dict[str, Any]], actor: str) -> Query:
         "  REMOVE m.`_new`\n"
         "  WITH row, m, created WHERE created OR (row.at >= m.updatedAt"
         " AND coalesce(m.importDigest, '') <> row.digest)\n"
-        "  SET m += row.props, m.status = 'active', m.forgottenAt = null,\n"
+        # A replayed change keeps the state it replaces (graph.history).
+        + snapshot("m", until="row.at", imports=", row, created", when="NOT created")
+        + "  SET m += row.props, m.status = 'active', m.forgottenAt = null,\n"
         "      m.version = CASE WHEN created THEN 1 ELSE m.version + 1 END,"
         " m.updatedAt = row.at\n"
         "  CREATE (:AuditEntry {id: row.auditId, memoryId: m.id, namespace: $namespace,"
@@ -215,7 +220,8 @@ def apply_log(namespace: str, rows: list[dict[str, Any]], actor: str) -> Query:
         "  WITH row WHERE row.op = 'forget'\n"
         "  MATCH (m:Memory {id: row.id}) WHERE m.namespace = $namespace"
         " AND m.status = 'active' AND m.updatedAt <= row.at\n"
-        "  SET m.status = 'forgotten', m.forgottenAt = row.at, m.updatedAt = row.at,"
+        + snapshot("m", until="row.at", imports=", row")
+        + "  SET m.status = 'forgotten', m.forgottenAt = row.at, m.updatedAt = row.at,"
         " m.version = m.version + 1\n"
         "  CREATE (:AuditEntry {id: row.auditId, memoryId: m.id, namespace: $namespace,"
         " operation: 'forget', actor: $actor, at: row.at, version: m.version,"
@@ -237,8 +243,12 @@ class EdgeRow:
 class TransferGraph:
     """Export pages and import batches of one namespace."""
 
-    def __init__(self, client: GraphClient) -> None:
+    def __init__(self, client: GraphClient,
+                 vector_index: VectorIndexSettings | None = None) -> None:
         self.client = client
+        # How an import builds the index of a side vector space it brings (default settings
+        # when None); see graph.transfer_parts.
+        self.vector_index = vector_index
 
     async def _count(self, query: Query) -> int:
         return int((await self.client.read(query))[0]["n"])
@@ -321,6 +331,14 @@ class TransferGraph:
 
     async def upsert_audit(self, namespace: str, rows: list[dict[str, Any]]) -> int:
         return await self._upsert(upsert_audit(namespace, rows), len(rows), "audit entries")
+
+    async def upsert_revisions(self, namespace: str, rows: list[dict[str, Any]]) -> int:
+        """Earlier versions of memories (graph.history), each under its memory."""
+        try:
+            return await self._upsert(history.upsert_revisions(namespace, rows), len(rows),
+                                      "memory revisions")
+        except Conflict as exc:
+            raise NotFound(exc.message) from exc
 
     async def apply_log(self, namespace: str, rows: list[dict[str, Any]],
                         actor: str) -> tuple[int, int]:

@@ -90,6 +90,18 @@ class Tenant:
         if self._grant is not _GRANT:
             raise TypeError("a Tenant is obtained from Principal.tenant(namespace, write=...)")
 
+    @classmethod
+    def system(cls, namespace: str, *, principal: str = "system") -> Tenant:
+        """The service's own jobs (scheduled consolidation, the operator's CLI): the whole
+        namespace, hyper clearance, every scope, writable. Never built from a request: a
+        caller's view always comes from `Principal.tenant`."""
+        try:
+            validate_namespace(namespace)
+        except ValueError as exc:
+            raise ValidationError(str(exc), field="namespace") from None
+        return cls(namespace=namespace, clearance=Sensitivity.HYPER, scopes=None,
+                   writable=True, principal=principal, _grant=_GRANT)
+
     @property
     def sensitivities(self) -> list[str]:
         """Every sensitivity the clearance admits, as stored values."""

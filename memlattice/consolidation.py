@@ -1,10 +1,16 @@
 """Consolidation: turn successful episodes into knowledge, on demand and on a schedule.
 
-`Consolidator.consolidate(namespace)` plans with the pure rules of
+`Consolidator.consolidate(tenant)` plans with the pure rules of
 `memlattice.records.consolidation` and applies the plan in one transaction
 under the namespace's consolidation lock, then decays salience and prunes
 episodes by policy. `ConsolidationScheduler` runs it for every namespace
 that holds episodes every `interval_hours` (started in the app lifespan).
+
+Consolidation acts for a whole namespace (it reads every episode and decays
+and prunes every record), so it runs only for a tenant that sees all of it:
+the scheduler and the CLI pass `Tenant.system(namespace)`, and a key with
+less than hyper clearance or every scope is refused (FORBIDDEN) rather than
+let it change records it cannot see.
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ from neo4j import AsyncManagedTransaction
 
 from graph.consolidation import ConsolidationGraph
 from graph.records import RecordGraph
-from memlattice.errors import MemlatticeError
+from memlattice.auth import Tenant
+from memlattice.errors import Forbidden, MemlatticeError
 from memlattice.llm_extract import Extractor
 from memlattice.model import MemoryInput, as_utc, utcnow
 from memlattice.records.config import ConsolidationSettings
@@ -63,8 +70,14 @@ class Consolidator:
         if self.extractor is not None:
             await self.extractor.aclose()
 
-    async def consolidate(self, namespace: str, *, actor: str = ACTOR,
+    async def consolidate(self, tenant: Tenant, *, actor: str = ACTOR,
                           now: datetime | None = None) -> Report:
+        tenant.require_write()
+        if tenant.restricted:
+            raise Forbidden("consolidation changes every record of the namespace; it needs a"
+                            " key with hyper clearance and every scope",
+                            namespace=tenant.namespace)
+        namespace = tenant.namespace
         at = as_utc(now) or utcnow()
 
         async def work(tx: AsyncManagedTransaction) -> Report:
@@ -138,7 +151,7 @@ class ConsolidationScheduler:
         reports = []
         for namespace in await self.consolidator.namespaces():
             try:
-                reports.append(await self.consolidator.consolidate(namespace))
+                reports.append(await self.consolidator.consolidate(Tenant.system(namespace)))
             except MemlatticeError as exc:  # one namespace's failure must not stop the rest
                 log.warning("consolidation of %s failed: %s", namespace, exc.code)
         return reports

@@ -4,6 +4,11 @@ Between the resolvers and `graph/`: validate payloads, give a record its id,
 time and vector (through `MemoryService.prepare`, so records are embedded and
 cached like any memory), and turn candidate claims into contradiction hints
 inside the same transaction as the write.
+
+Every method takes the caller's `Tenant` (namespace, clearance, scopes,
+writable): reads and writes see only what it may see, writes check it may
+write, new records must lie inside its bounds. Committed changes are then
+announced on the event bus (`memlattice.knowledge_events`).
 """
 
 from __future__ import annotations
@@ -17,12 +22,14 @@ from neo4j import AsyncManagedTransaction
 
 from graph.codec import Memory
 from graph.facts import FactGraph, InvalidatePredicate, fact_id
-from graph.hints import claim_of, find_candidates, link_hints
+from graph.hints import HintProbe, claim_of, find_candidates, link_hints
 from graph.record_codec import Record
-from graph.records import Clearance, RecordGraph
+from graph.records import RecordGraph
 from graph.revisions import NewRecord, RevisionGraph
 from memlattice.auth import Tenant
 from memlattice.errors import Conflict, ValidationError
+from memlattice.events import EventBus
+from memlattice.knowledge_events import KnowledgeEvents
 from memlattice.lucene import all_terms, any_terms
 from memlattice.model import MemoryFilter, Status, utcnow
 from memlattice.records.hints import Hint, hints_for
@@ -50,6 +57,8 @@ class Written:
     record: Record
     hints: tuple[Hint, ...] = ()
     created: bool = True
+    # A fact whose claim had been invalidated, stored again as a new generation.
+    reasserted: bool = False
 
 
 @dataclass(frozen=True)
@@ -59,17 +68,21 @@ class FactHit:
 
 
 class KnowledgeService:
-    def __init__(self, memories: MemoryService) -> None:
+    def __init__(self, memories: MemoryService, events: EventBus | None = None) -> None:
         self.memories = memories
         client = memories.graph.client
         self.client = client
         self.records = RecordGraph(client)
         self.facts = FactGraph(client)
         self.revisions = RevisionGraph(client, self.records)
+        self.events = KnowledgeEvents(client, events)
 
     # ------------------------------------------------------------ records
 
-    async def _new(self, input: RecordInput) -> NewRecord:
+    async def _new(self, input: RecordInput, tenant: Tenant) -> NewRecord:
+        """Check the new record lies inside the tenant's bounds, then prepare it."""
+        tenant.check_record(namespace=input.namespace, scope=input.scope,
+                            sensitivity=input.sensitivity)
         payload, memory = input.parsed()
         (prepared,) = await self.memories.prepare([memory])
         extra = ({"salienceHalfLifeDays": input.salience_half_life_days}
@@ -77,10 +90,12 @@ class KnowledgeService:
         return NewRecord(prepared=prepared, type=input.type, payload=payload,
                          valid_from=input.valid_from, valid_to=input.valid_to, extra=extra)
 
-    async def write_record(self, input: RecordInput, *, actor: str,
-                           clearance: Clearance = None) -> Written:
+    async def write_record(self, input: RecordInput, *, actor: str, tenant: Tenant) -> Written:
         """Create a record; semantic records also get contradiction/support hints."""
-        new = await self._new(input)
+        new = await self._new(input, tenant)
+        probe = (await self._probe(new.prepared.input.namespace, new.prepared.input.content,
+                                   new.prepared.embedding)
+                 if new.type is RecordType.SEMANTIC else None)
 
         async def work(tx: AsyncManagedTransaction) -> Written:
             record = await self.records.create(
@@ -88,39 +103,49 @@ class KnowledgeService:
                 valid_to=new.valid_to, actor=actor, tx=tx, extra=new.extra)
             hints: list[Hint] = []
             if new.type is RecordType.SEMANTIC:
-                hints = await self._hints(tx, record, clearance)
+                hints = await self._hints(tx, record, tenant, probe)
             return Written(record=record, hints=tuple(hints))
 
         written: Written = await self.client.transaction(work)
+        self.events.written([written.record.memory], actor)
         await self.memories.embed_side_spaces(input.namespace, [written.record.memory])
         return written
 
+    async def _probe(self, namespace: str, text: str,
+                     primary: Sequence[float] | None) -> HintProbe | None:
+        """The new claim's vector in the space its namespace searches, so hints find
+        near-identical claims by meaning too (taken before the write's transaction)."""
+        found = await self.memories.searched_vector(namespace, text, primary)
+        return HintProbe(vector=found[1], space=found[0]) if found else None
+
     async def _hints(self, tx: AsyncManagedTransaction, record: Record,
-                     clearance: Clearance) -> list[Hint]:
+                     clearance: Tenant, probe: HintProbe | None = None) -> list[Hint]:
         now = record.memory.created_at
-        found = await find_candidates(tx, record, now=now, clearance=clearance)
+        found = await find_candidates(tx, record, now=now, clearance=clearance, probe=probe)
         hints = hints_for(claim_of(record), found)
         await link_hints(tx, record, hints, now=now)
         return hints
 
     async def update_record(
-        self, *, namespace: str, id: str, payload: dict[str, Any], type: RecordType,
-        expected_version: int | None, actor: str, clearance: Clearance = None,
+        self, *, tenant: Tenant, id: str, payload: dict[str, Any], type: RecordType,
+        expected_version: int | None, actor: str,
     ) -> Record:
+        tenant.require_write()
         parsed = parse_payload(type, payload)
-        return await self.records.revise_payload(
-            namespace=namespace, id=id, type=type, payload=parsed,
-            expected_version=expected_version, actor=actor, now=utcnow(), clearance=clearance)
+        updated = await self.records.revise_payload(
+            namespace=tenant.namespace, id=id, type=type, payload=parsed,
+            expected_version=expected_version, actor=actor, now=utcnow(), clearance=tenant)
+        self.events.updated([updated.memory], actor)
+        return updated
 
-    async def get(self, *, namespace: str, id: str, as_of: datetime | None = None,
-                  clearance: Clearance = None) -> Record:
-        return await self.records.get(namespace=namespace, id=id, now=utcnow(), as_of=as_of,
-                                      clearance=clearance)
+    async def get(self, *, tenant: Tenant, id: str, as_of: datetime | None = None) -> Record:
+        return await self.records.get(namespace=tenant.namespace, id=id, now=utcnow(),
+                                      as_of=as_of, clearance=tenant)
 
     async def list(
-        self, *, namespace: str, types: Sequence[RecordType | str] = (),
+        self, *, tenant: Tenant, types: Sequence[RecordType | str] = (),
         statuses: Sequence[Status] = (Status.ACTIVE,), as_of: datetime | None = None,
-        clearance: Clearance = None, limit: int = 50, tags: Sequence[str] = (),
+        limit: int = 50, tags: Sequence[str] = (),
         thread_id: str | None = None, task_id: str | None = None, query: str | None = None,
     ) -> list[Record]:
         """Newest first; with `query`, the records matching any of its words, best first
@@ -131,28 +156,36 @@ class KnowledgeService:
         if query is not None and lucene is None:
             raise ValidationError("query has no word to match", field="query")
         return await self.records.list(
-            namespace=namespace, types=types or RECORD_KINDS, statuses=statuses, now=utcnow(),
-            as_of=as_of, clearance=clearance, limit=limit, tags=tags, thread_id=thread_id,
-            task_id=task_id, lucene=lucene)
+            namespace=tenant.namespace, types=types or RECORD_KINDS, statuses=statuses,
+            now=utcnow(), as_of=as_of, clearance=tenant, limit=limit, tags=tags,
+            thread_id=thread_id, task_id=task_id, lucene=lucene)
 
-    async def discard_task(self, *, namespace: str, task_id: str, actor: str,
-                           clearance: Clearance = None) -> list[str]:
-        return await self.records.discard_task(namespace=namespace, task_id=task_id,
-                                               actor=actor, now=utcnow(), clearance=clearance)
+    async def discard_task(self, *, tenant: Tenant, task_id: str, actor: str) -> list[str]:
+        """Tombstone the task's working records that the tenant may see."""
+        tenant.require_write()
+        ids = await self.records.discard_task(namespace=tenant.namespace, task_id=task_id,
+                                              actor=actor, now=utcnow(), clearance=tenant)
+        await self.events.forgotten_ids(tenant.namespace, ids, actor)
+        return ids
 
     # ------------------------------------------------------------ facts
 
-    async def store_fact(self, input: FactInput, *, actor: str,
-                         clearance: Clearance = None) -> Written:
+    async def store_fact(self, input: FactInput, *, actor: str, tenant: Tenant) -> Written:
+        """Create the claim's fact, reinforce it, or (over an invalidated one) reassert it as
+        a new generation. A claim held by a fact the tenant cannot see is a CONFLICT."""
+        tenant.check_record(namespace=input.namespace, scope=input.scope,
+                            sensitivity=input.sensitivity)
         id = fact_id(input.namespace, input.kind, input.claim)
         (prepared,) = await self.memories.prepare([input.as_memory(id)])
+        probe = await self._probe(input.namespace, prepared.input.content, prepared.embedding)
 
         async def work(tx: AsyncManagedTransaction) -> Written:
-            record, created = await self.facts.store(prepared, kind=input.kind,
-                                                     evidence=input.evidence, actor=actor,
-                                                     tx=tx)
-            hints = await self._hints(tx, record, clearance) if created else []
-            return Written(record=record, hints=tuple(hints), created=created)
+            stored = await self.facts.store(prepared, kind=input.kind, evidence=input.evidence,
+                                            actor=actor, tx=tx, clearance=tenant)
+            hints = (await self._hints(tx, stored.record, tenant, probe)
+                     if stored.created else [])
+            return Written(record=stored.record, hints=tuple(hints), created=stored.created,
+                           reasserted=stored.reasserted)
 
         try:
             written: Written = await self.client.transaction(work)
@@ -160,38 +193,45 @@ class KnowledgeService:
             # A concurrent store of the same claim created it first: reinforce it instead.
             written = await self.client.transaction(work)
         if written.created:
+            self.events.written([written.record.memory], actor)
             await self.memories.embed_side_spaces(input.namespace, [written.record.memory])
+        else:
+            self.events.updated([written.record.memory], actor)
         return written
 
     async def recall_facts(
-        self, *, flt: MemoryFilter, query: str | None, kind: str | None, limit: int = 10,
-        clearance: Tenant,
+        self, *, tenant: Tenant, flt: MemoryFilter, query: str | None, kind: str | None,
+        limit: int = 10,
     ) -> list[FactHit]:
         """Facts by relevance to `query` (hybrid search), else by confidence."""
+        _same_namespace(tenant.namespace, flt.namespace, "filter.namespace")
         if not 1 <= limit <= MAX_RECALL:
             raise ValidationError(f"limit must be between 1 and {MAX_RECALL}", field="limit")
         metadata = {**flt.metadata, **({"factKind": kind} if kind else {})}
         flt = flt.model_copy(update={"memory_types": ("fact",), "metadata": metadata})
         if query is None or not query.strip():
             found = await self.records.list(
-                namespace=flt.namespace, types=["fact"], now=utcnow(), as_of=flt.as_of,
-                clearance=clearance, limit=MAX_RECALL)
+                namespace=tenant.namespace, types=["fact"], now=utcnow(), as_of=flt.as_of,
+                clearance=tenant, limit=MAX_RECALL)
             hits = [FactHit(r, r.memory.confidence) for r in found
                     if (kind is None or r.kind == kind)
                     and r.memory.confidence >= (flt.min_confidence or 0.0)]
             return sorted(hits, key=lambda h: (-h.score, h.fact.memory.id))[:limit]
         hits = await self.memories.search(SearchRequest(
-            filter=flt, query=query, config=SearchConfig(limit=limit)), tenant=clearance)
-        records = await self.facts.records(namespace=flt.namespace,
+            filter=flt, query=query, config=SearchConfig(limit=limit)), tenant=tenant)
+        records = await self.facts.records(namespace=tenant.namespace,
                                            ids=[h.memory.id for h in hits],
-                                           now=flt.as_of or utcnow())
+                                           now=flt.as_of or utcnow(), clearance=tenant,
+                                           as_of=flt.as_of)
         return [FactHit(records[h.memory.id], h.scored.score) for h in hits
                 if h.memory.id in records]
 
     async def invalidate_facts(
-        self, *, namespace: str, predicate: InvalidatePredicate, query: str | None,
+        self, *, tenant: Tenant, predicate: InvalidatePredicate, query: str | None,
         actor: str,
     ) -> list[str]:
+        """Tombstone the matching active facts that the tenant may see (only those)."""
+        tenant.require_write()
         lucene = all_terms(query) if query is not None else None
         if query is not None and lucene is None:
             raise ValidationError("query has no word to match", field="predicate.query")
@@ -200,13 +240,14 @@ class KnowledgeService:
             raise ValidationError(
                 "the predicate is empty; give any of id, key, kind, claim, query, tag,"
                 " evidenceRef", field="predicate")
-        return await self.facts.invalidate(namespace=namespace, predicate=predicate,
-                                           actor=actor, now=utcnow())
+        ids = await self.facts.invalidate(namespace=tenant.namespace, predicate=predicate,
+                                          actor=actor, now=utcnow(), clearance=tenant)
+        await self.events.forgotten_ids(tenant.namespace, ids, actor)
+        return ids
 
-    async def by_evidence(self, *, namespace: str, ref: str, kind: str | None,
-                          clearance: Clearance = None) -> list[Record]:
-        return await self.facts.by_evidence(namespace=namespace, ref=ref, kind=kind,
-                                            now=utcnow(), clearance=clearance)
+    async def by_evidence(self, *, tenant: Tenant, ref: str, kind: str | None) -> list[Record]:
+        return await self.facts.by_evidence(namespace=tenant.namespace, ref=ref, kind=kind,
+                                            now=utcnow(), clearance=tenant)
 
     # ------------------------------------------------------------ summaries
 
@@ -234,53 +275,63 @@ class KnowledgeService:
 
     # ------------------------------------------------------------ revisions
 
-    async def supersede(self, *, namespace: str, id: str, successor: RecordInput,
-                        expected_version: int | None, actor: str,
-                        clearance: Clearance = None) -> tuple[Record, Record]:
-        _same_namespace(namespace, successor)
+    async def supersede(self, *, tenant: Tenant, id: str, successor: RecordInput,
+                        expected_version: int | None, actor: str) -> tuple[Record, Record]:
         previous, current = await self.revisions.supersede(
-            namespace=namespace, id=id, successor=await self._new(successor),
-            expected_version=expected_version, actor=actor, clearance=clearance)
-        await self.memories.embed_side_spaces(namespace, [current.memory])
+            namespace=tenant.namespace, id=id, successor=await self._new(successor, tenant),
+            expected_version=expected_version, actor=actor, clearance=tenant)
+        self.events.replaced(current.memory, [previous.memory], actor)
+        await self.memories.embed_side_spaces(tenant.namespace, [current.memory])
         return previous, current
 
-    async def fork(self, *, namespace: str, id: str, branch: RecordInput, actor: str,
-                   clearance: Clearance = None) -> Record:
-        """A conditional variant: a semantic branch must say under which conditions."""
-        _same_namespace(namespace, branch)
-        new = await self._new(branch)
+    async def fork(self, *, tenant: Tenant, id: str, branch: RecordInput,
+                   actor: str) -> tuple[Record, Record]:
+        """A conditional variant: a semantic branch must say under which conditions.
+        Returns (the original as the fork left it, the fork)."""
+        new = await self._new(branch, tenant)
         if isinstance(new.payload, SemanticPayload) and (
                 new.payload.validity.kind is not ValidityKind.CONDITIONAL):
             raise ValidationError("a fork of a semantic record needs conditional validity",
                                   fields=["record.payload.validity.kind"])
-        forked = await self.revisions.fork(namespace=namespace, id=id, branch=new, actor=actor,
-                                           clearance=clearance)
-        await self.memories.embed_side_spaces(namespace, [forked.memory])
-        return forked
+        original, forked = await self.revisions.fork(namespace=tenant.namespace, id=id,
+                                                     branch=new, actor=actor, clearance=tenant)
+        self.events.written([forked.memory], actor)
+        self.events.updated([original.memory], actor)
+        await self.memories.embed_side_spaces(tenant.namespace, [forked.memory])
+        return original, forked
 
-    async def contest(self, *, namespace: str, id: str, by: str, reason: str | None,
-                      actor: str, clearance: Clearance = None) -> tuple[Record, Record]:
-        return await self.revisions.contest(namespace=namespace, id=id, by=by, reason=reason,
-                                            actor=actor, now=utcnow(), clearance=clearance)
+    async def contest(self, *, tenant: Tenant, id: str, by: str, reason: str | None,
+                      actor: str) -> tuple[Record, Record]:
+        """`by` CONTRADICTS `id`: both must be visible to the tenant."""
+        tenant.require_write()
+        target, contender = await self.revisions.contest(
+            namespace=tenant.namespace, id=id, by=by, reason=reason, actor=actor, now=utcnow(),
+            clearance=tenant)
+        self.events.updated([target.memory, contender.memory], actor)
+        return target, contender
 
-    async def retract(self, *, namespace: str, id: str, reason: str | None,
-                      expected_version: int | None, actor: str,
-                      clearance: Clearance = None) -> Record:
-        return await self.revisions.retract(namespace=namespace, id=id, reason=reason,
-                                            expected_version=expected_version, actor=actor,
-                                            now=utcnow(), clearance=clearance)
+    async def retract(self, *, tenant: Tenant, id: str, reason: str | None,
+                      expected_version: int | None, actor: str) -> Record:
+        tenant.require_write()
+        retracted = await self.revisions.retract(
+            namespace=tenant.namespace, id=id, reason=reason, expected_version=expected_version,
+            actor=actor, now=utcnow(), clearance=tenant)
+        self.events.forgotten([retracted.memory], actor)
+        return retracted
 
-    async def merge(self, *, namespace: str, ids: Sequence[str], into: RecordInput,
-                    actor: str, clearance: Clearance = None) -> tuple[Record, list[Record]]:
-        _same_namespace(namespace, into)
-        merged, sources = await self.revisions.merge(namespace=namespace, ids=ids,
-                                                     into=await self._new(into), actor=actor,
-                                                     clearance=clearance)
-        await self.memories.embed_side_spaces(namespace, [merged.memory])
+    async def merge(self, *, tenant: Tenant, ids: Sequence[str], into: RecordInput,
+                    actor: str) -> tuple[Record, list[Record]]:
+        """Several visible records become one new record inside the tenant's bounds."""
+        merged, sources = await self.revisions.merge(
+            namespace=tenant.namespace, ids=ids, into=await self._new(into, tenant), actor=actor,
+            clearance=tenant)
+        self.events.replaced(merged.memory, [s.memory for s in sources], actor)
+        await self.memories.embed_side_spaces(tenant.namespace, [merged.memory])
         return merged, sources
 
 
-def _same_namespace(namespace: str, input: RecordInput) -> None:
-    if input.namespace != namespace:
-        raise ValidationError("the new record must be in the namespace it revises",
-                              field="record.namespace")
+def _same_namespace(namespace: str, other: str, field: str) -> None:
+    """New records are checked by `Tenant.check_record`; this guards a filter's namespace."""
+    if other != namespace:
+        raise ValidationError(f"{field} must be the namespace of the operation ({namespace})",
+                              field=field)

@@ -8,6 +8,7 @@ search candidates are fused and cut.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,12 +20,13 @@ from graph.memories import (
     NamespaceConfig,
     NamespaceConfigGraph,
     PreparedMemory,
+    SearchResult,
     new_id,
 )
 from memlattice.access import AccessRecorder
 from memlattice.auth import Tenant
 from memlattice.embeddings import Embedder, check_dimension
-from memlattice.errors import ValidationError
+from memlattice.errors import MemlatticeError, ValidationError
 from memlattice.lucene import any_terms
 from memlattice.model import (
     MAX_BATCH,
@@ -35,6 +37,7 @@ from memlattice.model import (
     utcnow,
 )
 from memlattice.namespaces import NamespaceDefaults
+from memlattice.pool import factor_ceiling, first_pool, settled
 from memlattice.ranking import (
     Candidate,
     Neighbour,
@@ -45,9 +48,13 @@ from memlattice.ranking import (
     finish,
     mmr,
 )
+from memlattice.records.payloads import TYPED_MEMORY_TYPES
 from memlattice.rerank import RerankerRegistry
 from memlattice.search_config import NamespaceSettings, SearchConfig
 from memlattice.spaces import EmbeddingReport, VectorSpaces
+from memlattice.vector_spaces import VectorSpace
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -133,6 +140,7 @@ class MemoryService:
         namespaces = {m.namespace for m in inputs}
         if len(namespaces) != 1:
             raise ValidationError("every memory of one batch must share a namespace")
+        refuse_typed(inputs)
         for m in inputs:  # before embedding: a refused write costs no provider call
             tenant.check_record(namespace=m.namespace, scope=m.scope, sensitivity=m.sensitivity)
         prepared = await self.prepare(inputs)
@@ -144,6 +152,32 @@ class MemoryService:
         """Keep the namespace's other vector spaces (see memlattice.spaces) current."""
         if self.spaces is not None:
             await self.spaces.embed_written(namespace, [(m.id, m.content) for m in memories])
+
+    async def searched_vector(
+        self, namespace: str, text: str, primary: Sequence[float] | None,
+    ) -> tuple[VectorSpace | None, list[float]] | None:
+        """`text`'s vector in the space `search` would use for the namespace.
+
+        The primary space (None) reuses `primary`, the vector the text was prepared
+        with; an active side space embeds it with that space's model (cached, so the
+        side-space write that follows costs nothing more). None when there is no
+        vector to be had: no primary one, or the side space's model unavailable now,
+        which a caller that only looks for neighbours can live with.
+        """
+        space = (await self.spaces.state(namespace)).active if self.spaces else None
+        if space is None or self.spaces is None:
+            return (None, [float(x) for x in primary]) if primary else None
+        embedder = self.spaces.embedders.get(space)
+        if embedder is None:
+            return None
+        try:
+            (vector,) = await embedder.embed([text])
+            check_dimension(vector, space.dimension, what=f"{space.model}'s vector")
+        except MemlatticeError as exc:
+            log.warning("no %s vector for a neighbour look-up in %s (%s)", space.key,
+                        namespace, exc.code)
+            return None
+        return space, vector
 
     async def update(
         self, *, tenant: Tenant, id: str, patch: MemoryPatch, expected_version: int | None,
@@ -167,6 +201,7 @@ class MemoryService:
         self, *, tenant: Tenant, id: str, successor: MemoryInput, expected_version: int | None,
         actor: str,
     ) -> tuple[Memory, Memory]:
+        refuse_typed([successor])
         (prepared,) = await self.prepare([successor])
         previous, current = await self.graph.supersede(
             tenant=tenant, id=id, successor=prepared,
@@ -227,24 +262,37 @@ class MemoryService:
         if vector is None and lucene is None:
             raise ValidationError("search needs a `query` or a `vector`")
         expansion = config.expansion if config.expansion and config.expansion.enabled else None
-        result = await self.graph.search(
-            request.filter, tenant=tenant, now=now, vector=vector if mode is not SearchMode.LEXICAL else None,
-            lucene=lucene, candidates=config.candidate_count(self.candidates),
-            expansion=expansion, with_embeddings=config.mmr_lambda is not None,
-            needed=config.limit, space=space,
-        )
-        props: dict[str, Mapping[str, Any]] = {}
-        embeddings: dict[str, list[float]] = {}
-        candidates: list[Candidate] = []
-        for found, as_similarity in [(x, True) for x in result.semantic] + [
-                (x, False) for x in result.lexical]:
-            props[found.id] = found.props
-            if found.embedding is not None:
-                embeddings[found.id] = found.embedding
-            candidates.append(_candidate(found.props,
-                                         similarity=found.score if as_similarity else None,
-                                         fts=None if as_similarity else found.score))
-        scored = base_scores(candidates, config, now=now, query=request.query)
+        vector = vector if mode is not SearchMode.LEXICAL else None
+
+        async def ranked(pool: int) -> tuple[SearchResult, list[Scored],
+                                             dict[str, Mapping[str, Any]], dict[str, list[float]]]:
+            result = await self.graph.search(
+                request.filter, tenant=tenant, now=now, vector=vector, lucene=lucene,
+                candidates=pool, expansion=expansion,
+                with_embeddings=config.mmr_lambda is not None, needed=config.limit, space=space,
+            )
+            props: dict[str, Mapping[str, Any]] = {}
+            embeddings: dict[str, list[float]] = {}
+            candidates: list[Candidate] = []
+            for found, as_similarity in [(x, True) for x in result.semantic] + [
+                    (x, False) for x in result.lexical]:
+                props[found.id] = found.props
+                if found.embedding is not None:
+                    embeddings[found.id] = found.embedding
+                candidates.append(_candidate(found.props,
+                                             similarity=found.score if as_similarity else None,
+                                             fts=None if as_similarity else found.score))
+            return (result, base_scores(candidates, config, now=now, query=request.query),
+                    props, embeddings)
+
+        # Similarity-ranked searches try a small pool first (memlattice.pool).
+        pool, full = first_pool(config, self.candidates), config.candidate_count(self.candidates)
+        result, scored, props, embeddings = await ranked(pool)
+        if pool < full and not settled(
+                scored, pool_floor=min((x.score for x in result.semantic), default=None),
+                ceiling=factor_ceiling(config, request.query), limit=config.limit,
+                min_score=config.min_score):
+            result, scored, props, embeddings = await ranked(full)
         if expansion is not None:
             for reached in result.reached:
                 props.setdefault(reached.id, reached.props)
@@ -285,6 +333,23 @@ class MemoryService:
         by_id = {s.id: score for s, score in zip(head, scores)}
         head = sorted(head, key=lambda s: (-by_id[s.id], s.id))
         return head + tail, by_id
+
+
+def refuse_typed(inputs: Sequence[MemoryInput]) -> None:
+    """Refuse a plain memory that claims a typed record's or a fact's `memoryType`.
+
+    Such a memory would skip payload validation and carry no label, payload or
+    subgraph, so every record query would misread it; writeRecord and storeFact
+    are the only ways in. Checked before anything is embedded or written.
+    """
+    for i, m in enumerate(inputs):
+        if m.memory_type in TYPED_MEMORY_TYPES:
+            writer = "storeFact" if m.memory_type == "fact" else "writeRecord"
+            raise ValidationError(
+                f"memoryType {m.memory_type!r} belongs to typed records and facts, whose"
+                f" payload must be validated: write it with {writer} (writeRecord for"
+                " episodic, working, semantic, competence and plan_graph records, storeFact"
+                " for facts)", field="memoryType", index=i)
 
 
 def _candidate(props: Mapping[str, Any], *, similarity: float | None,

@@ -138,10 +138,11 @@ def discard_task(namespace: str, task_id: str) -> Call[InvalidateResult]:
 @operation("storeFact")
 def store_fact(namespace: str, kind: str, claim: str,
                **fields: Unpack[FactFields]) -> Call[FactWriteResult]:
-    """Store a fact; the same (namespace, kind, claim) again reinforces it."""
+    """Store a fact; the same (namespace, kind, claim) again reinforces it, or, once it
+    was invalidated, reasserts it as a new generation (`reasserted`)."""
     return Call("storeFact",
                 "mutation($input: FactInput!) { storeFact(input: $input) {"
-                f" created fact {{ {RECORD} }} {HINTS} }} }}",
+                f" created reasserted fact {{ {RECORD} }} {HINTS} }} }}",
                 {"input": to_graphql({"namespace": namespace, "kind": kind, "claim": claim,
                                       **fields})},
                 FactWriteResult.model_validate)

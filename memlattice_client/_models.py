@@ -152,6 +152,17 @@ class AuditEntry(_Result):
     details: Any = None
 
 
+class MemoryVersion(_Result):
+    """One version of a memory and the system time it was current in, [recorded_from,
+    recorded_until); `memory` is None when withheld (above the caller's clearance, or
+    an earlier version of a forgotten memory)."""
+
+    version: int
+    recorded_from: datetime
+    recorded_until: datetime | None = None
+    memory: Memory | None = None
+
+
 class ForgetResult(_Result):
     count: int
     ids: tuple[str, ...] = ()
@@ -300,6 +311,8 @@ class RecordWriteResult(_Result):
 class FactWriteResult(_Result):
     fact: Record
     created: bool
+    # True when an invalidated claim came back as a new fact generation.
+    reasserted: bool = False
     hints: tuple[Hint, ...] = ()
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Generic, TypeVar, Unpack
 
 from memlattice_client._inputs import (
@@ -33,6 +34,7 @@ from memlattice_client._models import (
     ForgetResult,
     Memory,
     MemoryPage,
+    MemoryVersion,
     NamespaceConfig,
     SearchHit,
     Summary,
@@ -211,11 +213,25 @@ def delete_memory(namespace: str, id: str) -> Call[bool]:
 
 
 @operation("memory")
-def memory(namespace: str, id: str) -> Call[Memory]:
-    """One memory by id; NotFoundError when missing, expired or in another namespace."""
+def memory(namespace: str, id: str, *, as_of: datetime | None = None) -> Call[Memory]:
+    """One memory by id; NotFoundError when missing, expired or in another namespace.
+    `as_of`: the memory as it was then, if it was believed then."""
     return Call("memory",
-                f"query($ns: String!, $id: ID!) {{ memory(namespace: $ns, id: $id) {{ {MEMORY} }} }}",
-                {"ns": namespace, "id": id}, _memory)
+                "query($ns: String!, $id: ID!, $asOf: DateTime) {"
+                f" memory(namespace: $ns, id: $id, asOf: $asOf) {{ {MEMORY} }} }}",
+                {"ns": namespace, "id": id, **to_graphql({"as_of": as_of})}, _memory)
+
+
+@operation("memoryHistory")
+def memory_history(namespace: str, id: str, *, limit: int = 100) -> Call[list[MemoryVersion]]:
+    """The versions of a memory, newest (the current one) first, each with the system
+    time it was current in."""
+    return Call("memoryHistory",
+                "query($ns: String!, $id: ID!, $limit: Int!) {"
+                " memoryHistory(namespace: $ns, id: $id, limit: $limit) {"
+                f" version recordedFrom recordedUntil memory {{ {MEMORY} }} }} }}",
+                {"ns": namespace, "id": id, "limit": limit},
+                lambda raw: [MemoryVersion.model_validate(v) for v in raw])
 
 
 def _page(raw: Any) -> MemoryPage:

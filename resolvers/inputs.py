@@ -52,7 +52,10 @@ class MemoryInput:
     content: str
     id: strawberry.ID | None = strawberry.UNSET
     memory_type: str | None = strawberry.field(
-        default=strawberry.UNSET, description="A lower-case type name; 'note' by default."
+        default=strawberry.UNSET,
+        description="A lower-case type name; 'note' by default. The types of typed records"
+        " and facts (episodic, working, semantic, competence, plan_graph, fact) are refused:"
+        " write those with writeRecord / storeFact.",
     )
     key: str | None = strawberry.UNSET
     value: JSON | None = strawberry.UNSET

@@ -15,7 +15,6 @@ from memlattice.auth import Tenant
 from memlattice.errors import Unavailable
 from memlattice.knowledge import KnowledgeService
 from memlattice.model import as_utc
-from memlattice.records import inputs
 from memlattice.records.payloads import RecordType as DomainRecordType
 from resolvers.context import Info
 from resolvers.inputs import MemoryFilterInput
@@ -41,21 +40,13 @@ from resolvers.types import Memory, Status
 
 
 def _knowledge(info: Info) -> KnowledgeService:
-    return KnowledgeService(info.context.service)
+    return KnowledgeService(info.context.service, info.context.events)
 
 
 def _tenant(info: Info, namespace: str, *, write: bool) -> Tenant:
-    """The caller's authorised view of `namespace` (clearance and scope limits)."""
+    """The caller's authorised view of `namespace` (clearance and scope limits); the
+    service checks new records against it."""
     return info.context.tenant(namespace, write=write)
-
-
-def _writable(info: Info, namespace: str, record: inputs.RecordInput | inputs.FactInput
-              ) -> Tenant:
-    """Authorise a write of `record` into `namespace` (scope and sensitivity in bounds)."""
-    tenant = _tenant(info, namespace, write=True)
-    tenant.check_record(namespace=record.namespace, scope=record.scope,
-                        sensitivity=record.sensitivity)
-    return tenant
 
 
 @strawberry.type
@@ -66,8 +57,7 @@ class KnowledgeQuery:
     async def record(self, info: Info, namespace: str, id: strawberry.ID,
                      as_of: datetime | None = None) -> Record:
         tenant = _tenant(info, namespace, write=False)
-        found = await _knowledge(info).get(namespace=tenant.namespace, id=str(id),
-                                           as_of=as_utc(as_of), clearance=tenant)
+        found = await _knowledge(info).get(tenant=tenant, id=str(id), as_of=as_utc(as_of))
         return Record.from_domain(found)
 
     @strawberry.field(description="Typed records and facts, newest first (or best first for"
@@ -80,8 +70,8 @@ class KnowledgeQuery:
     ) -> list[Record]:
         tenant = _tenant(info, namespace, write=False)
         found = await _knowledge(info).list(
-            namespace=tenant.namespace, types=types or [], statuses=statuses or [Status.ACTIVE],
-            as_of=as_utc(as_of), clearance=tenant, limit=limit, tags=tags or [],
+            tenant=tenant, types=types or [], statuses=statuses or [Status.ACTIVE],
+            as_of=as_utc(as_of), limit=limit, tags=tags or [],
             thread_id=thread_id, task_id=task_id, query=query)
         return [Record.from_domain(r) for r in found]
 
@@ -95,16 +85,15 @@ class KnowledgeQuery:
         flt = filter.to_domain()
         if min_confidence is not None:
             flt = flt.model_copy(update={"min_confidence": min_confidence})
-        hits = await _knowledge(info).recall_facts(flt=flt, query=query, kind=kind,
-                                                   limit=limit, clearance=tenant)
+        hits = await _knowledge(info).recall_facts(tenant=tenant, flt=flt, query=query,
+                                                   kind=kind, limit=limit)
         return [FactHit.from_domain(h) for h in hits]
 
     @strawberry.field(description="Every active fact and record resting on an evidence ref.")
     async def facts_by_evidence(self, info: Info, namespace: str, ref: str,
                                 kind: str | None = None) -> list[Record]:
         tenant = _tenant(info, namespace, write=False)
-        found = await _knowledge(info).by_evidence(namespace=tenant.namespace, ref=ref,
-                                                   kind=kind, clearance=tenant)
+        found = await _knowledge(info).by_evidence(tenant=tenant, ref=ref, kind=kind)
         return [Record.from_domain(r) for r in found]
 
 
@@ -128,10 +117,9 @@ class KnowledgeMutation:
                          " CONTRADICTS / SUPPORTS candidates.")
     async def write_record(self, info: Info, input: RecordInput) -> RecordWriteResult:
         domain = input.to_domain()
-        tenant = _writable(info, input.namespace, domain)
+        tenant = _tenant(info, input.namespace, write=True)
         written = await _knowledge(info).write_record(domain,
-                                                      actor=info.context.actor,
-                                                      clearance=tenant)
+                                                      actor=info.context.actor, tenant=tenant)
         return RecordWriteResult(record=Record.from_domain(written.record),
                                  hints=[Hint.from_domain(h) for h in written.hints])
 
@@ -143,24 +131,25 @@ class KnowledgeMutation:
     ) -> Record:
         tenant = _tenant(info, namespace, write=True)
         updated = await _knowledge(info).update_record(
-            namespace=tenant.namespace, id=str(id), type=DomainRecordType(type), payload=payload,
-            expected_version=expected_version, actor=info.context.actor, clearance=tenant)
+            tenant=tenant, id=str(id), type=DomainRecordType(type), payload=payload,
+            expected_version=expected_version, actor=info.context.actor)
         return Record.from_domain(updated)
 
     @strawberry.mutation(description="Discard a task: its working records are tombstoned.")
     async def discard_task(self, info: Info, namespace: str, task_id: str) -> InvalidateResult:
         tenant = _tenant(info, namespace, write=True)
-        ids = await _knowledge(info).discard_task(namespace=tenant.namespace, task_id=task_id,
-                                                  actor=info.context.actor, clearance=tenant)
+        ids = await _knowledge(info).discard_task(tenant=tenant, task_id=task_id,
+                                                  actor=info.context.actor)
         return InvalidateResult(count=len(ids), ids=[strawberry.ID(i) for i in ids])
 
     @strawberry.mutation(description="Store a fact; the same claim again reinforces it.")
     async def store_fact(self, info: Info, input: FactInput) -> FactWriteResult:
         domain = input.to_domain()
-        tenant = _writable(info, input.namespace, domain)
+        tenant = _tenant(info, input.namespace, write=True)
         written = await _knowledge(info).store_fact(domain, actor=info.context.actor,
-                                                    clearance=tenant)
+                                                    tenant=tenant)
         return FactWriteResult(fact=Record.from_domain(written.record), created=written.created,
+                               reasserted=written.reasserted,
                                hints=[Hint.from_domain(h) for h in written.hints])
 
     @strawberry.mutation(description="Tombstone (retract) every active fact matching all fields.")
@@ -168,7 +157,7 @@ class KnowledgeMutation:
                                predicate: InvalidateFactsInput) -> InvalidateResult:
         tenant = _tenant(info, namespace, write=True)
         ids = await _knowledge(info).invalidate_facts(
-            namespace=tenant.namespace, query=predicate.query, actor=info.context.actor,
+            tenant=tenant, query=predicate.query, actor=info.context.actor,
             predicate=InvalidatePredicate(
                 id=str(predicate.id) if predicate.id is not None else None, key=predicate.key,
                 kind=predicate.kind, claim=predicate.claim, tag=predicate.tag,
@@ -180,11 +169,10 @@ class KnowledgeMutation:
                                record: RecordInput,
                                expected_version: int | None = None) -> RevisionResult:
         domain = record.to_domain()
-        tenant = _writable(info, namespace, domain)
+        tenant = _tenant(info, namespace, write=True)
         previous, current = await _knowledge(info).supersede(
-            namespace=tenant.namespace, id=str(id), successor=domain,
-            expected_version=expected_version,
-            actor=info.context.actor, clearance=tenant)
+            tenant=tenant, id=str(id), successor=domain,
+            expected_version=expected_version, actor=info.context.actor)
         return RevisionResult(record=Record.from_domain(current),
                               previous=[Record.from_domain(previous)])
 
@@ -193,11 +181,9 @@ class KnowledgeMutation:
     async def fork_record(self, info: Info, namespace: str, id: strawberry.ID,
                           record: RecordInput) -> RevisionResult:
         domain = record.to_domain()
-        tenant = _writable(info, namespace, domain)
-        knowledge = _knowledge(info)
-        branch = await knowledge.fork(namespace=tenant.namespace, id=str(id), branch=domain,
-                                      actor=info.context.actor, clearance=tenant)
-        original = await knowledge.get(namespace=tenant.namespace, id=str(id), clearance=tenant)
+        tenant = _tenant(info, namespace, write=True)
+        original, branch = await _knowledge(info).fork(
+            tenant=tenant, id=str(id), branch=domain, actor=info.context.actor)
         return RevisionResult(record=Record.from_domain(branch),
                               previous=[Record.from_domain(original)])
 
@@ -206,8 +192,7 @@ class KnowledgeMutation:
                              by: strawberry.ID, reason: str | None = None) -> RevisionResult:
         tenant = _tenant(info, namespace, write=True)
         target, contender = await _knowledge(info).contest(
-            namespace=tenant.namespace, id=str(id), by=str(by), reason=reason,
-            actor=info.context.actor, clearance=tenant)
+            tenant=tenant, id=str(id), by=str(by), reason=reason, actor=info.context.actor)
         return RevisionResult(record=Record.from_domain(target),
                               previous=[Record.from_domain(contender)])
 
@@ -218,8 +203,8 @@ class KnowledgeMutation:
                              expected_version: int | None = None) -> Record:
         tenant = _tenant(info, namespace, write=True)
         retracted = await _knowledge(info).retract(
-            namespace=tenant.namespace, id=str(id), reason=reason,
-            expected_version=expected_version, actor=info.context.actor, clearance=tenant)
+            tenant=tenant, id=str(id), reason=reason, expected_version=expected_version,
+            actor=info.context.actor)
         return Record.from_domain(retracted)
 
     @strawberry.mutation(description="Several records become one: sources are superseded and"
@@ -227,10 +212,10 @@ class KnowledgeMutation:
     async def merge_records(self, info: Info, namespace: str, ids: list[strawberry.ID],
                             into: RecordInput) -> RevisionResult:
         domain = into.to_domain()
-        tenant = _writable(info, namespace, domain)
+        tenant = _tenant(info, namespace, write=True)
         merged, sources = await _knowledge(info).merge(
-            namespace=tenant.namespace, ids=[str(i) for i in ids], into=domain,
-            actor=info.context.actor, clearance=tenant)
+            tenant=tenant, ids=[str(i) for i in ids], into=domain,
+            actor=info.context.actor)
         return RevisionResult(record=Record.from_domain(merged),
                               previous=[Record.from_domain(s) for s in sources])
 
@@ -243,8 +228,8 @@ class KnowledgeMutation:
         scheduler = info.context.consolidation
         if scheduler is None:
             raise Unavailable("consolidation is not running in this process")
-        report = await scheduler.consolidator.consolidate(tenant.namespace,
-                                                          actor=info.context.actor, now=now)
+        report = await scheduler.consolidator.consolidate(tenant, actor=info.context.actor,
+                                                          now=now)
         return ConsolidationReport(
             namespace=report.namespace, created=DerivedIds.from_domain(report.created),
             reinforced=DerivedIds.from_domain(report.reinforced), decayed=report.decayed,

@@ -112,6 +112,10 @@ class RecordWriteResult:
 class FactWriteResult:
     fact: Record
     created: bool = strawberry.field(description="False when an identical claim was reinforced.")
+    reasserted: bool = strawberry.field(
+        default=False,
+        description="True when the claim had been invalidated: the fact is a new generation"
+        " (its own id) that SUPERSEDES the tombstone, which stays as it was.")
     hints: list[Hint]
 
 

@@ -3,6 +3,8 @@ method and wraps the records; nothing else happens here."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import strawberry
 
 from graph.memories import encode_cursor
@@ -20,6 +22,7 @@ from resolvers.types import (
     Memory,
     MemoryConnection,
     MemoryEdge,
+    MemoryVersion,
     NamespaceConfig,
     PageInfo,
     SearchHit,
@@ -37,11 +40,22 @@ def _namespace(value: str) -> str:
 
 @strawberry.type
 class Query:
-    @strawberry.field(description="One memory by id; expired memories are not found.")
-    async def memory(self, info: Info, namespace: str, id: strawberry.ID) -> Memory:
+    @strawberry.field(description="One memory by id; expired memories are not found. With"
+                      " `asOf`, the memory as it was then, if it was believed then (recorded,"
+                      " not yet superseded, retracted, forgotten or expired).")
+    async def memory(self, info: Info, namespace: str, id: strawberry.ID,
+                     as_of: datetime | None = None) -> Memory:
         m = await info.context.graph.get(tenant=info.context.tenant(namespace), id=str(id),
-                                         now=utcnow())
+                                         now=utcnow(), as_of=as_utc(as_of))
         return Memory.from_domain(m)
+
+    @strawberry.field(description="The versions of a memory, newest (the current one) first,"
+                      " each with the system time it was current in.")
+    async def memory_history(self, info: Info, namespace: str, id: strawberry.ID,
+                             limit: int = 100) -> list[MemoryVersion]:
+        versions = await info.context.graph.history(tenant=info.context.tenant(namespace),
+                                                    id=str(id), now=utcnow(), limit=limit)
+        return [MemoryVersion.from_domain(v) for v in versions]
 
     @strawberry.field(description="Memories matching a filter, newest first, as a connection.")
     async def memories(

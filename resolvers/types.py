@@ -9,6 +9,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from graph import codec
+from graph.history import MemoryVersion as DomainVersion
 from graph.memories import NamespaceConfig as DomainNamespaceConfig
 from memlattice import model
 from memlattice.search_config import NamespaceSettings
@@ -111,6 +112,25 @@ class AuditEntry:
         return cls(id=strawberry.ID(a.id), memory_id=strawberry.ID(a.memory_id),
                    operation=a.operation, actor=a.actor, at=a.at, version=a.version,
                    details=a.details)
+
+
+@strawberry.type(description="One version of a memory and the system time it was current"
+                 " in, [recordedFrom, recordedUntil); `memory` is null when withheld (a"
+                 " version above the caller's clearance, or any earlier version of a"
+                 " forgotten memory).")
+class MemoryVersion:
+    version: int
+    recorded_from: datetime
+    recorded_until: datetime | None = strawberry.field(
+        description="When the next version replaced it; null for the current version.")
+    memory: Memory | None = strawberry.field(
+        description="The memory as it was (its embedding is the current one).")
+
+    @classmethod
+    def from_domain(cls, v: DomainVersion) -> MemoryVersion:
+        return cls(version=v.version, recorded_from=v.recorded_from,
+                   recorded_until=v.recorded_until,
+                   memory=Memory.from_domain(v.memory) if v.memory is not None else None)
 
 
 @strawberry.type

@@ -41,6 +41,7 @@ async def _run(args: argparse.Namespace, settings: Settings) -> None:
     from graph.memories import EmbeddingCacheGraph, MemoryGraph
     from graph.migrations import migrate
     from memlattice.app import resolve_neo4j_uri
+    from memlattice.auth import Tenant
     from memlattice.consolidation import Consolidator
     from memlattice.embeddings import CachedEmbedder, make_embedder
     from memlattice.llm_extract import openai_extractor
@@ -62,7 +63,8 @@ async def _run(args: argparse.Namespace, settings: Settings) -> None:
         namespaces = (await consolidator.namespaces() if args.all
                       else [validate_namespace(args.namespace)])
         for namespace in namespaces:
-            report = await consolidator.consolidate(namespace, actor="cli:consolidate")
+            report = await consolidator.consolidate(
+                Tenant.system(namespace, principal="cli:consolidate"), actor="cli:consolidate")
             created = {k: len(v) for k, v in report.created.items()}
             reinforced = {k: len(v) for k, v in report.reinforced.items()}
             print(f"{namespace}: created {created or 'nothing'}, reinforced"

@@ -153,7 +153,7 @@ async def _export(args: argparse.Namespace, settings: Settings) -> None:
         with _sink(args.output) as sink, BarProgress(console).running() as progress:
             counts = await export_namespace(TransferGraph(rt.client), namespace, sink,
                                             progress=progress)
-    summary = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+    summary = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n) or "nothing"
     console.print(f"exported {namespace}: {summary}", highlight=False)
 
 
@@ -182,7 +182,7 @@ async def _import(args: argparse.Namespace, settings: Settings) -> None:
     console = _console()
     verb = "would import" if args.dry_run else "imported"
     async with _runtime(settings, embed=True) as rt:
-        graph = TransferGraph(rt.client)
+        graph = TransferGraph(rt.client, settings.vector_index)
         with BarProgress(console).running() as progress:
             if args.format == "memlattice":
                 report = await import_export(

@@ -18,6 +18,8 @@ so re-importing the copy is still idempotent.
 Vectors: an exported embedding is kept when its dimension is the server's
 and it came from the server's model (or from a client, `client`); otherwise
 the content is embedded again with the server's embedder, in batches.
+Side vector spaces (`vectorSpace`, `vector` lines) are carried as they are,
+their indexes created on the way in (see memlattice.portability.part_kinds).
 """
 
 from __future__ import annotations

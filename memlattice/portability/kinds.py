@@ -15,13 +15,15 @@ from typing import Any
 
 import pydantic
 
+from graph import history
 from graph.codec import meta_properties, search_token
 from graph.queries import TIME_PROPERTIES
 from graph.record_codec import evidence_rows
 from graph.transfer import Cursor, TransferGraph
 from memlattice.errors import ValidationError
 from memlattice.model import NAMESPACE_SCOPE_KEY, EdgeType, Status
-from memlattice.portability.values import from_json, to_json
+from memlattice.portability import part_kinds as parts
+from memlattice.portability.values import from_json, parse_time, to_json
 from memlattice.records.payloads import LABELS, EvidenceRef
 
 Record = dict[str, Any]
@@ -144,6 +146,55 @@ async def _count_memories(graph: TransferGraph, namespace: str) -> int:
     return await graph.count_memories(namespace)
 
 
+# ------------------------------------------------------------------ revision
+
+# A revision (graph.history) is a memory's earlier state: the memory's properties
+# under `memoryId` (no `id`, no vector), plus the system-time window it was current in.
+_REVISION_TIMES = (*TIME_PROPERTIES, "recordedFrom", "recordedUntil")
+
+
+async def _export_revisions(graph: TransferGraph, namespace: str,
+                            ) -> AsyncIterator[list[Record]]:
+    after: tuple[str, int] | None = None
+    while True:
+        page = await graph.client.read(history.revision_page(namespace, after, PAGE))
+        if not page:
+            return
+        yield [_revision_record(dict(r["r"])) for r in page]
+        after = (page[-1]["r"]["memoryId"], page[-1]["r"]["version"])
+
+
+def _revision_record(props: dict[str, Any]) -> Record:
+    kept = {k: v for k, v in props.items() if not k.startswith("meta.")}
+    return {"_type": "revision",
+            **to_json(kept, times=_REVISION_TIMES, inline=_MEMORY_JSON)}
+
+
+def _decode_revision(record: Record, env: ImportEnv) -> Row:
+    """A memory's rules (`_decode_memory`) plus the window; keyed by (memoryId, version)."""
+    memory_id = _require(record, "memoryId", str)
+    for name in ("recordedFrom", "recordedUntil"):
+        _require(record, name, str)
+    if record.get("embedding") is not None or record.get("labels"):
+        raise ValidationError("a revision holds no embedding and no labels", field="embedding")
+    row = _decode_memory({**record, "id": memory_id, "memoryId": None}, env)
+    props = row["props"]
+    for name in ("id", *DERIVED):
+        props.pop(name)
+    props["memoryId"] = row["id"]
+    for name in ("recordedFrom", "recordedUntil"):
+        props[name] = parse_time(record[name], name)
+    return {"memoryId": props["memoryId"], "version": props["version"], "props": props}
+
+
+async def _write_revisions(graph: TransferGraph, namespace: str, rows: list[Row]) -> int:
+    return await graph.upsert_revisions(namespace, rows)
+
+
+async def _count_revisions(graph: TransferGraph, namespace: str) -> int:
+    return int((await graph.client.read(history.count_revisions(namespace)))[0]["n"])
+
+
 # ------------------------------------------------------------------ edge
 
 
@@ -264,10 +315,23 @@ async def _count_evidence(graph: TransferGraph, namespace: str) -> int:
 KINDS: tuple[Kind, ...] = (
     Kind("memory", _count_memories, _export_memories, _decode_memory, _write_memories,
          global_ids="Memory"),
+    Kind("revision", _count_revisions, _export_revisions, _decode_revision, _write_revisions,
+         references=lambda row: (row["memoryId"],)),
     Kind("edge", _count_edges, _export_edges, _decode_edge, _write_edges,
          references=lambda row: (row["source"], row["target"])),
     Kind("evidence", _count_evidence, _export_evidence, _decode_evidence, _write_evidence,
          references=lambda row: (row["memory"],)),
+    # What hangs off the memories: payload subgraphs, namespace configuration, side
+    # vector spaces and their vectors (memlattice.portability.part_kinds).
+    Kind("payloadGraph", parts.count_payload_graphs, parts.export_payload_graphs,
+         parts.decode_payload_graph, parts.write_payload_graphs,
+         references=lambda row: (row["memory"],)),
+    Kind("namespaceConfig", parts.count_namespace_configs, parts.export_namespace_config,
+         parts.decode_namespace_config, parts.write_namespace_config),
+    Kind("vectorSpace", parts.count_vector_spaces, parts.export_vector_space,
+         parts.decode_vector_space, parts.write_vector_space),
+    Kind("vector", parts.count_vectors, parts.export_vectors, parts.decode_vector,
+         parts.write_vectors, references=lambda row: (row["memory"],)),
     Kind("audit", _count_audit, _export_audit, _decode_audit, _write_audit,
          global_ids="AuditEntry"),
 )

@@ -40,6 +40,11 @@ class RecordType(StrEnum):
     PLAN_GRAPH = "plan_graph"
 
 
+# `memoryType` values that only writeRecord and storeFact may give a memory: those
+# validate the payload and write the label and subgraph that go with the type, so the
+# plain memory mutations refuse them (see memlattice.service.refuse_typed).
+TYPED_MEMORY_TYPES = frozenset({*(t.value for t in RecordType), "fact"})
+
 # The only labels Cypher ever sees for records (an allow-list, like EdgeType).
 LABELS: dict[RecordType, str] = {
     RecordType.EPISODIC: "Episodic",

@@ -29,8 +29,8 @@ UPDATE_RECORD = (
     "mutation($ns: String!, $id: ID!, $type: RecordType!, $payload: JSON!, $v: Int) {"
     " updateRecord(namespace: $ns, id: $id, type: $type, payload: $payload,"
     " expectedVersion: $v) {" + RECORD_FIELDS + "} }")
-STORE_FACT = ("mutation($input: FactInput!) { storeFact(input: $input) { created fact {"
-              + RECORD_FIELDS + "} hints { kind memoryId reason score } } }")
+STORE_FACT = ("mutation($input: FactInput!) { storeFact(input: $input) { created reasserted"
+              " fact {" + RECORD_FIELDS + "} hints { kind memoryId reason score } } }")
 RECALL_FACTS = (
     "query($filter: MemoryFilterInput!, $query: String, $kind: String, $min: Float) {"
     " recallFacts(filter: $filter, query: $query, kind: $kind, minConfidence: $min) {"

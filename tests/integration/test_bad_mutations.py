@@ -20,6 +20,7 @@ from tests.integration._support import (
     SUPERSEDE,
     UPDATE,
     WRITE,
+    WRITE_MANY,
     code,
     count_memories,
     mem,
@@ -64,6 +65,14 @@ BAD: list[tuple[str, str, Any, set[str]]] = [
      lambda ns, id: {"ns": ns + "/other", "id": id}, {"NOT_FOUND"}),
     ("delete with a bad namespace", DELETE,
      lambda ns, id: {"ns": "/" + ns, "id": id}, {"VALIDATION"}),
+    ("supersede with a typed record's memoryType", SUPERSEDE,
+     lambda ns, id: {"id": id, "memory": mem(ns, "next", memoryType="semantic")},
+     {"VALIDATION"}),
+    ("supersede with a fact's memoryType", SUPERSEDE,
+     lambda ns, id: {"id": id, "memory": mem(ns, "next", memoryType="fact")}, {"VALIDATION"}),
+    ("memoryType patch (not a patchable field)", UPDATE,
+     lambda ns, id: {"ns": ns, "id": id, "patch": {"memoryType": "episodic"}},
+     {"VALIDATION"}),
 ]
 
 
@@ -96,3 +105,69 @@ async def test_refused_mutation_leaves_the_memory_alone(
     assert state["rels"] == 0 and state["audits"] == ["write"]
     assert await count_memories(graph_client, namespace) == 1
     assert await count_memories(graph_client, namespace + "/other") == 0
+
+
+TYPED = ["episodic", "working", "semantic", "competence", "plan_graph", "fact"]
+
+
+@pytest.mark.parametrize("memory_type", TYPED)
+async def test_plain_writes_refuse_typed_memory_types(
+    gql: GraphQLClient, graph_client: Any, namespace: str, memory_type: str,
+) -> None:
+    """A typed record or fact has a validated payload, a label and a subgraph: only
+    writeRecord / storeFact write them, so the plain mutations refuse their types."""
+    writer = "storeFact" if memory_type == "fact" else "writeRecord"
+    single = await gql.error(WRITE, {"input": mem(namespace, "looks typed",
+                                                  memoryType=memory_type)})
+    batch = await gql.error(WRITE_MANY, {"inputs": [
+        mem(namespace, "a fine note"), mem(namespace, "looks typed", memoryType=memory_type)]})
+    for error in (single, batch):
+        assert code(error) == "VALIDATION", error
+        assert error["extensions"]["field"] == "memoryType"
+        assert writer in error["message"] and memory_type in error["message"]
+        assert_clean(error)
+    assert batch["extensions"]["index"] == 1
+    assert await count_memories(graph_client, namespace) == 0
+    audits = await graph_client.read((
+        "MATCH (a:AuditEntry) WHERE a.namespace = $ns RETURN count(a) AS n", {"ns": namespace}))
+    assert audits[0]["n"] == 0
+
+
+async def test_plain_memory_types_are_still_free(gql: GraphQLClient, namespace: str) -> None:
+    written = (await gql.ok(
+        "mutation($inputs: [MemoryInput!]!) { writeMemories(inputs: $inputs) { memoryType } }",
+        {"inputs": [mem(namespace, "a note"), mem(namespace, "a decision", memoryType="decision"),
+                    mem(namespace, "a fact-like note", memoryType="factoid")]}))["writeMemories"]
+    assert [m["memoryType"] for m in written] == ["note", "decision", "factoid"]
+
+
+async def test_plain_mutations_neither_rewrite_nor_replace_typed_records(
+        gql: GraphQLClient, namespace: str) -> None:
+    """updateMemory may retag a record or fact, not rewrite what its payload or claim
+    defines; supersedeMemory may not replace one with a plain note. Refusals change
+    nothing."""
+    from tests.integration._knowledge import STORE_FACT, fact, spo, write_record
+
+    semantic = (await write_record(gql, namespace, "SEMANTIC", spo("Alice", "lives in",
+                                                                  "Lisbon")))["record"]
+    stored = (await gql.ok(STORE_FACT, {"input": fact(namespace, "policy",
+                                                      "Deploys need two reviews.")}))
+    for target in (semantic["memory"], stored["storeFact"]["fact"]["memory"]):
+        for patch in ({"content": "rewritten"}, {"value": {"x": 1}}):
+            error = await gql.error(UPDATE, {"ns": namespace, "id": target["id"],
+                                             "patch": patch})
+            assert code(error) == "VALIDATION", error
+            assert_clean(error)
+        error = await gql.error(SUPERSEDE, {"id": target["id"],
+                                            "memory": mem(namespace, "a plain successor")})
+        assert code(error) == "VALIDATION", error
+        retagged = (await gql.ok(UPDATE, {"ns": namespace, "id": target["id"],
+                                          "patch": {"tags": ["reviewed"]}}))["updateMemory"]
+        assert retagged["version"] == 2 and retagged["content"] == target["content"]
+    assert await count_memories_with_content(gql, namespace, "a plain successor") == 0
+
+
+async def count_memories_with_content(gql: GraphQLClient, namespace: str, content: str) -> int:
+    found = (await gql.ok("query($f: MemoryFilterInput!) { memories(filter: $f, first: 100) {"
+                          " edges { node { content } } } }", {"f": {"namespace": namespace}}))
+    return sum(1 for e in found["memories"]["edges"] if e["node"]["content"] == content)

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+from datetime import datetime
 from typing import Any
 
 from tests.conftest import GraphQLClient
 from tests.integration._knowledge import (
     BY_EVIDENCE,
+    GET_RECORD,
     INVALIDATE,
+    LIST_RECORDS,
     RECALL_FACTS,
     STORE_FACT,
     fact,
 )
-from tests.integration._support import AUDIT, code, count_memories
+from tests.integration._support import AUDIT, EDGES, code, count_memories
 
 
 async def store(gql: GraphQLClient, namespace: str, kind: str, claim: str,
@@ -20,6 +25,103 @@ async def store(gql: GraphQLClient, namespace: str, kind: str, claim: str,
     result: dict[str, Any] = (await gql.ok(STORE_FACT, {"input": fact(
         namespace, kind, claim, **fields)}))["storeFact"]
     return result
+
+
+async def node(graph_client: Any, id: str) -> str:
+    """A fact node's labels and properties, canonical JSON (to show it did not change)."""
+    rows = await graph_client.read((
+        "MATCH (m:Memory {id: $id}) RETURN labels(m) AS labels, properties(m) AS props",
+        {"id": id}))
+    return json.dumps([sorted(rows[0]["labels"]), rows[0]["props"]], sort_keys=True,
+                      default=str)
+
+
+def _between(earlier: str, later: str) -> str:
+    a, b = datetime.fromisoformat(earlier), datetime.fromisoformat(later)
+    return (a + (b - a) / 2).isoformat()
+
+
+async def test_an_invalidated_claim_stored_again_is_a_new_generation(
+    gql: GraphQLClient, namespace: str, graph_client: Any
+) -> None:
+    claim, ref = "Releases ship on Tuesdays.", {"kind": "file", "ref": "RELEASING.md"}
+    first = await store(gql, namespace, "policy", claim, confidence=0.7, evidence=[ref])
+    base = first["fact"]["memory"]["id"]
+    inv = (await gql.ok(INVALIDATE, {"ns": namespace, "p": {"claim": claim}}))[
+        "invalidateFacts"]
+    assert inv["ids"] == [base]
+    tombstone = (await gql.ok(GET_RECORD, {"ns": namespace, "id": base, "asOf": None}))
+    assert tombstone["record"] is not None  # status RETRACTED, still readable by id
+    retracted_at = tombstone["record"]["retractedAt"]
+    before = await node(graph_client, base)
+    trail = (await gql.ok(AUDIT, {"ns": namespace, "id": base}))["auditTrail"]
+    await asyncio.sleep(0.05)
+
+    again = await store(gql, namespace, "policy", "releases ship on TUESDAYS",
+                        confidence=0.5, evidence=[{"kind": "file", "ref": "CHANGELOG.md"}])
+    assert (again["created"], again["reasserted"]) == (True, True)
+    second = again["fact"]["memory"]["id"]
+    assert second == base + "-g2"
+    assert again["fact"]["memory"]["status"] == "ACTIVE"
+    assert again["fact"]["memory"]["version"] == 1
+    assert [e["ref"] for e in again["fact"]["evidence"]] == ["CHANGELOG.md"]
+    # The tombstone stays exactly as it was, and its history with it.
+    assert await node(graph_client, base) == before
+    assert (await gql.ok(AUDIT, {"ns": namespace, "id": base}))["auditTrail"] == trail
+    edges = (await gql.ok(EDGES, {"ns": namespace, "id": second, "types": ["SUPERSEDES"],
+                                  "direction": "OUT"}))["edges"]
+    assert [(e["sourceId"], e["targetId"]) for e in edges] == [(second, base)]
+
+    # Storing the claim once more reinforces the current generation.
+    third = await store(gql, namespace, "policy", claim, confidence=0.9)
+    assert (third["created"], third["reasserted"]) == (False, False)
+    assert third["fact"]["memory"]["id"] == second
+    assert third["fact"]["memory"]["version"] == 2
+    assert third["fact"]["memory"]["confidence"] == 0.9
+    assert await count_memories(graph_client, namespace) == 2
+
+    # Recall and evidence show only the current generation.
+    hits = (await gql.ok(RECALL_FACTS, {"filter": {"namespace": namespace}}))["recallFacts"]
+    assert [h["fact"]["memory"]["id"] for h in hits] == [second]
+    assert (await gql.ok(BY_EVIDENCE, {"ns": namespace, "ref": "RELEASING.md"}))[
+        "factsByEvidence"] == []
+    resting = (await gql.ok(BY_EVIDENCE, {"ns": namespace, "ref": "CHANGELOG.md"}))[
+        "factsByEvidence"]
+    assert [r["memory"]["id"] for r in resting] == [second]
+
+    # Time travel: before the invalidation the first generation, inside the tombstoned
+    # window nothing, after the reassertion the second.
+    recorded = again["fact"]["recordedAt"]
+    for when, expected in ((first["fact"]["recordedAt"], [base]),
+                           (_between(retracted_at, recorded), []),
+                           (recorded, [second])):
+        listed = (await gql.ok(LIST_RECORDS, {"ns": namespace, "asOf": when}))["records"]
+        assert [r["memory"]["id"] for r in listed] == expected, when
+        recalled = (await gql.ok(RECALL_FACTS, {"filter": {"namespace": namespace,
+                                                           "asOf": when}}))["recallFacts"]
+        assert [h["fact"]["memory"]["id"] for h in recalled] == expected, when
+
+    # A second invalidation and reassertion make the third generation.
+    await gql.ok(INVALIDATE, {"ns": namespace, "p": {"id": second}})
+    fourth = await store(gql, namespace, "policy", claim)
+    assert fourth["fact"]["memory"]["id"] == base + "-g3" and fourth["reasserted"] is True
+    edges = (await gql.ok(EDGES, {"ns": namespace, "id": base + "-g3",
+                                  "types": ["SUPERSEDES"], "direction": "OUT"}))["edges"]
+    assert [e["targetId"] for e in edges] == [second]
+
+
+async def test_concurrent_reassertions_make_one_generation(
+    gql: GraphQLClient, namespace: str, graph_client: Any
+) -> None:
+    claim = "Only one second generation."
+    base = (await store(gql, namespace, "policy", claim))["fact"]["memory"]["id"]
+    await gql.ok(INVALIDATE, {"ns": namespace, "p": {"id": base}})
+    results = await asyncio.gather(*(
+        gql.ok(STORE_FACT, {"input": fact(namespace, "policy", claim)}) for _ in range(6)))
+    stored = [r["storeFact"] for r in results]
+    assert sum(s["reasserted"] for s in stored) == 1
+    assert {s["fact"]["memory"]["id"] for s in stored} == {base + "-g2"}
+    assert await count_memories(graph_client, namespace) == 2
 
 
 async def test_same_claim_is_one_fact_reinforced_not_duplicated(
@@ -129,9 +231,11 @@ async def test_invalidate_facts_by_each_predicate(gql: GraphQLClient, namespace:
     searched = (await gql.ok(RECALL_FACTS, {"filter": {"namespace": namespace, "asOf": before},
                                             "query": "gamma"}))["recallFacts"]
     assert {h["fact"]["memory"]["id"] for h in searched} == set(ids.values())
-    assert [h["fact"]["memory"]["status"] for h in searched] == ["RETRACTED"] * 4  # as now
-    revived = await store(gql, namespace, "policy", "Alpha claim one.")
-    assert revived["created"] is False and revived["fact"]["memory"]["status"] == "ACTIVE"
+    assert [h["fact"]["memory"]["status"] for h in searched] == ["ACTIVE"] * 4  # as then
+    reasserted = await store(gql, namespace, "policy", "Alpha claim one.")
+    assert reasserted["created"] is True and reasserted["reasserted"] is True
+    assert reasserted["fact"]["memory"]["status"] == "ACTIVE"
+    assert reasserted["fact"]["memory"]["id"] == ids["f1"] + "-g2"
 
 
 async def test_concurrent_stores_of_one_claim_make_one_fact(

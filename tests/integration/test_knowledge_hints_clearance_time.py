@@ -128,7 +128,8 @@ async def test_as_of_answers_what_was_believed_then(gql: GraphQLClient,
     assert await believed("2000-01-01T00:00:00Z") == []
     got = (await gql.ok(GET_RECORD, {"ns": namespace, "id": v1["memory"]["id"],
                                      "asOf": t1}))["record"]
-    assert got["memory"]["status"] == "SUPERSEDED"  # today's state, believed then
+    # Believed then, and as it was then (graph.history): active, its first version.
+    assert (got["memory"]["status"], got["memory"]["version"]) == ("ACTIVE", 1)
     gone = await gql.error(GET_RECORD, {"ns": namespace, "id": v1["memory"]["id"],
                                         "asOf": t2})
     assert code(gone) == "NOT_FOUND"

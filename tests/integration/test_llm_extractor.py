@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from memlattice.app import runtime_of
+from memlattice.auth import Tenant
 from memlattice.consolidation import Consolidator
 from memlattice.llm_extract import openai_extractor, parse_observations
 from memlattice.records.config import ConsolidationSettings
@@ -95,11 +96,11 @@ async def test_extracted_observations_become_facts_once(
 
 async def check_extraction(gql: GraphQLClient, namespace: str,
                            consolidator: Consolidator) -> None:
-    first = await consolidator.consolidate(namespace)
+    first = await consolidator.consolidate(Tenant.system(namespace))
     assert len(CALLS) == 1  # only the successful episode is read
     assert CALLS[0]["model"] == "extractor-test" and CALLS[0]["temperature"] == 0
     assert len(first.created["semantic"]) == 1
     facts = (await gql.ok(LIST_RECORDS, {"ns": namespace, "types": ["SEMANTIC"]}))["records"]
     assert [f["payload"]["object"] for f in facts] == ["kubectl"]
-    second = await consolidator.consolidate(namespace)
+    second = await consolidator.consolidate(Tenant.system(namespace))
     assert len(CALLS) == 1 and second.changed is False  # the answer was kept, not re-asked

@@ -82,6 +82,10 @@ STORE_FACT = ("mutation($input: FactInput!) {"
               " storeFact(input: $input) { fact { memory { id } } } }")
 BY_EVIDENCE = ("query($ns: String!, $ref: String!) {"
                " factsByEvidence(namespace: $ns, ref: $ref) { memory { id } } }")
+HISTORY = ("query($ns: String!, $id: ID!) { memoryHistory(namespace: $ns, id: $id) {"
+           " version recordedFrom memory { summary } } }")
+GET_AS_OF = ("query($ns: String!, $id: ID!, $asOf: DateTime) {"
+             " memory(namespace: $ns, id: $id, asOf: $asOf) { summary version metadata } }")
 
 
 async def export_text(transfer: TransferGraph, ns: str) -> str:
@@ -119,6 +123,8 @@ def remapped(records: list[dict[str, Any]], remap: Any) -> list[dict[str, Any]]:
 async def wipe(graph_client: Any, ns: str) -> None:
     await graph_client.write(("MATCH (m:Memory {namespace: $ns}) DETACH DELETE m", {"ns": ns}))
     await graph_client.write(("MATCH (a:AuditEntry {namespace: $ns}) DELETE a", {"ns": ns}))
+    await graph_client.write(("MATCH (r:MemoryRevision {namespace: $ns}) DETACH DELETE r",
+                              {"ns": ns}))
     await graph_client.write(("MATCH (e:Evidence {namespace: $ns}) DETACH DELETE e",
                               {"ns": ns}))
 
@@ -131,9 +137,13 @@ async def test_export_has_a_header_and_every_property(
     header = records[0]
     assert header["format"] == "memlattice-export" and header["version"] == 1
     assert header["namespace"] == namespace
-    assert header["counts"] == {"memory": 6, "edge": 3, "evidence": 2, "audit": 13}
+    # Every kind is counted; kinds this namespace has none of count 0.
+    assert {"payloadGraph", "namespaceConfig", "vectorSpace", "vector"} <= set(header["counts"])
+    assert {k: n for k, n in header["counts"].items() if n} == {
+        "memory": 6, "revision": 3, "edge": 3, "evidence": 2, "audit": 13}
     kinds = [r["_type"] for r in records[1:]]
-    assert kinds == ["memory"] * 6 + ["edge"] * 3 + ["evidence"] * 2 + ["audit"] * 13
+    assert kinds == (["memory"] * 6 + ["revision"] * 3 + ["edge"] * 3 + ["evidence"] * 2
+                     + ["audit"] * 13)
     alice = next(r for r in records if r.get("id") == ids["alice"])
     assert alice["value"] == {"city": "Lisbon", "n": 1.5}
     assert alice["metadata"] == {"source": "chat"}
@@ -144,6 +154,17 @@ async def test_export_has_a_header_and_every_property(
     assert not any(k.startswith("meta.") or k in ("nsToken", "scopeToken") for k in alice)
     bob = next(r for r in records if r.get("id") == ids["bob"])
     assert bob["status"] == "superseded" and bob["supersededBy"] == ids["new_bob"]
+    # Earlier versions (graph.history): the state each edit replaced, with its window.
+    revisions = {r["memoryId"]: r for r in records if r["_type"] == "revision"}
+    forgotten = next(r["id"] for r in records if r.get("content") == "to be forgotten")
+    assert set(revisions) == {ids["alice"], ids["bob"], forgotten}
+    old_alice = revisions[ids["alice"]]
+    assert (old_alice["version"], old_alice["summary"], old_alice["metadata"]) == (
+        1, "moved", {"source": "chat", "turn": 3})
+    assert old_alice["recordedUntil"] == alice["updatedAt"]
+    assert old_alice["recordedFrom"] == old_alice["createdAt"] == alice["createdAt"]
+    assert not any(k in old_alice for k in ("id", "embedding", "nsToken", "labels"))
+    assert (revisions[ids["bob"]]["status"], revisions[ids["bob"]]["version"]) == ("active", 1)
     supports = next(r for r in records if r.get("type") == "SUPPORTS")
     assert (supports["source"], supports["target"], supports["metadata"]) == (
         ids["alice"], ids["carol"], {"why": "same trip"})
@@ -164,12 +185,21 @@ async def test_round_trip_into_a_wiped_namespace_is_identical(
     assert await count_memories(graph_client, namespace) == 0
     report = await import_export(transfer, path, embedder=runtime.service.embedder,
                                  dimension=runtime.service.dimension)
-    assert report.counts == {"memory": 6, "edge": 3, "evidence": 2, "audit": 13} and report.reembedded == 0
+    assert report.counts == {"memory": 6, "revision": 3, "edge": 3, "evidence": 2,
+                             "audit": 13} and report.reembedded == 0
     second = await export_text(transfer, namespace)
     assert first.splitlines()[1:] == second.splitlines()[1:]
     # The fact is found by its evidence again.
     found = (await gql.ok(BY_EVIDENCE, {"ns": namespace, "ref": "notes.md:3"}))
     assert [f["memory"]["id"] for f in found["factsByEvidence"]] == [ids["fact"]]
+    # The history came back too: alice as of her first version.
+    versions = (await gql.ok(HISTORY, {"ns": namespace, "id": ids["alice"]}))["memoryHistory"]
+    assert [(v["version"], v["memory"]["summary"]) for v in versions] == [
+        (2, "moved in 2023"), (1, "moved")]
+    then = (await gql.ok(GET_AS_OF, {"ns": namespace, "id": ids["alice"],
+                                     "asOf": versions[1]["recordedFrom"]}))["memory"]
+    assert (then["summary"], then["version"], then["metadata"]) == (
+        "moved", 1, {"source": "chat", "turn": 3})
 
 
 async def test_copy_into_another_namespace_with_remapped_ids(
@@ -286,7 +316,8 @@ async def test_dry_run_counts_and_writes_nothing(
     await wipe(graph_client, namespace)
     report = await import_export(transfer, path, embedder=runtime.service.embedder,
                                  dimension=runtime.service.dimension, dry_run=True)
-    assert report.dry_run and report.counts == {"memory": 6, "edge": 3, "evidence": 2, "audit": 13}
+    assert report.dry_run and report.counts == {"memory": 6, "revision": 3, "edge": 3,
+                                                "evidence": 2, "audit": 13}
     assert await count_memories(graph_client, namespace) == 0
 
 
@@ -419,7 +450,8 @@ async def test_cli_export_and_import_without_a_terminal(
     exported = cli(settings, "export", "--namespace", namespace, "--output", str(out))
     assert exported.returncode == 0, exported.stderr
     assert "\x1b" not in exported.stderr and "\r" not in exported.stderr
-    assert f"exported {namespace}: 6 memory, 3 edge, 2 evidence, 13 audit" in exported.stderr
+    assert (f"exported {namespace}: 6 memory, 3 revision, 3 edge, 2 evidence, 13 audit"
+            in " ".join(exported.stderr.split()))
     assert "memory: 6" in exported.stderr and "audit: 13" in exported.stderr
     assert out.read_text().splitlines()[1:] == (
         await export_text(transfer, namespace)).splitlines()[1:]
@@ -431,7 +463,8 @@ async def test_cli_export_and_import_without_a_terminal(
     copy = f"test/{uuid.uuid4().hex[:12]}"
     dry = cli(settings, "import", str(out), "--namespace", copy, "--remap-ids", "--dry-run")
     assert dry.returncode == 0, dry.stderr
-    assert f"would import into {copy}: 6 memory, 3 edge, 2 evidence, 13 audit" in dry.stderr
+    assert (f"would import into {copy}: 6 memory, 3 revision, 3 edge, 2 evidence, 13 audit"
+            in " ".join(dry.stderr.split()))  # a long line may wrap
     assert await count_memories(transfer.client, copy) == 0
     refused = cli(settings, "import", str(out), "--namespace", copy)
     assert refused.returncode == 2 and "--remap-ids" in refused.stderr

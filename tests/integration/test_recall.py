@@ -127,7 +127,8 @@ async def test_same_store_query_and_now_give_the_same_order(
 async def test_filters_tags_confidence_types_and_time(gql: GraphQLClient, namespace: str) -> None:
     ids = await write(
         gql, namespace,
-        {"content": "alpha fact", "tags": ["x", "y"], "confidence": 0.9, "memoryType": "fact",
+        {"content": "alpha fact", "tags": ["x", "y"], "confidence": 0.9,
+         "memoryType": "observation",  # "fact" is storeFact's own (typed) memoryType
          "now": "2026-01-10T00:00:00Z"},
         {"content": "alpha guess", "tags": ["x"], "confidence": 0.2, "memoryType": "note",
          "now": "2026-02-10T00:00:00Z"},

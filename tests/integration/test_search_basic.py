@@ -222,3 +222,25 @@ async def test_lexical_search_is_not_crowded_out_by_other_namespaces(
         "writeMemories"][0]
     hits = await search(gql, namespace, query="walrus", mode="LEXICAL", candidates=2)
     assert ids(hits) == [mine["id"]]
+
+
+async def test_similarity_search_widens_its_pool_when_confidence_reorders(
+        gql: GraphQLClient, namespace: str) -> None:
+    """Similarity-ranked searches ask the index for a small pool first; memories
+    outside it must still win when the ones inside score lower (confidence).
+    The answer equals the one from an explicit wide pool."""
+    # 30 memories ever less similar to axis 0; the 25 most similar have low confidence.
+    inputs = [mem(namespace, f"memory {i}", embedding=mix((0, 1.0), (1 + i, 0.1 + 0.05 * i)),
+                  confidence=0.05 if i < 25 else 1.0) for i in range(30)]
+    written = (await gql.ok(WRITE_MANY, {"inputs": inputs}))["writeMemories"]
+    confident = {m["id"] for m in written[25:]}
+    query = {"vector": basis(0), "mode": "SEMANTIC", "scoring": "SIMILARITY", "limit": 5}
+    narrow = await search(gql, namespace, **query)
+    wide = await search(gql, namespace, candidates=200, **query)
+    assert set(ids(narrow)) == confident
+    assert ids(narrow) == ids(wide)
+    assert [h["score"] for h in narrow] == [h["score"] for h in wide]
+    # Without the reordering the small pool is enough and gives the same answer too.
+    plain = await search(gql, namespace, vector=mix((0, 1.0), (30, 0.5)), mode="SEMANTIC",
+                         scoring="SIMILARITY", limit=3, filter={"minConfidence": 0.5})
+    assert set(ids(plain)) <= confident and len(plain) == 3

@@ -122,3 +122,12 @@ def test_key_specs_are_validated() -> None:
                     admin=True).validated()
     assert admin.namespaces is None and admin.clearance is Sensitivity.HYPER and admin.can_write
     assert namespace_pattern("acme/*") == "acme/*"
+
+
+def test_the_system_tenant_sees_and_writes_the_whole_namespace() -> None:
+    tenant = Tenant.system("acme/crm")
+    assert tenant.namespace == "acme/crm" and tenant.writable and not tenant.restricted
+    assert tenant.clearance is Sensitivity.HYPER and tenant.scopes is None
+    tenant.check_record(namespace="acme/crm", scope=None, sensitivity=Sensitivity.HYPER)
+    with pytest.raises(ValidationError):
+        Tenant.system("/absolute")
