@@ -1,6 +1,6 @@
 """Search latency through GraphQL beside the bare vector-index query.
 
-    python -m bench.latency [--sizes 10000,100000] [--queries 300]
+    python -m bench.latency [--sizes 10000,100000] [--queries 300] [--vectors base64|json]
 
 For each size, memories (384-d client vectors, synthetic text) are loaded into
 one namespace; then the same query vectors go, interleaved, to
@@ -9,6 +9,10 @@ one namespace; then the same query vectors go, interleaved, to
               filters, scoring, explanations, access counting included),
   - hybrid:   GraphQL `search` with query text too (vector + fulltext, RRF).
 p50/p95 are printed with the ratio to the bare query of the same run.
+Query vectors travel as the `Vector` scalar's base64 float32 by default (what
+a client sending its own vectors should use: formatting 384 floats as JSON
+text costs the client more than the server's whole GraphQL layer);
+`--vectors json` sends JSON arrays.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import asyncio
 import time
 
 from bench._harness import bench_service, percentile, synthetic_memories
+from bench.ingest import encode
 
 WRITE = "mutation($inputs: [MemoryInput!]!) { writeMemories(inputs: $inputs) { id } }"
 SEARCH = """query($input: SearchInput!) {
@@ -34,11 +39,13 @@ async def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--dimension", type=int, default=384)
+    parser.add_argument("--vectors", choices=("base64", "json"), default="base64")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     async with bench_service(dimension=args.dimension, heap="2g", pagecache="3g") as bench:
         loaded = 0
         namespace = "bench/latency"
+        print(f"# query vectors sent as {args.vectors}")
         print(f"{'size':>8} {'path':<9} {'p50 ms':>8} {'p95 ms':>8} {'p50 x bare':>11}")
         for size in sizes:
             started = time.perf_counter()
@@ -56,14 +63,15 @@ async def main() -> None:
             timings: dict[str, list[float]] = {"bare": [], "semantic": [], "hybrid": []}
             for i, (text, vector) in enumerate(zip(q_texts, q_vectors)):
                 v = vector.tolist()
+                sent = encode(vector, args.vectors)
                 runs = [
                     ("bare", lambda: bench.graph.read((BARE, {"vector": v,
                                                               "namespace": namespace}))),
                     ("semantic", lambda: bench.gql(SEARCH, {"input": {
-                        "filter": {"namespace": namespace}, "vector": v, "mode": "SEMANTIC",
+                        "filter": {"namespace": namespace}, "vector": sent, "mode": "SEMANTIC",
                         "scoring": "SIMILARITY", "limit": 10}})),
                     ("hybrid", lambda: bench.gql(SEARCH, {"input": {
-                        "filter": {"namespace": namespace}, "vector": v,
+                        "filter": {"namespace": namespace}, "vector": sent,
                         "query": " ".join(text.split()[:4]), "limit": 10}})),
                 ]
                 for name, call in runs[i % 3:] + runs[:i % 3]:
