@@ -356,7 +356,8 @@ class MemoryGraph:
         if "expanded" in keys:
             for entry in record["expanded"]:
                 for x in entry["reached"]:
-                    if not _exists(x["m"]):
+                    # A node or relationship deleted by a concurrent commit reads as nulls.
+                    if not _exists(x["m"]) or any(step["type"] is None for step in x["path"]):
                         continue
                     reached.append(Reached(
                         seed=entry["seed"], props=x["m"],
