@@ -346,11 +346,24 @@ class MemoryGraph:
         ))
         record = records[0]
         keys = set(record.keys())
+        # Each row carries the CONTRADICTS neighbours its caller may see.
+        conflicts: dict[str, list[Memory]] = {}
+
+        def note_conflicts(x: Mapping[str, Any]) -> None:
+            seen = conflicts.setdefault(x["m"]["id"], [])
+            known = {m.id for m in seen}
+            for c in x["conflicts"]:
+                if _exists(c) and c["id"] not in known:
+                    seen.append(memory_from_properties(c))
+                    known.add(c["id"])
 
         def found(key: str) -> list[Found]:
             if key not in keys:
                 return []
-            return [Found(x["m"], float(x["score"])) for x in record[key] if _exists(x["m"])]
+            rows = [x for x in record[key] if _exists(x["m"])]
+            for x in rows:
+                note_conflicts(x)
+            return [Found(x["m"], float(x["score"])) for x in rows]
 
         reached: list[Reached] = []
         if "expanded" in keys:
@@ -359,19 +372,17 @@ class MemoryGraph:
                     # A node or relationship deleted by a concurrent commit reads as nulls.
                     if not _exists(x["m"]) or any(step["type"] is None for step in x["path"]):
                         continue
+                    note_conflicts(x)
                     reached.append(Reached(
                         seed=entry["seed"], props=x["m"],
                         similarity=x["similarity"],
                         path=tuple((step["type"], step["source"], step["target"])
                                    for step in x["path"]),
                     ))
-        conflicts: dict[str, list[Memory]] = {}
-        for entry in record["conflicts"]:
-            if not _exists(entry["conflict"]):
-                continue
-            conflicts.setdefault(entry["id"], []).append(memory_from_properties(entry["conflict"]))
-        return SearchResult(semantic=found("semantic"), lexical=found("lexical"),
-                            reached=reached, conflicts=conflicts)
+        semantic, lexical = found("semantic"), found("lexical")
+        return SearchResult(semantic=semantic, lexical=lexical, reached=reached,
+                            conflicts={k: sorted(v, key=lambda m: m.id)
+                                       for k, v in conflicts.items() if v})
 
     async def bump_access(self, rows: list[dict[str, Any]], *, now: datetime) -> None:
         await self.client.write(queries.bump_access(namespace_counts=rows, now=now))

@@ -59,6 +59,15 @@ def search(
     # filterable properties, so they always run right after it (in `post`).
     post = " AND ".join([tenant_visible(), *conds])
     as_of = f.as_of is not None
+    # A conflict is reported whatever the search's other filters, if the caller may see
+    # it. Every row carries its own, read from the node in hand (no second look-up).
+    c_conds = " AND ".join([tenant_visible("c"), "c.status = 'active'"]
+                           + (["c.scopeKey IN $scopeKeys"] if f.scope_keys is not None else []))
+
+    def conflicts(var: str) -> str:
+        return (f"COLLECT {{ MATCH ({var})-[:CONTRADICTS]-(c:Memory) WHERE {c_conds}"
+                f" RETURN {project_memory('c')} }}")
+
     if space is not None:
         params["space"] = space.key
 
@@ -110,7 +119,8 @@ def search(
             f" WHERE {' AND '.join(side_in_index)} LIMIT $candidates) SCORE AS score\n"
             "  MATCH (v)-[:EMBEDS]->(m:Memory)\n"
             f"  {keep('m', 'm, score')}"
-            f"  RETURN collect({{m: {shape('m')}, score: score, eid: elementId(m)}}) AS approximate\n}}"
+            f"  RETURN collect({{m: {shape('m')}, score: score, eid: elementId(m),"
+            f" conflicts: {conflicts('m')}}}) AS approximate\n}}"
         )
         # Status lives on the memory, so some filtering always follows the index.
         parts.append(
@@ -122,7 +132,8 @@ def search(
             f"  WITH {carry('m', 'm')},"
             f" vector.similarity.cosine(v.`{space.vector_property}`, $vector) AS score\n"
             "  ORDER BY score DESC, m.id LIMIT $candidates\n"
-            f"  RETURN collect({{m: {shape('m')}, score: score, eid: elementId(m)}}) AS exact\n}}\n"
+            f"  RETURN collect({{m: {shape('m')}, score: score, eid: elementId(m),"
+            f" conflicts: {conflicts('m')}}}) AS exact\n}}\n"
             "WITH CASE WHEN size(exact) > 0 THEN exact ELSE approximate END AS semantic"
         )
         lists.append("semantic")
@@ -134,7 +145,8 @@ def search(
             f"    SEARCH m IN (VECTOR INDEX {VECTOR_INDEX} FOR $vector"
             f" WHERE {' AND '.join(in_index)} LIMIT $candidates) SCORE AS score\n"
             f"  {keep('m', 'm, score')}"
-            f"  RETURN collect({{m: {shape('m')}, score: score, eid: elementId(m)}}) AS approximate\n}}"
+            f"  RETURN collect({{m: {shape('m')}, score: score, eid: elementId(m),"
+            f" conflicts: {conflicts('m')}}}) AS approximate\n}}"
         )
         if _needs_post_filter(f) or tenant.restricted:
             # Filters the index cannot apply ran after it: when they left fewer than
@@ -149,7 +161,8 @@ def search(
                 + f"  WITH {carry('m', 'm')}, vector.similarity.cosine(m.embedding, $vector)"
                 " AS score\n"
                 "  ORDER BY score DESC, m.id LIMIT $candidates\n"
-                f"  RETURN collect({{m: {shape('m')}, score: score, eid: elementId(m)}}) AS exact\n}}\n"
+                f"  RETURN collect({{m: {shape('m')}, score: score, eid: elementId(m),"
+            f" conflicts: {conflicts('m')}}}) AS exact\n}}\n"
                 "WITH CASE WHEN size(exact) > 0 THEN exact ELSE approximate END AS semantic"
             )
         else:
@@ -163,14 +176,14 @@ def search(
             " {limit: $ftLimit}) YIELD node AS m, score\n"
             f"  {keep('m', 'm, score')}"
             f"  WITH {carry('m', 'm, score')} LIMIT $candidates\n"
-            f"  RETURN collect({{m: {shape('m')}, score: score, eid: elementId(m)}}) AS lexical\n}}"
+            f"  RETURN collect({{m: {shape('m')}, score: score, eid: elementId(m),"
+            f" conflicts: {conflicts('m')}}}) AS lexical\n}}"
         )
         lists.append("lexical")
         params["lucene"] = fenced_lucene(lucene, tenant.namespace, f.scope_keys)
         params["ftLimit"] = candidates * 4
     # Element ids: the later steps find these nodes again without an index seek.
     candidate_ids = [f"[x IN {name} | x.eid]" for name in lists]
-    hit_ids = list(candidate_ids)
     returns = list(lists)
     if expansion is not None:
         n_conds = " AND ".join([tenant_visible("n"), *filter_conditions(f, var="n")[0]])
@@ -193,6 +206,7 @@ def search(
                else f"    WHERE n <> s\n    {keep('n', 'p, n')}")
             + f"    WITH {carry('n', 'p, n')} ORDER BY length(p), n.id LIMIT $perSeed\n"
             f"    RETURN collect({{m: {shape('n')}, eid: elementId(n),"
+            f" conflicts: {conflicts('n')},"
             f" similarity: {similarity},"
             " path: [rel IN relationships(p) | {type: type(rel), source: startNode(rel).id,"
             " target: endNode(rel).id}]}) AS reached\n"
@@ -202,20 +216,6 @@ def search(
         returns.append("expanded")
         params["expandTypes"] = [t.value for t in expansion.types]
         params["perSeed"] = expansion.per_seed
-        hit_ids.append("reduce(acc = [], e IN expanded | acc + [x IN e.reached | x.eid])")
-    # A conflict is reported whatever the search's other filters, if the caller may see it.
-    c_conds = " AND ".join([tenant_visible("c"), "c.status = 'active'"]
-                           + (["c.scopeKey IN $scopeKeys"] if f.scope_keys is not None else []))
-    parts.append(
-        f"CALL ({', '.join(returns)}) {{\n"
-        f"  UNWIND {' + '.join(hit_ids)} AS hitEid\n"
-        "  WITH DISTINCT hitEid\n"
-        "  MATCH (h) WHERE elementId(h) = hitEid\n"
-        "  MATCH (h)-[:CONTRADICTS]-(c:Memory)\n"
-        f"  WHERE {c_conds}\n"
-        f"  RETURN collect({{id: h.id, conflict: {project_memory('c')}}}) AS conflicts\n}}"
-    )
-    returns.append("conflicts")
     query = "CYPHER 25\n" + "\n".join(parts) + "\nRETURN " + ", ".join(returns)
     params.update(**tenant.params(), now=now, candidates=candidates, needed=needed)
     return query, params
