@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import uvicorn
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -21,6 +16,7 @@ from memlattice.auth import Tenant
 from memlattice.consolidation import Consolidator
 from memlattice.llm_extract import openai_extractor, parse_observations
 from memlattice.records.config import ConsolidationSettings
+from tests._fake_endpoint import serving
 from tests.conftest import GraphQLClient
 from tests.integration._knowledge import LIST_RECORDS, write_record
 
@@ -45,24 +41,8 @@ async def chat(request: Request) -> JSONResponse:
 
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off",
-                                           ws="none", access_log=False))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    with serving(Route("/v1/chat/completions", chat, methods=["POST"])) as url:
+        yield url + "/v1"
 
 
 def test_extractor_is_off_by_default_and_drops_malformed_answers() -> None:

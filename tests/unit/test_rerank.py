@@ -3,21 +3,17 @@ real HTTP server on loopback."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import uvicorn
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from memlattice.errors import Unavailable, ValidationError
 from memlattice.rerank import RerankerRegistry, http_reranker
+from tests._fake_endpoint import serving
 
 SEEN: list[dict[str, Any]] = []
 
@@ -36,24 +32,8 @@ async def rerank(request: Request) -> JSONResponse:
 
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    app = Starlette(routes=[Route("/v1/rerank", rerank, methods=["POST"])])
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off",
-                                           ws="none", access_log=False))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    with serving(Route("/v1/rerank", rerank, methods=["POST"])) as url:
+        yield url + "/v1"
 
 
 async def test_http_reranker_maps_scores_back_to_documents(base_url: str) -> None:
