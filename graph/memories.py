@@ -21,6 +21,7 @@ from neo4j import AsyncManagedTransaction
 from graph import queries, recall_query
 from graph.client import GraphClient, run
 from graph.codec import (
+    MEMORY_TIMES,
     META_PREFIX,
     AuditEntry,
     Edge,
@@ -28,6 +29,7 @@ from graph.codec import (
     audit_from_properties,
     canonical_json,
     edge_from_record,
+    epoch_parts,
     memory_from_properties,
     memory_properties,
     meta_properties,
@@ -161,15 +163,18 @@ class MemoryGraph:
         ids = [m.id for m in memories]
         if len(set(ids)) != len(ids):
             raise Conflict("the batch names the same id twice")
+        written = [
+            memory_properties(m.input, id=m.id, now=m.now, embedding=m.embedding,
+                              embedding_model=m.embedding_model)
+            for m in memories
+        ]
         rows = [
             {
-                "props": memory_properties(
-                    m.input, id=m.id, now=m.now, embedding=m.embedding,
-                    embedding_model=m.embedding_model,
-                ),
+                "props": {k: v for k, v in props.items() if k not in MEMORY_TIMES},
+                "times": [epoch_parts(props.get(name)) for name in MEMORY_TIMES],
                 "auditId": new_id(),
             }
-            for m in memories
+            for props in written
         ]
         try:
             await self.client.write(
@@ -180,7 +185,7 @@ class MemoryGraph:
                 "a memory with one of these ids already exists; ids are unique", ids=ids[:20]
             ) from exc
         # What was written is exactly `props`: no need to read it back.
-        return [memory_from_properties(row["props"]) for row in rows]
+        return [memory_from_properties(props) for props in written]
 
     async def update(
         self, *, tenant: Tenant, id: str, patch: MemoryPatch, expected_version: int | None,

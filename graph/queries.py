@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from graph.client import Query
-from graph.codec import meta_value, search_token
+from graph.codec import MEMORY_TIMES, meta_value, search_token
 from memlattice.auth import Tenant
 from memlattice.model import Direction, EdgeType, MemoryFilter
 
@@ -169,17 +169,28 @@ def _audit(
 # ------------------------------------------------------------------ writes
 
 
+def instant(parts: str) -> str:
+    """The UTC datetime a `codec.epoch_parts` pair (a Cypher expression) stands for;
+    null stays null."""
+    return (f"CASE WHEN {parts} IS NULL THEN null"
+            f" ELSE datetime({{epochSeconds: {parts}[0], nanosecond: {parts}[1]}}) END")
+
+
 def create_memories(rows: list[dict[str, Any]], *, tenant: Tenant, actor: str) -> Query:
     """One UNWIND round trip for any batch: nodes plus their `write` audit entries.
 
-    Each row is `{props, auditId}`; `props.createdAt` may differ per row when a
-    caller replays history with its own `now`.
+    Each row is `{props, times, auditId}`: the properties without their times,
+    and the times (`codec.MEMORY_TIMES`, in that order) as epoch parts, which
+    are far cheaper to send than datetimes. `createdAt` may differ per row when
+    a caller replays history with its own `now`.
     """
+    times = ", ".join(f"m.{name} = {instant(f'row.times[{i}]')}"
+                      for i, name in enumerate(MEMORY_TIMES))
     query = (
         "CYPHER 25\n"
         "UNWIND $rows AS row\n"
         "CREATE (m:Memory)\n"
-        "SET m = row.props\n"
+        f"SET m = row.props, {times}\n"
         "WITH m, row\n"
         + _audit("row.auditId", "m.id", "'write'", "1", at="m.createdAt")
         + "\nRETURN count(*) AS created"

@@ -165,6 +165,29 @@ async def test_write_memories_batch_returns_all_in_order(
     assert audits[0]["n"] == 5
 
 
+async def test_batch_times_are_stored_as_sent_to_the_microsecond(
+    gql: GraphQLClient, namespace: str, graph_client: Any
+) -> None:
+    """Batches send times as epoch parts (graph.codec.epoch_parts), not datetimes:
+    what is stored and read back must be the same instant, before 1970 too."""
+    times = ["1969-07-20T20:17:40.000001+00:00", "2024-02-29T23:59:59.999999+00:00"]
+    expires = "2999-12-31T00:00:00.500000+00:00"
+    written = (await gql.ok(WRITE_MANY, {"inputs": [
+        {**mem(namespace, f"at {t}"), "now": t, "expiresAt": expires} for t in times]}
+    ))["writeMemories"]
+    for memory, sent in zip(written, times):
+        stored = (await gql.ok(GET, {"ns": namespace, "id": memory["id"]}))["memory"]
+        assert ts(stored["createdAt"]) == ts(sent) == ts(stored["updatedAt"])
+        assert ts(stored["expiresAt"]) == ts(expires)
+        assert stored == memory
+    rows = await graph_client.read((
+        "MATCH (m:Memory {namespace: $ns}) RETURN m.createdAt AS at, m.expiresAt AS exp"
+        " ORDER BY at", {"ns": namespace}))
+    assert [r["at"].to_native() for r in rows] == [ts(t) for t in times]
+    assert all(r["at"].tzinfo is not None and r["at"].utcoffset().total_seconds() == 0
+               for r in rows)
+
+
 async def test_batch_with_one_invalid_item_writes_nothing(
     gql: GraphQLClient, namespace: str, graph_client: Any
 ) -> None:
