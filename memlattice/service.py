@@ -95,10 +95,12 @@ class MemoryService:
     # ------------------------------------------------------------ embeddings
 
     def _client_vector(self, vector: Sequence[float] | None, what: str) -> list[float] | None:
+        """A client's vector as the list the driver sends; the input model has
+        already made its values finite floats."""
         if vector is None:
             return None
-        check_dimension(list(vector), self.dimension, what=what)
-        return [float(x) for x in vector]
+        check_dimension(vector, self.dimension, what=what)
+        return list(vector)
 
     async def _embed(self, texts: list[str]) -> list[list[float]]:
         assert self.embedder is not None
