@@ -15,6 +15,7 @@ from strawberry.scalars import JSON
 from memlattice import model
 from memlattice.errors import ValidationError
 from memlattice.search_config import PRESETS, NamespaceSettings, SearchConfig, resolve_config
+from resolvers.planned_inputs import planned
 from resolvers.scalars import Vector
 from resolvers.types import (
     Direction,
@@ -46,6 +47,7 @@ _WRITE_FIELDS = (
 )
 
 
+@planned
 @strawberry.input(description="A memory to write. Omit `embedding` to have the server embed.")
 class MemoryInput:
     namespace: str
@@ -89,6 +91,7 @@ class MemoryInput:
                                content=self.content, **data)
 
 
+@planned
 @strawberry.input(description="Fields to change; unset fields stay, null clears.")
 class MemoryPatchInput:
     key: str | None = strawberry.UNSET
@@ -118,6 +121,7 @@ class MemoryPatchInput:
         return model.validated(model.MemoryPatch, **data)
 
 
+@planned
 @strawberry.input(description="Which memories to list or search; namespace is required.")
 class MemoryFilterInput:
     namespace: str
@@ -149,6 +153,7 @@ class MemoryFilterInput:
         return model.validated(model.MemoryFilter, **data)
 
 
+@planned
 @strawberry.input(description="Who is asking: the ids of the caller's scope chain.")
 class SearchContextInput:
     agent_id: str | None = None
@@ -157,6 +162,7 @@ class SearchContextInput:
     task_id: str | None = None
 
 
+@planned
 @strawberry.input(description="Hybrid weights; each part is normalised to [0, 1] first.")
 class WeightsInput:
     similarity: float = 0.6
@@ -165,6 +171,7 @@ class WeightsInput:
     popularity: float = 0.05
 
 
+@planned
 @strawberry.input(description="Follow relationships from the candidates.")
 class ExpansionInput:
     max_expand: int = strawberry.field(
@@ -180,6 +187,7 @@ class ExpansionInput:
     per_seed: int = 8
 
 
+@planned
 @strawberry.input(description="Recall: candidates, scoring, graph expansion, cut-offs.")
 class SearchInput:
     filter: MemoryFilterInput
@@ -241,6 +249,7 @@ class SearchInput:
         return flt.model_copy(update={"scope_keys": keys})
 
 
+@planned
 @strawberry.input(description="Forget by substring, or by a conjunction of the other fields.")
 class ForgetPredicateInput:
     contains: str | None = strawberry.UNSET
@@ -256,6 +265,7 @@ class ForgetPredicateInput:
         return model.validated(model.ForgetPredicate, **data)
 
 
+@planned
 @strawberry.input
 class EdgeInput:
     namespace: str
@@ -265,6 +275,7 @@ class EdgeInput:
     metadata: JSON | None = None
 
 
+@planned
 @strawberry.input(description="One relationship of an addEdges batch.")
 class EdgeSpecInput:
     source_id: strawberry.ID
@@ -279,6 +290,7 @@ __all__ = [
 ]
 
 
+@planned
 @strawberry.input(description="Search defaults of a namespace; the latest configuration wins.")
 class NamespaceConfigInput:
     backend: SearchMode | None = strawberry.field(

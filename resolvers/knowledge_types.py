@@ -13,6 +13,7 @@ from memlattice import model
 from memlattice.knowledge import FactHit as DomainFactHit
 from memlattice.records import hints, inputs, payloads
 from resolvers.inputs import _SCOPE_FIELDS, _set
+from resolvers.planned_inputs import planned
 from resolvers.scalars import Vector
 from resolvers.types import EdgeType, Memory, Scope, Sensitivity
 
@@ -151,6 +152,7 @@ _RECORD_FIELDS = ("id", "key", "content", "summary", "tags", "metadata", "confid
                   "valid_from", "valid_to", "salience_half_life_days", *_SCOPE_FIELDS)
 
 
+@planned
 @strawberry.input(description="A typed record; `payload` is validated against `type`"
                   " (camelCase keys, see the README); `content` defaults to a text of it.")
 class RecordInput:
@@ -194,6 +196,7 @@ class RecordInput:
                                payload=self.payload, **data)
 
 
+@planned
 @strawberry.input
 class EvidenceInput:
     kind: str
@@ -205,6 +208,7 @@ _FACT_FIELDS = ("tags", "metadata", "confidence", "sensitivity", "salience", "so
                 "valid_until", *_SCOPE_FIELDS)
 
 
+@planned
 @strawberry.input(description="storeFact: the same (namespace, kind, claim) is one fact.")
 class FactInput:
     namespace: str
@@ -238,6 +242,7 @@ class FactInput:
                                claim=self.claim, **data)
 
 
+@planned
 @strawberry.input(description="A conjunction: facts matching every given field.")
 class InvalidateFactsInput:
     id: strawberry.ID | None = None
@@ -262,6 +267,7 @@ class Summary:
     memories: list[Memory]
 
 
+@planned
 @strawberry.input(description="Which memories a summary draws on.")
 class SummaryWindowInput:
     limit: int = strawberry.field(default=10, description="At most this many bullets (1-50).")

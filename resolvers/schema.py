@@ -9,6 +9,7 @@ from graphql import GraphQLError
 from strawberry import Schema
 from strawberry.extensions import ParserCache, SchemaExtension, ValidationCache
 from strawberry.schema.config import BatchingConfig, StrawberryConfig
+from strawberry.schema.name_converter import NameConverter
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
 
@@ -22,6 +23,26 @@ from resolvers.subscriptions import Subscription
 # Per-domain resolvers joined into the root types.
 RootQuery = merge_types("Query", (Query, KnowledgeQuery))
 RootMutation = merge_types("Mutation", (Mutation, KnowledgeMutation))
+
+
+class RememberingNameConverter(NameConverter):
+    """Converts each Python name to its GraphQL name once.
+
+    Strawberry asks for a field's GraphQL name every time it converts an input
+    object's value, so a `writeMemories` batch of 1000 inputs camel-cased 25,000
+    names per request (a tenth of the request's Python time). The answer depends
+    on the name alone.
+    """
+
+    def __init__(self, auto_camel_case: bool = True) -> None:
+        super().__init__(auto_camel_case=auto_camel_case)
+        self._names: dict[str, str] = {}
+
+    def apply_naming_config(self, name: str) -> str:
+        known = self._names.get(name)
+        if known is None:
+            known = self._names[name] = super().apply_naming_config(name)
+        return known
 
 
 class MemlatticeSchema(Schema):
@@ -49,7 +70,8 @@ def build_schema(
         query=RootQuery, mutation=RootMutation, subscription=Subscription,
         # Agents repeat the same documents: parse and validate each one once.
         extensions=[ErrorCodes, *extensions, ParserCache, ValidationCache],
-        config=StrawberryConfig(scalar_map=SCALARS, batching_config=batching),
+        config=StrawberryConfig(scalar_map=SCALARS, batching_config=batching,
+                                name_converter=RememberingNameConverter()),
     )
 
 
