@@ -28,14 +28,14 @@ from strawberry.types.enum import StrawberryEnumDefinition, has_enum_definition
 
 T = TypeVar("T", bound=type)
 # A field whose value is a list of leaves: copied, not converted.
-LEAF_LIST = object()
+_LEAF_LIST = object()
 
 
 @dataclass(frozen=True)
 class _Field:
     graphql_name: str
     python_name: str
-    # None: a leaf, taken as is; LEAF_LIST: copied; else the type to convert it as.
+    # None: a leaf, taken as is; _LEAF_LIST: copied; else the type to convert it as.
     conversion: Any
 
 
@@ -64,7 +64,7 @@ def _conversion(type_: StrawberryType | type, context: InputContext) -> Any:
         return None
     inner = _unwrapped(type_)
     if isinstance(inner, StrawberryList) and _is_leaf(inner.of_type, context):
-        return LEAF_LIST
+        return _LEAF_LIST
     return type_
 
 
@@ -85,6 +85,8 @@ def _plan_of(cls: type, context: InputContext) -> _Plan:
 
 def planned(cls: T) -> T:
     """Build `cls` (a `@strawberry.input`) from its plan; apply above the decorator."""
+    # One plan per class: every schema this project builds (build_schema) shares the
+    # classes, their scalars and the camel-case naming, so the plan is the same for all.
     plans: dict[type, _Plan] = {}
 
     def from_input(target: type, value: Mapping[str, Any], context: InputContext) -> Any:
@@ -98,7 +100,7 @@ def planned(cls: T) -> T:
             item = value[field.graphql_name]
             if item is None or field.conversion is None:
                 kwargs[field.python_name] = item
-            elif field.conversion is LEAF_LIST:
+            elif field.conversion is _LEAF_LIST:
                 kwargs[field.python_name] = list(item)
             else:
                 kwargs[field.python_name] = context.convert(item, field.conversion,
