@@ -341,13 +341,17 @@ class MemoryGraph:
         self, flt: MemoryFilter, *, tenant: Tenant, now: datetime, vector: list[float] | None,
         lucene: str | None, candidates: int, expansion: ExpansionConfig | None,
         with_embeddings: bool, needed: int = 10, space: VectorSpace | None = None,
+        first_try: bool = False,
     ) -> SearchResult:
+        """One recall round trip (graph.recall_query); `first_try` marks a small pool
+        whose shortfall the caller answers with a second, full search."""
         if vector is None and lucene is None:
             return SearchResult()
         flt = _fenced(flt, tenant)
         records = await self.client.read(recall_query.search(
             flt, tenant=tenant, now=now, vector=vector, lucene=lucene, candidates=candidates,
             expansion=expansion, with_embeddings=with_embeddings, needed=needed, space=space,
+            first_try=first_try,
         ))
         record = records[0]
         keys = set(record.keys())

@@ -39,7 +39,7 @@ _QPP_STEP = {
 def search(
     f: MemoryFilter, *, tenant: Tenant, now: datetime, vector: list[float] | None, lucene: str | None,
     candidates: int, expansion: ExpansionConfig | None = None, with_embeddings: bool = False,
-    needed: int = 10, space: VectorSpace | None = None,
+    needed: int = 10, space: VectorSpace | None = None, first_try: bool = False,
 ) -> Query:
     """Recall in one round trip: vector and fulltext candidates, graph neighbours
     of every candidate, and CONTRADICTS neighbours of everything returned.
@@ -53,6 +53,14 @@ def search(
     With a side vector `space` the vector side searches that space's index over
     `MemoryVector` nodes (namespace and scope filtered inside it) and joins
     each hit to its memory, where the rest of the filter applies.
+
+    A `first_try` (a small pool whose shortfall the caller detects and answers
+    with a second, full query: memlattice.pool) filters status after the
+    vector index instead of in it, unless the query plans an exact scan (then
+    the scan's one round trip is worth more). Every term of the index's filter
+    costs a pass over the documents it matches, and status matches nearly all
+    of a namespace: at 100k memories it added 0.85 ms to each search. Inactive
+    memories then take pool slots instead, and too few left is a shortfall.
     """
     conds, params = filter_conditions(f)
     # The tenant's clearance and scope limits are never in the vector index's
@@ -102,7 +110,10 @@ def search(
                 + state_at(var, then)
                 + f"  WITH * WHERE {' AND '.join([allowed(then), *state_conds[1:]])}\n")
 
-    in_index = ["m.namespace = $namespace", "m.status IN $statuses"]
+    exact_fallback = _needs_post_filter(f) or tenant.restricted
+    in_index = ["m.namespace = $namespace"]
+    if not (first_try and not exact_fallback):
+        in_index.append("m.status IN $statuses")
     if f.scope_keys is not None:
         in_index.append("m.scopeKey IN $scopeKeys")
     elif f.scope is not None:
@@ -148,7 +159,7 @@ def search(
             f"  RETURN collect({{m: {shape('m')}, score: score, eid: elementId(m),"
             f" conflicts: {conflicts('m')}}}) AS approximate\n}}"
         )
-        if _needs_post_filter(f) or tenant.restricted:
+        if exact_fallback:
             # Filters the index cannot apply ran after it: when they left fewer than
             # `$needed` of a full pool, better matches may lie beyond the pool, so
             # plan an exact scan of the filtered set instead (still one round trip).

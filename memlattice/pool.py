@@ -16,6 +16,7 @@ Pure functions, no I/O: the service decides with them and they are unit-tested.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from memlattice.lucene import words
@@ -23,9 +24,14 @@ from memlattice.model import ScoringMode, SearchMode
 from memlattice.ranking import Scored
 from memlattice.search_config import SearchConfig
 
-# The first pool is this many times the limit: a few extra candidates absorb
-# low-confidence or low-salience memories near the top without a second query.
-FIRST_POOL_FACTOR = 2
+# The first pool is this many times the limit (rounded up): a few extra candidates
+# absorb low-confidence, low-salience or (in a first try, see
+# graph.recall_query) inactive memories near the top without a second query.
+# The index walks `pool x its search expansion factor` neighbours, so the pool
+# also sets the approximate search's recall: 1.5x kept recall@10 against exact
+# search at 0.995 on 100k text-like vectors (2x: 0.996, 1.2x: 0.991) and costs
+# 0.5 ms less than 2x at 100k memories.
+FIRST_POOL_FACTOR = 1.5
 MIN_FIRST_POOL = 10
 
 
@@ -42,7 +48,7 @@ def first_pool(config: SearchConfig, default: int) -> int:
     full = config.candidate_count(default)
     if not similarity_bounded(config):
         return full
-    return min(full, max(FIRST_POOL_FACTOR * config.limit, MIN_FIRST_POOL))
+    return min(full, max(math.ceil(FIRST_POOL_FACTOR * config.limit), MIN_FIRST_POOL))
 
 
 def factor_ceiling(config: SearchConfig, query: str | None) -> float:

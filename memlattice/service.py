@@ -266,12 +266,13 @@ class MemoryService:
         expansion = config.expansion if config.expansion and config.expansion.enabled else None
         vector = vector if mode is not SearchMode.LEXICAL else None
 
-        async def ranked(pool: int) -> tuple[SearchResult, list[Scored],
-                                             dict[str, Mapping[str, Any]], dict[str, list[float]]]:
+        async def ranked(pool: int, *, first_try: bool = False) -> tuple[
+                SearchResult, list[Scored], dict[str, Mapping[str, Any]], dict[str, list[float]]]:
             result = await self.graph.search(
                 request.filter, tenant=tenant, now=now, vector=vector, lucene=lucene,
                 candidates=pool, expansion=expansion,
                 with_embeddings=config.mmr_lambda is not None, needed=config.limit, space=space,
+                first_try=first_try,
             )
             props: dict[str, Mapping[str, Any]] = {}
             embeddings: dict[str, list[float]] = {}
@@ -289,7 +290,7 @@ class MemoryService:
 
         # Similarity-ranked searches try a small pool first (memlattice.pool).
         pool, full = first_pool(config, self.candidates), config.candidate_count(self.candidates)
-        result, scored, props, embeddings = await ranked(pool)
+        result, scored, props, embeddings = await ranked(pool, first_try=pool < full)
         if pool < full and not settled(
                 scored, pool_floor=min((x.score for x in result.semantic), default=None),
                 ceiling=factor_ceiling(config, request.query), limit=config.limit,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import GraphQLClient
-from tests.integration._support import SEARCH, WRITE_MANY, basis, mem, mix
+from tests.integration._support import FORGET, SEARCH, WRITE_MANY, basis, mem, mix
 
 
 async def search(gql: GraphQLClient, namespace: str, **fields: Any) -> list[dict[str, Any]]:
@@ -244,3 +244,23 @@ async def test_similarity_search_widens_its_pool_when_confidence_reorders(
     plain = await search(gql, namespace, vector=mix((0, 1.0), (30, 0.5)), mode="SEMANTIC",
                          scoring="SIMILARITY", limit=3, filter={"minConfidence": 0.5})
     assert set(ids(plain)) <= confident and len(plain) == 3
+
+
+async def test_similarity_search_is_not_crowded_out_by_inactive_memories(
+        gql: GraphQLClient, namespace: str) -> None:
+    """The small first pool filters status after the index (graph.recall_query):
+    when forgotten memories fill it, the search must still return the nearest
+    active ones, in the order an explicit wide pool gives, and asking for the
+    forgotten ones must still find them."""
+    inputs = [mem(namespace, f"memory {i}", embedding=mix((0, 1.0), (1 + i, 0.1 + 0.05 * i)),
+                  tags=["old"] if i < 25 else []) for i in range(30)]
+    written = (await gql.ok(WRITE_MANY, {"inputs": inputs}))["writeMemories"]
+    forgotten = (await gql.ok(FORGET, {"ns": namespace, "p": {"tag": "old"}}))["forget"]
+    assert forgotten["count"] == 25
+    query = {"vector": basis(0), "mode": "SEMANTIC", "scoring": "SIMILARITY", "limit": 5}
+    narrow = await search(gql, namespace, **query)
+    wide = await search(gql, namespace, candidates=200, **query)
+    assert ids(narrow) == [m["id"] for m in written[25:]]
+    assert ids(narrow) == ids(wide)
+    gone = await search(gql, namespace, filter={"statuses": ["FORGOTTEN"]}, **query)
+    assert ids(gone) == [m["id"] for m in written[:5]]

@@ -19,7 +19,7 @@ def scored(*scores: float) -> list[Scored]:
 
 def test_only_similarity_ranked_semantic_searches_start_small() -> None:
     assert similarity_bounded(PRECISE)
-    assert first_pool(PRECISE, 50) == 20
+    assert first_pool(PRECISE, 50) == 15
     for other in (
         SearchConfig(),  # hybrid mode, RRF
         PRECISE.model_copy(update={"scoring": ScoringMode.HYBRID}),
@@ -35,7 +35,8 @@ def test_only_similarity_ranked_semantic_searches_start_small() -> None:
 
 def test_first_pool_never_exceeds_the_full_pool() -> None:
     assert first_pool(PRECISE.model_copy(update={"limit": 1}), 50) == 10
-    assert first_pool(PRECISE.model_copy(update={"limit": 100}), 50) == 200 <= 500
+    assert first_pool(PRECISE.model_copy(update={"limit": 7}), 50) == 11  # rounded up
+    assert first_pool(PRECISE.model_copy(update={"limit": 100}), 50) == 150 <= 500
 
 
 def test_boosts_raise_the_ceiling_only_with_query_words() -> None:
