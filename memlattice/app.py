@@ -8,6 +8,7 @@ run and the embedder is wrapped in the Neo4j-backed cache.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -73,6 +74,8 @@ class Runtime:
     auth: Authenticator | None = None
     # Scheduled and on-demand consolidation (memlattice.consolidation).
     consolidation: ConsolidationScheduler | None = None
+    # How often a WebSocket's live subscriptions re-check its key.
+    key_recheck_s: float = 30.0
 
     async def authenticate(self, token: str | None) -> Principal:
         """A key (`Bearer <key>` or bare) -> its Principal; raises UNAUTHENTICATED."""
@@ -119,11 +122,14 @@ class MemlatticeGraphQL(GuardedView, GraphQL[Context, None]):
         (`{"authorization": "Bearer <key>"}`); a refused key closes the socket (4403)."""
         params = context.connection_params or {}
         token = params.get("authorization") or params.get("Authorization")
+        runtime = self._runtime["runtime"]
         try:
-            context.principal = await self._runtime["runtime"].authenticate(token)
+            context.principal = await runtime.authenticate(token)
         except MemlatticeError as exc:
             log.warning("refused a WebSocket connection: %s", exc.code)
             raise ConnectionRejectionError({"code": exc.code, "message": exc.message}) from exc
+        context.reauthenticate = functools.partial(runtime.authenticate, token)
+        context.key_recheck_s = runtime.key_recheck_s
         return UNSET
 
 
@@ -178,7 +184,8 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
                                         auth=Authenticator(ApiKeyGraph(client),
                                                            settings.auth_mode),
                                         consolidation=start_consolidation(
-                                            service, settings.consolidation))
+                                            service, settings.consolidation),
+                                        key_recheck_s=settings.key_recheck_s)
             if settings.auth_mode == "keyless":
                 log.warning(KEYLESS_WARNING)
             log.info("memlattice ready on Neo4j at %s", uri)

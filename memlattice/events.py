@@ -171,6 +171,21 @@ class Subscription:
         while not self._queue:
             self._wakeup.clear()
             await self._wakeup.wait()
+        return self._pop()
+
+    async def next_within(self, seconds: float) -> MemoryEvent | None:
+        """The next event, or None when none comes within `seconds`. Only the wait
+        is cancelled on time-out, never a taken event (cancelling `next` itself
+        could drop one that was taken as the time ran out)."""
+        if not self._queue:
+            self._wakeup.clear()
+            try:
+                await asyncio.wait_for(self._wakeup.wait(), timeout=seconds)
+            except TimeoutError:
+                return None
+        return self._pop() if self._queue else None
+
+    def _pop(self) -> MemoryEvent:
         event = self._queue.popleft()
         if self._missed:
             event, self._missed = replace(event, missed=self._missed), 0

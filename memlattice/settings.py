@@ -145,6 +145,9 @@ class Settings(BaseSettings):
     # `keys`: every request needs an API key. `keyless`: development only, every
     # request is an all-powerful caller (refused in production).
     auth_mode: Literal["keys", "keyless"] = "keys"
+    # A WebSocket authenticates once, at connection_init: its live subscriptions
+    # re-check the key this often, so a revoked key's streams end within it.
+    key_recheck_s: float = Field(default=30.0, gt=0, le=3600)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
     # None: on, except in production.

@@ -6,7 +6,7 @@ cache must not outlive the request that filled it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,11 +30,22 @@ class Context:
     connection_params: dict[str, Any] | None = None
     # Who is calling (memlattice.auth); until a WebSocket authenticates, nobody.
     principal: Principal = field(default_factory=Principal.nobody)
+    # A WebSocket's way to authenticate its key again (set at connection_init),
+    # and how often a live subscription does (Settings.key_recheck_s).
+    reauthenticate: Callable[[], Awaitable[Principal]] | None = None
+    key_recheck_s: float = 30.0
     # On-demand consolidation (memlattice.consolidation); None outside a running app.
     consolidation: ConsolidationScheduler | None = None
     embedding_loaders: dict[str, DataLoader[str, list[float] | None]] = field(
         default_factory=dict
     )
+
+    async def recheck_key(self) -> None:
+        """Authenticate a WebSocket's key again, so that revoking it ends what the
+        connection may still do; raises UNAUTHENTICATED. An HTTP request is
+        authenticated as it arrives, so for it this does nothing."""
+        if self.reauthenticate is not None:
+            self.principal = await self.reauthenticate()
 
     @property
     def graph(self) -> MemoryGraph:

@@ -14,6 +14,7 @@ from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
 
 from resolvers.errors import ErrorCodes, coded_stream
+from resolvers.key_recheck import KeyRecheck
 from resolvers.knowledge import KnowledgeMutation, KnowledgeQuery
 from resolvers.mutations import Mutation
 from resolvers.queries import Query
@@ -69,7 +70,7 @@ def build_schema(
     return MemlatticeSchema(
         query=RootQuery, mutation=RootMutation, subscription=Subscription,
         # Agents repeat the same documents: parse and validate each one once.
-        extensions=[ErrorCodes, *extensions, ParserCache, ValidationCache],
+        extensions=[ErrorCodes, KeyRecheck, *extensions, ParserCache, ValidationCache],
         config=StrawberryConfig(scalar_map=SCALARS, batching_config=batching,
                                 name_converter=RememberingNameConverter()),
     )

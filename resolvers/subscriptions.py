@@ -9,7 +9,8 @@ maximum scope are never delivered (see memlattice.events.Audience).
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
 from datetime import datetime
 
 import strawberry
@@ -18,7 +19,7 @@ from memlattice import events as domain
 from memlattice.auth import scope_levels
 from memlattice.errors import Unavailable, ValidationError
 from memlattice.model import MAX_TAGS, utcnow
-from resolvers.context import Info
+from resolvers.context import Context, Info
 from resolvers.queries import _namespace
 from resolvers.types import Edge, Memory
 
@@ -96,6 +97,7 @@ class Subscription:
         self, info: Info, namespace: str, filter: MemoryEventFilterInput | None = None
     ) -> AsyncGenerator[MemoryEvent, None]:
         ns = _namespace(namespace)
+        await info.context.recheck_key()  # the connection may be older than a revocation
         principal = info.context.principal  # set by connection_init (memlattice.app)
         principal.authorize(ns, write=False)
         flt = filter.to_domain() if filter is not None else domain.EventFilter()
@@ -111,9 +113,27 @@ class Subscription:
                 memory_id=None, memory_ids=[], memory=None, edge=None, version=None,
                 actor=None, at=utcnow(), missed=0,
             )
-            async for event in subscription:
+            async for event in _rechecking(subscription, info.context, ns):
                 # One connection lives long: vectors must not come from an old load.
                 info.context.embedding_loaders.clear()
                 yield MemoryEvent.from_domain(event)
         finally:
             bus.unsubscribe(subscription)
+
+
+async def _rechecking(subscription: domain.Subscription, context: Context,
+                      namespace: str) -> AsyncIterator[domain.MemoryEvent]:
+    """The subscription's events, the connection's key checked again at least every
+    `context.key_recheck_s` seconds, with or without events: a revoked key's stream
+    ends with UNAUTHENTICATED within that time. (Checking before every event would
+    cost a read per event on a busy namespace; the bound is the setting.)"""
+    checked = time.monotonic()
+    while True:
+        wait = checked + context.key_recheck_s - time.monotonic()
+        event = await subscription.next_within(max(wait, 0.0))
+        if time.monotonic() - checked >= context.key_recheck_s:
+            await context.recheck_key()
+            context.principal.authorize(namespace, write=False)
+            checked = time.monotonic()
+        if event is not None:
+            yield event

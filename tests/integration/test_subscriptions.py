@@ -6,6 +6,7 @@ app, events come back over the socket (httpx-ws), in commit order.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 import uuid
@@ -18,7 +19,7 @@ from httpx_ws import AsyncWebSocketSession, WebSocketDisconnect, aconnect_ws
 from httpx_ws.transport import ASGIWebSocketTransport
 
 from graph.keys import ApiKeyGraph
-from memlattice.apikeys import KeySpec, create_key
+from memlattice.apikeys import KeySpec, create_key, revoke_key
 from memlattice.app import runtime_of
 from memlattice.model import Scope, Sensitivity
 from tests.conftest import GraphQLClient
@@ -266,3 +267,42 @@ async def test_keys_are_held_to_their_namespaces_clearance_and_scope(
                                                       userId="u1")}))["writeMemory"]
         event = await next_event(ws)
     assert (event["kind"], event["memoryId"]) == ("WRITTEN", visible["id"])
+
+
+async def test_revoking_a_key_ends_its_live_subscriptions_and_operations(
+    live: tuple[Any, Any], http: GraphQLClient, namespace: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A WebSocket authenticates once; revoking its key must still stop it: the live
+    subscription ends with UNAUTHENTICATED within the re-check time, even with no
+    events to deliver, and receives nothing written after that; a new operation on
+    the old connection is refused at once."""
+    app = live[0]
+    monkeypatch.setattr(runtime_of(app), "key_recheck_s", 0.3)
+    graph = ApiKeyGraph(runtime_of(app).client)
+    stored, secret = await create_key(graph, KeySpec(name="revoked", namespaces=(namespace,)))
+    init = {"authorization": f"Bearer {secret}"}
+    async with subscribed(live[1], namespace, init) as ws:
+        before = (await http.ok(WRITE, {"input": mem(namespace, "before")}))["writeMemory"]
+        assert (await next_event(ws))["memoryId"] == before["id"]
+        # Quiet for longer than the re-check time: the key still holds, nothing ends.
+        await asyncio.sleep(0.8)
+        await revoke_key(graph, stored.id)
+        await asyncio.sleep(0.6)
+        await http.ok(WRITE, {"input": mem(namespace, "after")})
+        ended = await next_message(ws)
+        assert ended["type"] == "next", ended
+        assert ended["payload"]["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+        assert (await next_message(ws))["type"] == "complete"
+        # The same connection may start nothing new, query or subscription.
+        await ws.send_json({"id": "2", "type": "subscribe", "payload": {
+            "query": "query($ns: String!) { memories(filter: {namespace: $ns}) { totalCount } }",
+            "variables": {"ns": namespace}}})
+        refused = await next_message(ws)
+        assert refused["payload"]["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+        assert refused["payload"]["data"] is None
+        assert await next_message(ws) == {"id": "2", "type": "complete"}
+        await ws.send_json({"id": "3", "type": "subscribe", "payload": {
+            "query": EVENTS, "variables": {"ns": namespace}}})
+        refused = await next_message(ws)
+        assert refused["payload"]["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"

@@ -125,3 +125,27 @@ async def test_a_waiting_subscriber_wakes_on_publish() -> None:
     bus.publish([written(memory("1"))])
     event = await asyncio.wait_for(waiter, 5)
     assert event.memory_ids == ("1",)
+
+
+async def test_next_within_gives_up_on_time_and_loses_nothing() -> None:
+    bus = EventBus()
+    sub = bus.subscribe("a")
+    assert await sub.next_within(0.01) is None
+    assert await sub.next_within(0.0) is None
+    bus.publish([written(memory("m1"))])
+    assert (await sub.next_within(0.0)).memory_ids == ("m1",)  # type: ignore[union-attr]
+
+    async def later() -> None:
+        await asyncio.sleep(0.01)
+        bus.publish([written(memory("m2"))])
+
+    task = asyncio.create_task(later())
+    got = await sub.next_within(5)
+    await task
+    assert got is not None and got.memory_ids == ("m2",)
+    # Timing out many times over never drops an event published meanwhile.
+    for i in range(50):
+        assert await sub.next_within(0) is None
+        bus.publish([written(memory(f"n{i}"))])
+        assert (await sub.next_within(0)).memory_ids == (f"n{i}",)  # type: ignore[union-attr]
+    assert sub.pending == 0
