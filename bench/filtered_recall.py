@@ -1,7 +1,7 @@
 """Recall of scoped vector search against exact search, by filter selectivity.
 
     python -m bench.filtered_recall [--count 100000] [--users 10000] [--queries 50]
-                                    [--vectors text|isotropic]
+                                    [--vectors text|isotropic] [--others 0]
 
 Memories are spread over `users` user scopes (one user = count/users
 memories: 0.01% with the defaults). A search whose scope chain admits k users
@@ -10,6 +10,10 @@ user, the service's search (`MemoryService.search`, SEMANTIC mode, SIMILARITY
 scoring, limit 10: the path a GraphQL `search` takes, pool sizing included)
 is compared with an exact top 10 computed in numpy over exactly the admitted
 memories.
+
+`--others N` first loads N more memories of the same distribution into three
+other namespaces: the vector index is shared, so the namespace filter itself
+then selects only part of it, as it does on a server with many tenants.
 
 Vectors (`--vectors`): `text` (default) are shaped like real sentence
 embeddings (bench._harness.text_like_memories); `isotropic` are topic centres
@@ -48,6 +52,8 @@ async def main() -> None:
                         help="isotropic vectors only (text-like ones are 384-d)")
     parser.add_argument("--noise", type=float, default=0.5,
                         help="isotropic spread around topic centres; 1.5 is near-uniform")
+    parser.add_argument("--others", type=int, default=0,
+                        help="memories of other namespaces sharing the index, loaded first")
     args = parser.parse_args()
     if args.vectors == "text":
         args.dimension = 384
@@ -62,6 +68,12 @@ async def main() -> None:
         users: list[int] = []
         all_vectors = []
         started = time.perf_counter()
+        for offset in range(0, args.others, 1000):
+            # Other tenants: the same distribution, samples the target never holds.
+            texts, vectors = sample(min(1000, args.others - offset), 10**8 + offset)
+            await bench.gql(WRITE, {"inputs": [
+                {"namespace": f"{NAMESPACE}-other-{offset // 1000 % 3}", "content": t,
+                 "embedding": v.tolist()} for t, v in zip(texts, vectors)]})
         for offset in range(0, args.count, 1000):
             count = min(1000, args.count - offset)
             texts, vectors = sample(count, offset)
@@ -73,7 +85,8 @@ async def main() -> None:
             users.extend(batch_users)
             all_vectors.append(vectors)
         await bench.graph.write(("CALL db.awaitIndexes(600)", {}))
-        print(f"# {args.count} {args.vectors} memories over {args.users} users loaded in"
+        print(f"# {args.count} {args.vectors} memories over {args.users} users"
+              f" (and {args.others} in other namespaces) loaded in"
               f" {time.perf_counter() - started:.1f}s")
         matrix = np.concatenate(all_vectors)
         user_of = np.array(users)
