@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import deque
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
@@ -141,7 +141,7 @@ class Audience:
 
 @dataclass(eq=False)
 class Subscription:
-    """One subscriber's bounded queue; iterate it to receive events."""
+    """One subscriber's bounded queue; `next` and `next_within` receive its events."""
 
     namespace: str
     filter: EventFilter
@@ -190,13 +190,6 @@ class Subscription:
         if self._missed:
             event, self._missed = replace(event, missed=self._missed), 0
         return event
-
-    def __aiter__(self) -> AsyncIterator[MemoryEvent]:
-        return self._iterate()
-
-    async def _iterate(self) -> AsyncIterator[MemoryEvent]:
-        while True:
-            yield await self.next()
 
 
 class EventBus:
