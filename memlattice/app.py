@@ -198,6 +198,7 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
                     await runtime.consolidation.stop()
                 if runtime.service.access is not None:
                     await runtime.service.access.stop()
+                await runtime.service.shares.stop()
                 if runtime.service.spaces is not None:
                     await runtime.service.spaces.embedders.aclose()
             await client.close()

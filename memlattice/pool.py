@@ -11,6 +11,18 @@ words), so a small first pool settles the order whenever its `limit`-th score
 beats the best any memory outside the pool could reach. Only when that proof
 fails does the search run again with the full pool.
 
+The vector index is shared by every namespace, and a namespace's filter makes
+the approximate search look for its pool among the neighbours of all of
+them. Lucene also splits `k` between the index's segments by their size, not
+by how many of a segment's documents pass the filter, so a namespace whose
+memories sit in a few segments (typically: written after the others') gets too
+small a share of the walk. So the first pool is divided by the namespace's
+share of the index (`graph.shares`), never beyond the full pool. Measured at
+100k memories in a 400k index (25%, written last), recall@10 against exact
+search went from 0.974 to 0.994 over the whole namespace and from 0.989 to
+0.998 over half of it; a pool of 15 gives 0.995 when the namespace is the
+whole index.
+
 Pure functions, no I/O: the service decides with them and they are unit-tested.
 """
 
@@ -43,12 +55,18 @@ def similarity_bounded(config: SearchConfig) -> bool:
             and config.candidates is None)
 
 
-def first_pool(config: SearchConfig, default: int) -> int:
-    """The pool to ask for first: the full one, or a small one that is usually enough."""
+def first_pool(config: SearchConfig, default: int, share: float | None = 1.0) -> int:
+    """The pool to ask for first: the full one, or a small one that is usually enough.
+
+    `share` is the fraction of the vector index the searched namespace holds;
+    `None` (not known yet) is treated as small, so the full pool is asked for.
+    """
     full = config.candidate_count(default)
-    if not similarity_bounded(config):
+    if not similarity_bounded(config) or share is None or share <= 0.0:
         return full
-    return min(full, max(math.ceil(FIRST_POOL_FACTOR * config.limit), MIN_FIRST_POOL))
+    small = max(math.ceil(FIRST_POOL_FACTOR * config.limit), MIN_FIRST_POOL)
+    # A tiny tolerance keeps a share of exactly 1/2 from rounding 30.000000004 up to 31.
+    return min(full, math.ceil(small / min(share, 1.0) - 1e-9))
 
 
 def factor_ceiling(config: SearchConfig, query: str | None) -> float:

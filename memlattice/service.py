@@ -23,10 +23,12 @@ from graph.memories import (
     SearchResult,
     new_id,
 )
+from graph.shares import IndexShareGraph
 from memlattice.access import AccessRecorder
 from memlattice.auth import Tenant
 from memlattice.embeddings import Embedder, check_dimension
 from memlattice.errors import MemlatticeError, ValidationError
+from memlattice.index_shares import IndexShares
 from memlattice.lucene import any_terms
 from memlattice.model import (
     MAX_BATCH,
@@ -37,7 +39,7 @@ from memlattice.model import (
     utcnow,
 )
 from memlattice.namespaces import NamespaceDefaults
-from memlattice.pool import factor_ceiling, first_pool, settled
+from memlattice.pool import factor_ceiling, first_pool, settled, similarity_bounded
 from memlattice.ranking import (
     Candidate,
     Neighbour,
@@ -82,9 +84,11 @@ class MemoryService:
         candidates: int = 50, access: AccessRecorder | None = None,
         rerankers: RerankerRegistry | None = None,
         namespaces: NamespaceDefaults | None = None, spaces: VectorSpaces | None = None,
+        shares: IndexShares | None = None,
     ) -> None:
         self.graph = graph
         self.namespaces = namespaces or NamespaceDefaults(NamespaceConfigGraph(graph.client))
+        self.shares = shares or IndexShares(IndexShareGraph(graph.client))
         self.rerankers = rerankers or RerankerRegistry()
         self.access = access
         self.embedder = embedder
@@ -288,8 +292,11 @@ class MemoryService:
             return (result, base_scores(candidates, config, now=now, query=request.query),
                     props, embeddings)
 
-        # Similarity-ranked searches try a small pool first (memlattice.pool).
-        pool, full = first_pool(config, self.candidates), config.candidate_count(self.candidates)
+        # Similarity-ranked searches try a small pool first (memlattice.pool), wider
+        # as the namespace's share of the shared vector index is smaller.
+        share = self.shares.share(tenant, space) if similarity_bounded(config) else None
+        pool = first_pool(config, self.candidates, share)
+        full = config.candidate_count(self.candidates)
         result, scored, props, embeddings = await ranked(pool, first_try=pool < full)
         if pool < full and not settled(
                 scored, pool_floor=min((x.score for x in result.semantic), default=None),

@@ -16,8 +16,11 @@ import pytest
 from asgi_lifespan import LifespanManager
 from starlette.applications import Starlette
 
+from graph.shares import IndexShareGraph
 from memlattice.app import create_app, runtime_of
+from memlattice.auth import Tenant
 from memlattice.settings import Settings
+from memlattice.vector_spaces import VectorSpace
 from tests.conftest import GraphQLClient
 from tests.integration._support import code
 
@@ -153,6 +156,10 @@ async def test_edits_and_erasures_follow_into_the_side_space(
         "MATCH (v:MemoryVector) WHERE v.namespace = $ns RETURN v.memoryId AS id", {"ns": namespace}))
     left = {r["id"] for r in records}
     assert erased not in left and left == {w["id"] for w in written} - {erased}
+    # The side index's share counts this space's vectors of the namespace only.
+    counts = await IndexShareGraph(graph_client).counts(
+        tenant=Tenant.system(namespace), space=VectorSpace("l2_supercat", 64))
+    assert counts.own == len(FACTS) - 1 and counts.everyone >= counts.own
 
 
 async def test_back_to_the_default_model_is_immediate_and_drops_side_vectors(

@@ -7,8 +7,27 @@ from typing import Any
 
 import pytest
 
+from memlattice.app import runtime_of
+from memlattice.auth import Tenant
+from memlattice.index_shares import IndexShares
+from memlattice.vector_spaces import VectorSpace
 from tests.conftest import GraphQLClient
 from tests.integration._support import FORGET, SEARCH, WRITE_MANY, basis, mem, mix
+
+
+class WholeIndex(IndexShares):
+    """Every namespace counted as the whole vector index, so that similarity
+    searches take the smallest first pool (memlattice.pool) in a test database
+    that many namespaces share."""
+
+    def share(self, tenant: Tenant, space: VectorSpace | None) -> float | None:
+        return 1.0
+
+
+@pytest.fixture
+def smallest_first_pool(session_app: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    service = runtime_of(session_app[0]).service
+    monkeypatch.setattr(service, "shares", WholeIndex(service.shares.graph))
 
 
 async def search(gql: GraphQLClient, namespace: str, **fields: Any) -> list[dict[str, Any]]:
@@ -224,6 +243,7 @@ async def test_lexical_search_is_not_crowded_out_by_other_namespaces(
     assert ids(hits) == [mine["id"]]
 
 
+@pytest.mark.usefixtures("smallest_first_pool")
 async def test_similarity_search_widens_its_pool_when_confidence_reorders(
         gql: GraphQLClient, namespace: str) -> None:
     """Similarity-ranked searches ask the index for a small pool first; memories
@@ -246,6 +266,7 @@ async def test_similarity_search_widens_its_pool_when_confidence_reorders(
     assert set(ids(plain)) <= confident and len(plain) == 3
 
 
+@pytest.mark.usefixtures("smallest_first_pool")
 async def test_similarity_search_is_not_crowded_out_by_inactive_memories(
         gql: GraphQLClient, namespace: str) -> None:
     """The small first pool filters status after the index (graph.recall_query):

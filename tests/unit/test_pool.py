@@ -39,6 +39,25 @@ def test_first_pool_never_exceeds_the_full_pool() -> None:
     assert first_pool(PRECISE.model_copy(update={"limit": 100}), 50) == 150 <= 500
 
 
+def test_a_smaller_share_of_the_index_asks_for_a_wider_first_pool() -> None:
+    assert first_pool(PRECISE, 50, share=1.0) == 15
+    assert first_pool(PRECISE, 50, share=0.5) == 30
+    assert first_pool(PRECISE, 50, share=0.4) == 38  # rounded up
+    assert first_pool(PRECISE, 50, share=0.25) == 50  # 60, capped at the full pool
+    assert first_pool(PRECISE, 50, share=1e-6) == 50
+    # Not known yet, or nonsense: the full pool.
+    assert first_pool(PRECISE, 50, share=None) == 50
+    assert first_pool(PRECISE, 50, share=0.0) == 50
+    assert first_pool(PRECISE, 50, share=3.0) == 15
+
+
+@given(st.floats(min_value=1e-9, max_value=1.0), st.floats(min_value=1e-9, max_value=1.0))
+def test_the_first_pool_never_shrinks_as_the_share_does(a: float, b: float) -> None:
+    low, high = sorted((a, b))
+    assert first_pool(PRECISE, 50, share=low) >= first_pool(PRECISE, 50, share=high)
+    assert 15 <= first_pool(PRECISE, 50, share=low) <= 50
+
+
 def test_boosts_raise_the_ceiling_only_with_query_words() -> None:
     assert factor_ceiling(PRECISE, None) == 1.0
     assert factor_ceiling(PRECISE, "  ,, ") == 1.0

@@ -1,0 +1,60 @@
+"""How much of a vector index one namespace holds (see memlattice.pool).
+
+The whole is read from the label's count store, which Neo4j keeps current, so
+it costs nothing; the namespace's part is an index seek that counts its
+entries, so it costs time in proportion to the namespace (about 20 ms at 100k
+memories) and is cached by the caller (memlattice.index_shares).
+
+The whole counts every node of the label, not only those in the index
+(memories without an embedding, vectors of other spaces): the share comes out
+smaller than it is, which only widens the pool. Never narrower.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graph.client import GraphClient, Query
+from memlattice.auth import Tenant
+from memlattice.vector_spaces import VectorSpace
+
+
+@dataclass(frozen=True, slots=True)
+class IndexCounts:
+    own: int
+    everyone: int
+
+    @property
+    def share(self) -> float:
+        """The namespace's fraction of the index; an empty index is all its own."""
+        return self.own / self.everyone if self.everyone else 1.0
+
+
+def counts_query(tenant: Tenant, space: VectorSpace | None) -> Query:
+    if space is None:
+        return (
+            "CYPHER 25\n"
+            "CALL () { MATCH (m:Memory) RETURN count(m) AS everyone }\n"
+            "CALL () { MATCH (m:Memory) WHERE m.namespace = $namespace RETURN count(m) AS own }\n"
+            "RETURN own, everyone",
+            {"namespace": tenant.namespace},
+        )
+    return (
+        "CYPHER 25\n"
+        "CALL () { MATCH (v:MemoryVector) RETURN count(v) AS everyone }\n"
+        "CALL () { MATCH (v:MemoryVector) WHERE v.namespace = $namespace AND v.space = $space\n"
+        "  RETURN count(v) AS own }\n"
+        "RETURN own, everyone",
+        {"namespace": tenant.namespace, "space": space.key},
+    )
+
+
+class IndexShareGraph:
+    def __init__(self, client: GraphClient) -> None:
+        self.client = client
+
+    async def counts(self, *, tenant: Tenant, space: VectorSpace | None) -> IndexCounts:
+        """The tenant's namespace's entries in the vector index `space` searches
+        (the primary one when None), beside all entries that index may hold."""
+        (record,) = await self.client.read(counts_query(tenant, space))
+        return IndexCounts(own=int(record["own"]), everyone=int(record["everyone"]))

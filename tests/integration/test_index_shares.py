@@ -1,0 +1,84 @@
+"""A namespace's share of the shared vector index, which sizes a search's first pool."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from graph.shares import IndexShareGraph
+from memlattice.auth import Tenant
+from memlattice.index_shares import IndexShares
+from tests.conftest import GraphQLClient
+
+WRITE_MANY = "mutation($inputs: [MemoryInput!]!) { writeMemories(inputs: $inputs) { id } }"
+SEARCH = """query($i: SearchInput!) { search(input: $i) { memory { content } } }"""
+
+
+async def _write(gql: GraphQLClient, namespace: str, count: int) -> None:
+    await gql.ok(WRITE_MANY, {"inputs": [
+        {"namespace": namespace, "content": f"memory number {i} of {namespace}",
+         "embedding": [1.0 if j == i % 256 else 0.0 for j in range(256)]}
+        for i in range(count)]})
+
+
+async def test_counts_are_the_namespace_beside_the_whole_index(
+    gql: GraphQLClient, namespace: str, graph_client: Any
+) -> None:
+    graph = IndexShareGraph(graph_client)
+    tenant = Tenant.system(namespace)
+    assert (await graph.counts(tenant=tenant, space=None)).own == 0
+    await _write(gql, namespace, 7)
+    await _write(gql, namespace + "-neighbour", 5)
+    counts = await graph.counts(tenant=tenant, space=None)
+    assert counts.own == 7
+    # Other tests' memories share the database; the whole is at least these two.
+    assert counts.everyone >= 12
+    assert counts.share == 7 / counts.everyone
+
+
+async def test_a_search_never_waits_for_the_count_and_a_stale_one_is_redone(
+    gql: GraphQLClient, namespace: str, graph_client: Any
+) -> None:
+    await _write(gql, namespace, 3)
+    shares = IndexShares(IndexShareGraph(graph_client), ttl_s=0.0)
+    tenant = Tenant.system(namespace)
+    # Unknown at first: the caller gets None at once (and asks for the full pool).
+    assert shares.share(tenant, None) is None
+    await shares.wait_idle()
+    first = shares.share(tenant, None)
+    assert first is not None and 0 < first <= 1
+    await shares.wait_idle()
+    await _write(gql, namespace, 30)
+    # ttl 0: every read is stale, so it answers with the last count and counts again.
+    assert shares.share(tenant, None) == first
+    await shares.wait_idle()
+    later = shares.share(tenant, None)
+    assert later is not None and later > first
+    await shares.stop()
+
+
+async def test_only_the_most_recently_counted_namespaces_are_kept(
+    graph_client: Any, namespace: str
+) -> None:
+    shares = IndexShares(IndexShareGraph(graph_client), max_namespaces=2)
+    for suffix in "abc":
+        await shares.refresh(Tenant.system(f"{namespace}-{suffix}"), None)
+    assert shares.share(Tenant.system(f"{namespace}-c"), None) is not None
+    assert shares.share(Tenant.system(f"{namespace}-b"), None) is not None
+    assert shares.share(Tenant.system(f"{namespace}-a"), None) is None  # forgotten
+    await shares.stop()
+
+
+async def test_searches_answer_before_and_after_the_share_is_known(
+    gql: GraphQLClient, namespace: str
+) -> None:
+    await _write(gql, namespace, 12)
+    query = {"filter": {"namespace": namespace}, "mode": "SEMANTIC", "scoring": "SIMILARITY",
+             "limit": 3, "vector": [1.0 if j == 4 else 0.0 for j in range(256)]}
+    # The first search of a namespace asks for the full pool; later ones for the
+    # share-sized first pool. Both give the same answer.
+    first = (await gql.ok(SEARCH, {"i": query}))["search"]
+    await asyncio.sleep(0.3)
+    second = (await gql.ok(SEARCH, {"i": query}))["search"]
+    assert first == second
+    assert first[0]["memory"]["content"] == f"memory number 4 of {namespace}"
