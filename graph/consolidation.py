@@ -16,11 +16,12 @@ from typing import Any
 from neo4j import AsyncManagedTransaction
 
 from graph.client import GraphClient, run
-from graph.codec import canonical_json, to_datetime
+from graph.codec import Edge, canonical_json, to_datetime
 from graph.memories import PreparedMemory
 from graph.queries import _audit, snapshot
+from graph.record_codec import Record
 from graph.records import Query, RecordGraph
-from graph.revisions import link
+from graph.revisions import linked
 from memlattice.model import EdgeType, Sensitivity
 from memlattice.records.consolidation import Derived, Episode, Existing
 from memlattice.records.payloads import (
@@ -158,14 +159,17 @@ class ConsolidationGraph:
                                   active=bool(r["active"])) for r in rows}
 
     async def create(self, tx: AsyncManagedTransaction, action: Derived,
-                     prepared: PreparedMemory, actor: str) -> None:
-        await self.records.create(prepared, type=action.type, payload=action.payload,
-                                  valid_from=None, valid_to=None, actor=actor, tx=tx,
-                                  extra={"sourceEpisodes": list(action.episodes)})
-        await self._derive(tx, action, prepared.input.namespace, prepared.now)
+                     prepared: PreparedMemory, actor: str) -> tuple[Record, list[Edge]]:
+        """The derived record, and its DERIVED relationships to its episodes."""
+        record = await self.records.create(
+            prepared, type=action.type, payload=action.payload, valid_from=None,
+            valid_to=None, actor=actor, tx=tx, extra={"sourceEpisodes": list(action.episodes)})
+        return record, await self._derive(tx, action, prepared.input.namespace, prepared.now)
 
     async def reinforce(self, tx: AsyncManagedTransaction, namespace: str, action: Derived,
-                        actor: str, now: datetime) -> None:
+                        actor: str, now: datetime) -> list[Edge]:
+        """Fold new episodes into an existing derived record; returns the new DERIVED
+        relationships."""
         props: dict[str, Any] = {
             "sourceEpisodes": list(action.episodes), "sensitivity": action.sensitivity.value,
             "payloadJson": canonical_json(dump_payload(action.payload)),
@@ -174,15 +178,17 @@ class ConsolidationGraph:
             props["successCount"] = dump_payload(action.payload)["successCount"]
         await run(tx, reinforce(namespace=namespace, action=action, actor=actor, now=now,
                                 props=props))
-        await self._derive(tx, action, namespace, now)
+        return await self._derive(tx, action, namespace, now)
 
     @staticmethod
     async def _derive(tx: AsyncManagedTransaction, action: Derived, namespace: str,
-                      now: datetime) -> None:
+                      now: datetime) -> list[Edge]:
+        edges: list[Edge] = []
         for episode in action.new_episodes:
-            await run(tx, link(namespace=namespace, source=action.id, target=episode,
-                               type=EdgeType.DERIVED,
-                               metadata={"revision": "consolidation"}, now=now))
+            edges += await linked(tx, namespace=namespace, source=action.id, target=episode,
+                                  type=EdgeType.DERIVED,
+                                  metadata={"revision": "consolidation"}, now=now)
+        return edges
 
     @staticmethod
     async def decay(tx: AsyncManagedTransaction, namespace: str, now: datetime,

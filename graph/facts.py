@@ -31,7 +31,7 @@ from typing import Any
 from neo4j import AsyncManagedTransaction
 
 from graph.client import GraphClient, run
-from graph.codec import canonical_json, memory_properties
+from graph.codec import Edge, canonical_json, memory_properties
 from graph.memories import PreparedMemory, new_id
 from graph.queries import _audit, fenced_lucene, snapshot, state_at, visible
 from graph.record_codec import Record, normalise, record_from_record
@@ -44,7 +44,7 @@ from graph.records import (
     record_return,
     record_return_then,
 )
-from graph.revisions import link
+from graph.revisions import linked
 from memlattice.errors import Conflict
 from memlattice.model import EdgeType
 from memlattice.records.payloads import EvidenceRef
@@ -72,6 +72,8 @@ class StoredFact:
     record: Record
     created: bool
     reasserted: bool = False
+    # A reasserted generation SUPERSEDES the invalidated one it follows.
+    edges: tuple[Edge, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -265,13 +267,14 @@ class FactGraph:
                                             "planEdges": [], "evidence": rows},
                                       actor=actor, audit_id=new_id())
         created = await run(tx, (query, params))
+        edges: list[Edge] = []
         if head is not None:
-            await run(tx, link(namespace=memory.namespace, source=id, target=head["id"],
-                               type=EdgeType.SUPERSEDES,
-                               metadata={"revision": "reassert", "generation": generation},
-                               now=prepared.now))
+            edges = await linked(tx, namespace=memory.namespace, source=id, target=head["id"],
+                                 type=EdgeType.SUPERSEDES,
+                                 metadata={"revision": "reassert", "generation": generation},
+                                 now=prepared.now)
         return StoredFact(record_from_record(created[0]), created=True,
-                          reasserted=head is not None)
+                          reasserted=head is not None, edges=tuple(edges))
 
     async def invalidate(
         self, *, namespace: str, predicate: InvalidatePredicate, actor: str, now: datetime,

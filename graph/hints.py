@@ -23,10 +23,11 @@ from datetime import datetime
 from neo4j import AsyncManagedTransaction
 
 from graph.client import run
+from graph.codec import Edge
 from graph.queries import VECTOR_INDEX, fenced_lucene, visible
 from graph.record_codec import Record, normalise
 from graph.records import Clearance, Query, clearance_condition
-from graph.revisions import link
+from graph.revisions import linked
 from memlattice.lucene import any_terms
 from memlattice.model import EdgeType
 from memlattice.records.hints import Claim, Hint
@@ -145,10 +146,13 @@ async def find_candidates(
 
 async def link_hints(
     tx: AsyncManagedTransaction, record: Record, hints: Sequence[Hint], *, now: datetime,
-) -> None:
+) -> list[Edge]:
+    """Candidate SUPPORTS / CONTRADICTS relationships from `record`; returns those created."""
+    edges: list[Edge] = []
     for hint in hints:
-        await run(tx, link(
-            namespace=record.memory.namespace, source=record.memory.id, target=hint.memory_id,
-            type=EdgeType(hint.kind), now=now,
+        edges += await linked(
+            tx, namespace=record.memory.namespace, source=record.memory.id,
+            target=hint.memory_id, type=EdgeType(hint.kind), now=now,
             metadata={"candidate": True, "reason": hint.reason, "score": hint.score},
-        ))
+        )
+    return edges

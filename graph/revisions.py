@@ -18,7 +18,7 @@ from typing import Any
 from neo4j import AsyncManagedTransaction
 
 from graph.client import GraphClient, run
-from graph.codec import canonical_json
+from graph.codec import Edge, canonical_json, edge_from_record
 from graph.memories import PreparedMemory, _check_version, new_id, refuse_episodic
 from graph.queries import _audit, snapshot
 from graph.record_codec import Record
@@ -58,18 +58,31 @@ def link(
     *, namespace: str, source: str, target: str, type: EdgeType, metadata: dict[str, Any],
     now: datetime,
 ) -> Query:
-    """One relationship per (source, type, target); linking again keeps the first."""
+    """One relationship per (source, type, target); linking again keeps the first.
+    `created` is true only when this statement made it (the id is its own)."""
     query = (
         "CYPHER 25\n"
         "MATCH (a:Memory {id: $source}) WHERE a.namespace = $namespace\n"
         "MATCH (b:Memory {id: $target}) WHERE b.namespace = $namespace\n"
         "MERGE (a)-[r:$($type)]->(b)\n"
         "ON CREATE SET r.id = $edgeId, r.createdAt = $now, r.metadataJson = $metadataJson\n"
-        "RETURN r.id AS id"
+        "RETURN r.id = $edgeId AS created, properties(r) AS props"
     )
     return query, {"namespace": namespace, "source": source, "target": target,
                    "type": type.value, "metadataJson": canonical_json(metadata),
                    "edgeId": new_id(), "now": now}
+
+
+async def linked(
+    tx: AsyncManagedTransaction, *, namespace: str, source: str, target: str, type: EdgeType,
+    metadata: dict[str, Any], now: datetime,
+) -> list[Edge]:
+    """Link inside `tx`; the relationship comes back only if this call created it,
+    so that the caller announces new relationships (EDGE_ADDED) and no others."""
+    rows = await run(tx, link(namespace=namespace, source=source, target=target, type=type,
+                              metadata=metadata, now=now))
+    return [edge_from_record(r["props"], type.value, source, target) for r in rows
+            if r["created"]]
 
 
 def set_revision_status(
@@ -89,6 +102,15 @@ def set_revision_status(
     return query, {"namespace": namespace, "ids": list(ids), "revisionStatus": status.value,
                    "actor": actor, "now": now, "operation": operation,
                    "details": canonical_json(details)}
+
+
+@dataclass(frozen=True)
+class Revised:
+    """What a revision left: its records (in the order each method documents) and the
+    relationships it created, which only the caller may announce, once it committed."""
+
+    records: tuple[Record, ...]
+    edges: tuple[Edge, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -141,66 +163,67 @@ class RevisionGraph:
     async def supersede(
         self, *, namespace: str, id: str, successor: NewRecord, expected_version: int | None,
         actor: str, clearance: Clearance = None,
-    ) -> tuple[Record, Record]:
+    ) -> Revised:
+        """`successor` replaces `id` (records: old as retired, new; SUPERSEDES new->old)."""
         now = successor.prepared.now
 
-        async def work(tx: AsyncManagedTransaction, old: dict[str, Record]) -> tuple[Record,
-                                                                                       Record]:
+        async def work(tx: AsyncManagedTransaction, old: dict[str, Record]) -> Revised:
             _check_version(old[id].memory, expected_version)
             new = await self._create(tx, successor, actor)
-            await run(tx, link(namespace=namespace, source=new.memory.id, target=id,
-                               type=EdgeType.SUPERSEDES, metadata={}, now=now))
+            edges = await linked(tx, namespace=namespace, source=new.memory.id, target=id,
+                                 type=EdgeType.SUPERSEDES, metadata={}, now=now)
             await run(tx, retire(namespace=namespace, ids=[id], status=Status.SUPERSEDED,
                                  by=new.memory.id, actor=actor, now=now,
                                  operation="supersede",
                                  details={"supersededBy": new.memory.id}))
-            return await locked(tx, namespace=namespace, id=id, now=now), new
+            return Revised((await locked(tx, namespace=namespace, id=id, now=now), new),
+                           tuple(edges))
 
-        result: tuple[Record, Record] = await self._revise(
+        result: Revised = await self._revise(
             namespace, [id], now, "superseded", work, clearance, successor.type)
         return result
 
     async def fork(self, *, namespace: str, id: str, branch: NewRecord, actor: str,
-                   clearance: Clearance = None) -> tuple[Record, Record]:
+                   clearance: Clearance = None) -> Revised:
         """A conditional variant beside the original: both stay active, DERIVED joins them.
-        Returns (original as the fork left it, fork)."""
+        Records: (original as the fork left it, fork)."""
         now = branch.prepared.now
 
-        async def work(tx: AsyncManagedTransaction, old: dict[str, Record]) -> tuple[Record,
-                                                                                       Record]:
+        async def work(tx: AsyncManagedTransaction, old: dict[str, Record]) -> Revised:
             new = await self._create(tx, branch, actor)
-            await run(tx, link(namespace=namespace, source=new.memory.id, target=id,
-                               type=EdgeType.DERIVED, metadata={"revision": "fork"}, now=now))
+            edges = await linked(tx, namespace=namespace, source=new.memory.id, target=id,
+                                 type=EdgeType.DERIVED, metadata={"revision": "fork"}, now=now)
             await run(tx, set_revision_status(
                 namespace=namespace, ids=[id],
                 status=RevisionStatus(old[id].revision_status or "active"), actor=actor,
                 now=now, operation="fork", details={"forkedInto": new.memory.id}))
-            return await locked(tx, namespace=namespace, id=id, now=now), new
+            return Revised((await locked(tx, namespace=namespace, id=id, now=now), new),
+                           tuple(edges))
 
-        result: tuple[Record, Record] = await self._revise(namespace, [id], now, "forked",
-                                                          work, clearance, branch.type)
+        result: Revised = await self._revise(namespace, [id], now, "forked", work, clearance,
+                                             branch.type)
         return result
 
     async def contest(
         self, *, namespace: str, id: str, by: str, reason: str | None, actor: str,
         now: datetime, clearance: Clearance = None,
-    ) -> tuple[Record, Record]:
-        """`by` CONTRADICTS `id`; both become contested (and stay in search)."""
+    ) -> Revised:
+        """`by` CONTRADICTS `id`; both become contested (and stay in search).
+        Records: (id, by); no relationship when `by` already contradicted `id`."""
 
-        async def work(tx: AsyncManagedTransaction, cur: dict[str, Record]) -> tuple[Record,
-                                                                                       Record]:
-            await run(tx, link(namespace=namespace, source=by, target=id,
-                               type=EdgeType.CONTRADICTS,
-                               metadata={"revision": "contest", "reason": reason}, now=now))
+        async def work(tx: AsyncManagedTransaction, cur: dict[str, Record]) -> Revised:
+            edges = await linked(tx, namespace=namespace, source=by, target=id,
+                                 type=EdgeType.CONTRADICTS,
+                                 metadata={"revision": "contest", "reason": reason}, now=now)
             await run(tx, set_revision_status(
                 namespace=namespace, ids=[id, by], status=RevisionStatus.CONTESTED, actor=actor,
                 now=now, operation="contest", details={"pair": sorted([id, by]),
                                                        "reason": reason}))
-            return (await locked(tx, namespace=namespace, id=id, now=now),
-                    await locked(tx, namespace=namespace, id=by, now=now))
+            return Revised((await locked(tx, namespace=namespace, id=id, now=now),
+                            await locked(tx, namespace=namespace, id=by, now=now)), tuple(edges))
 
-        result: tuple[Record, Record] = await self._revise(namespace, [id, by], now,
-                                                          "contested", work, clearance)
+        result: Revised = await self._revise(namespace, [id, by], now, "contested", work,
+                                             clearance)
         return result
 
     async def retract(
@@ -220,27 +243,28 @@ class RevisionGraph:
     async def merge(
         self, *, namespace: str, ids: Sequence[str], into: NewRecord, actor: str,
         clearance: Clearance = None,
-    ) -> tuple[Record, list[Record]]:
-        """Several records become one: the sources are superseded, DERIVED from the new one."""
+    ) -> Revised:
+        """Several records become one: the sources are superseded, DERIVED from the new one.
+        Records: (the new one, then each source as retired, in `ids` order)."""
         if len(ids) < 2:
             raise ValidationError("merge needs at least two records", fields=["ids"])
         now = into.prepared.now
 
-        async def work(tx: AsyncManagedTransaction, cur: dict[str, Record]) -> tuple[
-                Record, list[Record]]:
+        async def work(tx: AsyncManagedTransaction, cur: dict[str, Record]) -> Revised:
             new = await self._create(tx, into, actor)
+            edges: list[Edge] = []
             for source in ids:
-                await run(tx, link(namespace=namespace, source=new.memory.id, target=source,
-                                   type=EdgeType.DERIVED, metadata={"revision": "merge"},
-                                   now=now))
+                edges += await linked(tx, namespace=namespace, source=new.memory.id,
+                                      target=source, type=EdgeType.DERIVED,
+                                      metadata={"revision": "merge"}, now=now)
             await run(tx, retire(namespace=namespace, ids=ids, status=Status.SUPERSEDED,
                                  by=new.memory.id, actor=actor, now=now, operation="merge",
                                  details={"mergedInto": new.memory.id}))
             sources = [await locked(tx, namespace=namespace, id=i, now=now) for i in ids]
-            return new, sources
+            return Revised((new, *sources), tuple(edges))
 
-        result: tuple[Record, list[Record]] = await self._revise(
-            namespace, list(ids), now, "merged", work, clearance, into.type)
+        result: Revised = await self._revise(namespace, list(ids), now, "merged", work,
+                                             clearance, into.type)
         return result
 
     async def _create(self, tx: AsyncManagedTransaction, new: NewRecord, actor: str) -> Record:

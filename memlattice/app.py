@@ -184,7 +184,7 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
                                         auth=Authenticator(ApiKeyGraph(client),
                                                            settings.auth_mode),
                                         consolidation=start_consolidation(
-                                            service, settings.consolidation),
+                                            service, settings.consolidation, events),
                                         key_recheck_s=settings.key_recheck_s)
             if settings.auth_mode == "keyless":
                 log.warning(KEYLESS_WARNING)

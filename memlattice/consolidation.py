@@ -23,10 +23,13 @@ from datetime import datetime
 
 from neo4j import AsyncManagedTransaction
 
+from graph.codec import Edge, Memory
 from graph.consolidation import ConsolidationGraph
 from graph.records import RecordGraph
 from memlattice.auth import Tenant
 from memlattice.errors import Forbidden, MemlatticeError
+from memlattice.events import EventBus
+from memlattice.knowledge_events import KnowledgeEvents
 from memlattice.llm_extract import Extractor
 from memlattice.model import MemoryInput, as_utc, utcnow
 from memlattice.records.config import ConsolidationSettings
@@ -48,6 +51,10 @@ class Report:
     reinforced: dict[str, list[str]] = field(default_factory=dict)
     decayed: int = 0
     pruned: tuple[str, ...] = ()
+    # For the event bus, not for the caller: the derived records created, and the
+    # DERIVED relationships created to their episodes.
+    written: tuple[Memory, ...] = field(default=(), repr=False)
+    edges: tuple[Edge, ...] = field(default=(), repr=False)
 
     @property
     def changed(self) -> bool:
@@ -56,12 +63,13 @@ class Report:
 
 class Consolidator:
     def __init__(self, memories: MemoryService, settings: ConsolidationSettings,
-                 extractor: Extractor | None = None) -> None:
+                 extractor: Extractor | None = None, events: EventBus | None = None) -> None:
         self.memories = memories
         self.settings = settings
         self.extractor = extractor
         self.client = memories.graph.client
         self.graph = ConsolidationGraph(self.client, RecordGraph(self.client))
+        self.events = KnowledgeEvents(self.client, events)
 
     async def namespaces(self) -> list[str]:
         return await self.graph.namespaces()
@@ -91,23 +99,33 @@ class Consolidator:
             actions = plan(namespace, episodes, existing).actions
             created: dict[str, list[str]] = {}
             reinforced: dict[str, list[str]] = {}
+            written: list[Memory] = []
+            edges: list[Edge] = []
             for action in actions:
                 if action.create:
                     (prepared,) = await self.memories.prepare([self._memory(namespace, action,
                                                                             at)])
-                    await self.graph.create(tx, action, prepared, actor)
+                    record, derived = await self.graph.create(tx, action, prepared, actor)
+                    written.append(record.memory)
                     created.setdefault(action.type.value, []).append(action.id)
                 else:
-                    await self.graph.reinforce(tx, namespace, action, actor, at)
+                    derived = await self.graph.reinforce(tx, namespace, action, actor, at)
                     reinforced.setdefault(action.type.value, []).append(action.id)
+                edges += derived
             decayed = await self.graph.decay(tx, namespace, at,
                                              self.settings.salience_half_life_days)
             pruned = await self.graph.prune(tx, namespace, at, self.settings.prune_below,
                                             self.settings.prune_min_age_days, actor)
             return Report(namespace=namespace, created=created, reinforced=reinforced,
-                          decayed=decayed, pruned=tuple(pruned))
+                          decayed=decayed, pruned=tuple(pruned), written=tuple(written),
+                          edges=tuple(edges))
 
         report: Report = await self.client.transaction(work)
+        self.events.written(report.written, actor)
+        await self.events.updated_ids(
+            namespace, [i for ids in report.reinforced.values() for i in ids], actor)
+        await self.events.forgotten_ids(namespace, report.pruned, actor)
+        await self.events.edges_added(namespace, report.edges, actor, known=report.written)
         if report.changed:
             log.info("consolidated %s: created %s, reinforced %s, decayed %s, pruned %s",
                      namespace, sum(map(len, report.created.values())),
@@ -162,13 +180,13 @@ class ConsolidationScheduler:
             await self.run_once()
 
 
-def start_consolidation(service: MemoryService,
-                        settings: ConsolidationSettings) -> ConsolidationScheduler:
+def start_consolidation(service: MemoryService, settings: ConsolidationSettings,
+                        events: EventBus | None = None) -> ConsolidationScheduler:
     """The app lifespan's one hook: a consolidator for on-demand runs, its schedule started."""
     from memlattice.llm_extract import openai_extractor
 
     scheduler = ConsolidationScheduler(
-        Consolidator(service, settings, extractor=openai_extractor(settings)),
+        Consolidator(service, settings, extractor=openai_extractor(settings), events=events),
         settings.interval_hours)
     scheduler.start()
     return scheduler

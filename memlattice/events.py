@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
@@ -71,6 +71,20 @@ class MemoryEvent:
         """The memories a filter and the visibility rules look at."""
         return self.endpoints if self.edge is not None else (
             (self.memory,) if self.memory is not None else ())
+
+
+def edge_events(kind: EventKind, namespace: str, edges: Iterable[Edge],
+                endpoints: Mapping[str, Memory], actor: str,
+                at: datetime | None = None) -> list[MemoryEvent]:
+    """EDGE_ADDED / EDGE_DELETED for each relationship, with the snapshots of the
+    endpoints found in `endpoints` (matching and visibility look at both)."""
+    return [
+        MemoryEvent(kind=kind, namespace=namespace, memory_ids=(e.source_id, e.target_id),
+                    actor=actor, at=at or e.created_at, edge=e,
+                    endpoints=tuple(endpoints[i] for i in (e.source_id, e.target_id)
+                                    if i in endpoints))
+        for e in edges
+    ]
 
 
 @dataclass(frozen=True)

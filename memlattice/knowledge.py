@@ -20,7 +20,7 @@ from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
-from graph.codec import Memory
+from graph.codec import Edge, Memory
 from graph.facts import FactGraph, InvalidatePredicate, fact_id
 from graph.hints import HintProbe, claim_of, find_candidates, link_hints
 from graph.record_codec import Record
@@ -59,6 +59,8 @@ class Written:
     created: bool = True
     # A fact whose claim had been invalidated, stored again as a new generation.
     reasserted: bool = False
+    # The relationships the write created (hints; a reasserted fact's SUPERSEDES).
+    edges: tuple[Edge, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -102,12 +104,15 @@ class KnowledgeService:
                 new.prepared, type=new.type, payload=new.payload, valid_from=new.valid_from,
                 valid_to=new.valid_to, actor=actor, tx=tx, extra=new.extra)
             hints: list[Hint] = []
+            edges: list[Edge] = []
             if new.type is RecordType.SEMANTIC:
-                hints = await self._hints(tx, record, tenant, probe)
-            return Written(record=record, hints=tuple(hints))
+                hints, edges = await self._hints(tx, record, tenant, probe)
+            return Written(record=record, hints=tuple(hints), edges=tuple(edges))
 
         written: Written = await self.client.transaction(work)
         self.events.written([written.record.memory], actor)
+        await self.events.edges_added(input.namespace, written.edges, actor,
+                                      known=[written.record.memory])
         await self.memories.embed_side_spaces(input.namespace, [written.record.memory])
         return written
 
@@ -118,13 +123,13 @@ class KnowledgeService:
         found = await self.memories.searched_vector(namespace, text, primary)
         return HintProbe(vector=found[1], space=found[0]) if found else None
 
-    async def _hints(self, tx: AsyncManagedTransaction, record: Record,
-                     clearance: Tenant, probe: HintProbe | None = None) -> list[Hint]:
+    async def _hints(self, tx: AsyncManagedTransaction, record: Record, clearance: Tenant,
+                     probe: HintProbe | None = None) -> tuple[list[Hint], list[Edge]]:
+        """The claim's hints, and the candidate relationships they created."""
         now = record.memory.created_at
         found = await find_candidates(tx, record, now=now, clearance=clearance, probe=probe)
         hints = hints_for(claim_of(record), found)
-        await link_hints(tx, record, hints, now=now)
-        return hints
+        return hints, await link_hints(tx, record, hints, now=now)
 
     async def update_record(
         self, *, tenant: Tenant, id: str, payload: dict[str, Any], type: RecordType,
@@ -182,10 +187,10 @@ class KnowledgeService:
         async def work(tx: AsyncManagedTransaction) -> Written:
             stored = await self.facts.store(prepared, kind=input.kind, evidence=input.evidence,
                                             actor=actor, tx=tx, clearance=tenant)
-            hints = (await self._hints(tx, stored.record, tenant, probe)
-                     if stored.created else [])
+            hints, edges = (await self._hints(tx, stored.record, tenant, probe)
+                            if stored.created else ([], []))
             return Written(record=stored.record, hints=tuple(hints), created=stored.created,
-                           reasserted=stored.reasserted)
+                           reasserted=stored.reasserted, edges=stored.edges + tuple(edges))
 
         try:
             written: Written = await self.client.transaction(work)
@@ -197,6 +202,8 @@ class KnowledgeService:
             await self.memories.embed_side_spaces(input.namespace, [written.record.memory])
         else:
             self.events.updated([written.record.memory], actor)
+        await self.events.edges_added(input.namespace, written.edges, actor,
+                                      known=[written.record.memory])
         return written
 
     async def recall_facts(
@@ -277,10 +284,13 @@ class KnowledgeService:
 
     async def supersede(self, *, tenant: Tenant, id: str, successor: RecordInput,
                         expected_version: int | None, actor: str) -> tuple[Record, Record]:
-        previous, current = await self.revisions.supersede(
+        revised = await self.revisions.supersede(
             namespace=tenant.namespace, id=id, successor=await self._new(successor, tenant),
             expected_version=expected_version, actor=actor, clearance=tenant)
+        previous, current = revised.records
         self.events.replaced(current.memory, [previous.memory], actor)
+        await self.events.edges_added(tenant.namespace, revised.edges, actor,
+                                      known=[current.memory, previous.memory])
         await self.memories.embed_side_spaces(tenant.namespace, [current.memory])
         return previous, current
 
@@ -293,10 +303,13 @@ class KnowledgeService:
                 new.payload.validity.kind is not ValidityKind.CONDITIONAL):
             raise ValidationError("a fork of a semantic record needs conditional validity",
                                   fields=["record.payload.validity.kind"])
-        original, forked = await self.revisions.fork(namespace=tenant.namespace, id=id,
-                                                     branch=new, actor=actor, clearance=tenant)
+        revised = await self.revisions.fork(namespace=tenant.namespace, id=id, branch=new,
+                                            actor=actor, clearance=tenant)
+        original, forked = revised.records
         self.events.written([forked.memory], actor)
         self.events.updated([original.memory], actor)
+        await self.events.edges_added(tenant.namespace, revised.edges, actor,
+                                      known=[forked.memory, original.memory])
         await self.memories.embed_side_spaces(tenant.namespace, [forked.memory])
         return original, forked
 
@@ -304,10 +317,13 @@ class KnowledgeService:
                       actor: str) -> tuple[Record, Record]:
         """`by` CONTRADICTS `id`: both must be visible to the tenant."""
         tenant.require_write()
-        target, contender = await self.revisions.contest(
+        revised = await self.revisions.contest(
             namespace=tenant.namespace, id=id, by=by, reason=reason, actor=actor, now=utcnow(),
             clearance=tenant)
+        target, contender = revised.records
         self.events.updated([target.memory, contender.memory], actor)
+        await self.events.edges_added(tenant.namespace, revised.edges, actor,
+                                      known=[target.memory, contender.memory])
         return target, contender
 
     async def retract(self, *, tenant: Tenant, id: str, reason: str | None,
@@ -322,10 +338,13 @@ class KnowledgeService:
     async def merge(self, *, tenant: Tenant, ids: Sequence[str], into: RecordInput,
                     actor: str) -> tuple[Record, list[Record]]:
         """Several visible records become one new record inside the tenant's bounds."""
-        merged, sources = await self.revisions.merge(
+        revised = await self.revisions.merge(
             namespace=tenant.namespace, ids=ids, into=await self._new(into, tenant), actor=actor,
             clearance=tenant)
+        merged, *sources = revised.records
         self.events.replaced(merged.memory, [s.memory for s in sources], actor)
+        await self.events.edges_added(tenant.namespace, revised.edges, actor,
+                                      known=[r.memory for r in revised.records])
         await self.memories.embed_side_spaces(tenant.namespace, [merged.memory])
         return merged, sources
 

@@ -10,9 +10,19 @@ filtered by the same rules, clearance and scope included:
     fork (the original)
     supersedeRecord, mergeRecords                      WRITTEN (new), SUPERSEDED (each old)
     retractRecord, invalidateFacts, discardTask        FORGOTTEN (memory.status tells which)
+    consolidation                                      WRITTEN (derived), UPDATED
+                                                       (reinforced), FORGOTTEN (pruned)
+
+Every relationship an operation creates is announced too, after its records'
+events, as EDGE_ADDED: SUPERSEDES and DERIVED of revisions, the candidate
+SUPPORTS / CONTRADICTS hints of a new claim, CONTRADICTS of contest, DERIVED
+from consolidated episodes. A relationship that already existed is not.
+Consolidation's salience decay touches every record a little and is not
+announced, as no other time-driven change is.
 
 Snapshots that an operation does not return (invalidated facts, discarded
-working records) cost one read, made only while the namespace has subscribers.
+working records, reinforced derived records, the far end of a hint) cost one
+read, made only while the namespace has subscribers.
 """
 
 from __future__ import annotations
@@ -21,9 +31,9 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from graph.client import GraphClient
-from graph.codec import Memory
+from graph.codec import Edge, Memory
 from graph.snapshots import SnapshotGraph
-from memlattice.events import EventBus, EventKind, MemoryEvent
+from memlattice.events import EventBus, EventKind, MemoryEvent, edge_events
 
 
 def _event(kind: EventKind, memory: Memory, actor: str, *, ids: tuple[str, ...] = (),
@@ -65,7 +75,30 @@ class KnowledgeEvents:
     async def forgotten_ids(self, namespace: str, ids: Sequence[str], actor: str) -> None:
         """FORGOTTEN for records the operation returned only as ids (read only when
         someone listens)."""
-        if not ids or self.bus is None or not self.bus.has_subscribers(namespace):
+        self.forgotten(await self._read(namespace, ids), actor)
+
+    async def updated_ids(self, namespace: str, ids: Sequence[str], actor: str) -> None:
+        """UPDATED for records the operation returned only as ids (read only when
+        someone listens)."""
+        self.updated(await self._read(namespace, ids), actor)
+
+    async def edges_added(self, namespace: str, edges: Sequence[Edge], actor: str,
+                          known: Iterable[Memory] = ()) -> None:
+        """EDGE_ADDED for the relationships an operation created; endpoints missing
+        from `known` are read (only when someone listens)."""
+        if not self._listening(namespace, edges):
             return
+        found = {m.id: m for m in known}
+        missing = sorted({i for e in edges for i in (e.source_id, e.target_id)} - found.keys())
+        if missing:
+            found.update(await self.snapshots.memories(namespace=namespace, ids=missing))
+        self._publish(edge_events(EventKind.EDGE_ADDED, namespace, edges, found, actor))
+
+    def _listening(self, namespace: str, items: Sequence[object]) -> bool:
+        return bool(items) and self.bus is not None and self.bus.has_subscribers(namespace)
+
+    async def _read(self, namespace: str, ids: Sequence[str]) -> list[Memory]:
+        if not self._listening(namespace, ids):
+            return []
         found = await self.snapshots.memories(namespace=namespace, ids=ids)
-        self.forgotten([found[i] for i in ids if i in found], actor)
+        return [found[i] for i in ids if i in found]

@@ -21,7 +21,7 @@ from graph.client import GraphClient
 from graph.codec import Edge, Memory
 from graph.memories import MemoryGraph
 from graph.snapshots import SnapshotGraph
-from memlattice.events import EventBus, EventKind, MemoryEvent
+from memlattice.events import EventBus, EventKind, MemoryEvent, edge_events
 from memlattice.model import utcnow
 
 
@@ -95,8 +95,8 @@ class PublishingMemoryGraph(MemoryGraph):
         if made and self.bus.has_subscribers(namespace):
             ids = sorted({i for e in made for i in (e.source_id, e.target_id)})
             found = await self.snapshots.memories(namespace=namespace, ids=ids)
-            self.bus.publish(self._edge_events(EventKind.EDGE_ADDED, namespace, made, found,
-                                               kwargs["actor"], kwargs.get("now")))
+            self.bus.publish(edge_events(EventKind.EDGE_ADDED, namespace, made, found,
+                                         kwargs["actor"], kwargs.get("now")))
         return made
 
     async def delete_edge(self, *args: Any, **kwargs: Any) -> Any:
@@ -110,18 +110,6 @@ class PublishingMemoryGraph(MemoryGraph):
                     namespace=namespace, ids=[edge.source_id, edge.target_id])
         result = await super().delete_edge(*args, **kwargs)
         if edge is not None:
-            self.bus.publish(self._edge_events(EventKind.EDGE_DELETED, namespace, [edge], found,
-                                               kwargs["actor"], kwargs.get("now")))
+            self.bus.publish(edge_events(EventKind.EDGE_DELETED, namespace, [edge], found,
+                                         kwargs["actor"], kwargs.get("now")))
         return result
-
-    @staticmethod
-    def _edge_events(kind: EventKind, namespace: str, edges: Iterable[Edge],
-                     found: Mapping[str, Memory], actor: str,
-                     now: datetime | None) -> list[MemoryEvent]:
-        return [
-            MemoryEvent(kind=kind, namespace=namespace, memory_ids=(e.source_id, e.target_id),
-                        actor=actor, at=now or e.created_at, edge=e,
-                        endpoints=tuple(found[i] for i in (e.source_id, e.target_id)
-                                        if i in found))
-            for e in edges
-        ]

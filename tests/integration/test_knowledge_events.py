@@ -81,27 +81,40 @@ async def test_every_knowledge_change_is_announced_in_commit_order(
         f2 = await _store(gql, ns, "Kilns cool overnight.")
         await gql.ok(DISCARD, {"ns": ns, "task": "task-1"})
 
-        expected = [
-            ("WRITTEN", a), ("WRITTEN", f), ("UPDATED", f), ("WRITTEN", w), ("UPDATED", w),
-            ("WRITTEN", b), ("UPDATED", a), ("UPDATED", b),
-            ("WRITTEN", a2), ("SUPERSEDED", a),
-            ("WRITTEN", b2), ("UPDATED", b),
-            ("WRITTEN", m), ("SUPERSEDED", a2), ("SUPERSEDED", b2),
-            ("FORGOTTEN", b), ("FORGOTTEN", f), ("WRITTEN", f2), ("FORGOTTEN", w),
+        # Relationships the operations create follow their records' events: the hint
+        # b CONTRADICTS a (which the contest then finds in place: not announced
+        # again), SUPERSEDES and DERIVED of the revisions, the reasserted fact's
+        # SUPERSEDES.
+        expected: list[tuple[str, str, tuple[str, str, str] | None]] = [
+            ("WRITTEN", a, None), ("WRITTEN", f, None), ("UPDATED", f, None),
+            ("WRITTEN", w, None), ("UPDATED", w, None),
+            ("WRITTEN", b, None), ("EDGE_ADDED", b, ("CONTRADICTS", b, a)),
+            ("UPDATED", a, None), ("UPDATED", b, None),
+            ("WRITTEN", a2, None), ("SUPERSEDED", a, None),
+            ("EDGE_ADDED", a2, ("SUPERSEDES", a2, a)),
+            ("WRITTEN", b2, None), ("UPDATED", b, None), ("EDGE_ADDED", b2, ("DERIVED", b2, b)),
+            ("WRITTEN", m, None), ("SUPERSEDED", a2, None), ("SUPERSEDED", b2, None),
+            ("EDGE_ADDED", m, ("DERIVED", m, a2)), ("EDGE_ADDED", m, ("DERIVED", m, b2)),
+            ("FORGOTTEN", b, None), ("FORGOTTEN", f, None),
+            ("WRITTEN", f2, None), ("EDGE_ADDED", f2, ("SUPERSEDES", f2, f)),
+            ("FORGOTTEN", w, None),
         ]
         got = [await next_event(ws) for _ in expected]
-    assert [(e["kind"], e["memoryId"]) for e in got] == expected
+    assert [(e["kind"], e["memoryId"], e["edge"] and (
+        e["edge"]["type"], e["edge"]["sourceId"], e["edge"]["targetId"])) for e in got] == expected
     seqs = [e["seq"] for e in got]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     assert all(e["namespace"] == ns and e["actor"] == "tester" for e in got)
     assert got[2]["version"] == 2 and got[2]["memory"]["version"] == 2  # reinforced
     assert got[4]["memory"]["status"] == "ACTIVE" and got[4]["version"] == 2
-    assert got[9]["memoryIds"] == [a, a2] and got[9]["memory"]["status"] == "SUPERSEDED"
-    assert got[13]["memoryIds"] == [a2, m] and got[14]["memoryIds"] == [b2, m]
-    assert got[15]["memory"]["status"] == "RETRACTED"
-    assert got[16]["memory"]["status"] == "RETRACTED"
-    assert f2 == f + "-g2" and got[17]["memory"]["status"] == "ACTIVE"
-    assert got[18]["memory"]["status"] == "FORGOTTEN"
+    assert got[10]["memoryIds"] == [a, a2] and got[10]["memory"]["status"] == "SUPERSEDED"
+    assert got[16]["memoryIds"] == [a2, m] and got[17]["memoryIds"] == [b2, m]
+    assert got[20]["memory"]["status"] == "RETRACTED"
+    assert got[21]["memory"]["status"] == "RETRACTED"
+    assert f2 == f + "-g2" and got[22]["memory"]["status"] == "ACTIVE"
+    assert got[24]["memory"]["status"] == "FORGOTTEN"
+    edges = [e["edge"] for e in got if e["kind"] == "EDGE_ADDED"]
+    assert all(e["id"] for e in edges) and len({e["id"] for e in edges}) == len(edges)
 
 
 async def test_refused_knowledge_writes_announce_nothing(
@@ -147,3 +160,69 @@ async def test_subscribers_never_hear_of_records_above_their_clearance_or_scope(
         first, second = await next_event(ws), await next_event(ws)
     assert (first["kind"], first["memoryId"]) == ("WRITTEN", seen)
     assert (second["kind"], second["memoryId"]) == ("FORGOTTEN", seen)
+
+
+async def _until_written(ws: Any, sentinel_id: str) -> list[dict[str, Any]]:
+    """Every event up to the WRITTEN of `sentinel_id` (commit order makes it a fence)."""
+    got: list[dict[str, Any]] = []
+    while True:
+        event = await next_event(ws)
+        if (event["kind"], event["memoryId"]) == ("WRITTEN", sentinel_id):
+            return got
+        got.append(event)
+
+
+async def test_a_hint_to_a_secret_claim_is_itself_a_secret(
+    session_app: tuple[Any, Any], gql: GraphQLClient, namespace: str, admin: dict[str, Any]
+) -> None:
+    low = await _key(session_app[0], namespaces=(namespace,), clearance=Sensitivity.LOW)
+    secret = await _write(gql, namespace, "SEMANTIC", spo("vault", "code", "1234"),
+                          sensitivity="HIGH")
+    async with subscribed(session_app[1], namespace, admin) as full, \
+            subscribed(session_app[1], namespace, low) as limited:
+        claim = await _write(gql, namespace, "SEMANTIC", spo("vault", "code", "9999"))
+        fence = await _write(gql, namespace, "WORKING", WORK)
+        seen_all = await _until_written(full, fence)
+        seen_low = await _until_written(limited, fence)
+    assert [(e["kind"], e["memoryId"]) for e in seen_all] == [
+        ("WRITTEN", claim), ("EDGE_ADDED", claim)]
+    assert seen_all[1]["edge"]["type"] == "CONTRADICTS"
+    assert (seen_all[1]["edge"]["sourceId"], seen_all[1]["edge"]["targetId"]) == (claim, secret)
+    assert [(e["kind"], e["memoryId"]) for e in seen_low] == [("WRITTEN", claim)]
+
+
+async def test_consolidation_announces_what_it_derived(
+    session_app: tuple[Any, Any], gql: GraphQLClient, namespace: str, admin: dict[str, Any]
+) -> None:
+    from tests.integration.test_consolidation import consolidate, episode
+
+    obs = {"subject": "service", "predicate": "deploys with", "object": "kubectl"}
+    e1 = await _write(gql, namespace, "EPISODIC", episode(observations=[obs]), embedding=None)
+    async with subscribed(session_app[1], namespace, admin) as ws:
+        first = await consolidate(gql, namespace)
+        fence = await _write(gql, namespace, "WORKING", WORK)
+        after_first = await _until_written(ws, fence)
+        e2 = await _write(gql, namespace, "EPISODIC", episode(observations=[obs]),
+                          embedding=None)
+        second = await consolidate(gql, namespace)
+        fence = await _write(gql, namespace, "WORKING", WORK)
+        after_second = await _until_written(ws, fence)
+    derived = first["created"]["semantic"] + first["created"]["planGraph"]
+    assert len(derived) == 2
+    assert sorted((e["kind"], e["memoryId"]) for e in after_first) == sorted(
+        [("WRITTEN", d) for d in derived] + [("EDGE_ADDED", d) for d in derived])
+    assert all(e["actor"] == "tester" for e in after_first)
+    assert {(e["edge"]["type"], e["edge"]["sourceId"], e["edge"]["targetId"])
+            for e in after_first if e["kind"] == "EDGE_ADDED"} == {
+        ("DERIVED", d, e1) for d in derived}
+    # The second run creates the competence (DERIVED from both episodes) and
+    # reinforces both (UPDATED, and DERIVED from the new episode).
+    (skill,) = second["created"]["competence"]
+    assert sorted(second["reinforced"]["semantic"] + second["reinforced"]["planGraph"]) == \
+        sorted(derived)
+    kinds = sorted((e["kind"], e["memoryId"]) for e in after_second)
+    assert kinds == sorted([("WRITTEN", e2), ("WRITTEN", skill)]
+                           + [("UPDATED", d) for d in derived]
+                           + [("EDGE_ADDED", d) for d in [*derived, skill, skill]])
+    assert {(e["edge"]["sourceId"], e["edge"]["targetId"]) for e in after_second
+            if e["kind"] == "EDGE_ADDED"} == {(skill, e1), (skill, e2), *((d, e2) for d in derived)}
