@@ -112,10 +112,11 @@ class MemlatticeGraphQL(GuardedView, GraphQL[Context, None]):
 
     async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
         runtime = self._runtime["runtime"]
-        actor = request.headers.get(ACTOR_HEADER, "anonymous")[:256]
-        return Context(service=runtime.service, actor=actor, events=runtime.events,
-                       consolidation=runtime.consolidation,
-                       principal=principal_of(request.scope))
+        principal = principal_of(request.scope)
+        declared = request.headers.get(ACTOR_HEADER)
+        return Context(service=runtime.service, actor=principal.actor(declared),
+                       declared_actor=declared, events=runtime.events,
+                       consolidation=runtime.consolidation, principal=principal)
 
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
         """graphql-transport-ws `connection_init`: authenticate the key in its payload
@@ -128,6 +129,7 @@ class MemlatticeGraphQL(GuardedView, GraphQL[Context, None]):
         except MemlatticeError as exc:
             log.warning("refused a WebSocket connection: %s", exc.code)
             raise ConnectionRejectionError({"code": exc.code, "message": exc.message}) from exc
+        context.actor = context.principal.actor(context.declared_actor)
         context.reauthenticate = functools.partial(runtime.authenticate, token)
         context.key_recheck_s = runtime.key_recheck_s
         return UNSET

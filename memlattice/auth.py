@@ -149,6 +149,10 @@ class Tenant:
         return tuple(k for k in keys if k.split(":", 1)[0] in self.scopes)
 
 
+# Audit entries keep at most this many characters of an actor.
+ACTOR_MAX = 256
+
+
 @dataclass(frozen=True)
 class Principal:
     """An authenticated caller: an API key's bounds, or the keyless development caller."""
@@ -200,6 +204,21 @@ class Principal:
         return Tenant(namespace=namespace, clearance=self.clearance,
                       scopes=scope_levels(self.max_scope), writable=write,
                       principal=self.name, _grant=_GRANT)
+
+    def actor(self, declared: str | None) -> str:
+        """The name audit entries and change events record for this caller.
+
+        With keys it starts with the key that authenticated the request
+        (`key:<name>#<id>`), which no caller can choose, so an audit trail
+        cannot be forged by a header; the actor the caller declares
+        (`x-memlattice-actor`: an agent's end user, a job) follows after `/`.
+        Without a key (keyless development) the declared name is all there is.
+        """
+        declared = (declared or "").strip() or None
+        if self.key_id is None:
+            return (declared or self.name)[:ACTOR_MAX]
+        key = f"key:{self.name}#{self.key_id}"
+        return f"{key}/{declared}"[:ACTOR_MAX] if declared else key[:ACTOR_MAX]
 
     def require_admin(self) -> None:
         if self.anonymous:

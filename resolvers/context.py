@@ -23,7 +23,10 @@ from memlattice.service import MemoryService
 @dataclass
 class Context:
     service: MemoryService
+    # Who audit entries and events name (Principal.actor): on a WebSocket, set
+    # again once `connection_init` has authenticated the key.
     actor: str
+    declared_actor: str | None = None
     # The change-event bus (subscriptions) and, on a WebSocket, the
     # graphql-transport-ws `connection_init` payload.
     events: EventBus | None = None

@@ -102,7 +102,9 @@ class AuditEntry:
     id: strawberry.ID
     memory_id: strawberry.ID
     operation: str
-    actor: str
+    actor: str = strawberry.field(description=(
+        "Who made the change: the API key (`key:<name>#<id>`), then `/` and the actor the"
+        " caller declared in `x-memlattice-actor`, if any; without keys, the declared actor."))
     at: datetime
     version: int | None
     details: JSON

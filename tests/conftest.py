@@ -121,6 +121,13 @@ async def admin_key(session_app: tuple[Any, Any]) -> str:
 
 
 @pytest.fixture(scope="session")
+def admin_actor(admin_key: str) -> str:
+    """What audit entries and events name for `gql`'s requests (Principal.actor)."""
+    key_id = admin_key.split("_")[1]
+    return f"key:test-admin#{key_id}/tester"
+
+
+@pytest.fixture(scope="session")
 async def app_client(session_app: tuple[Any, Any],
                      admin_key: str) -> AsyncIterator[httpx.AsyncClient]:
     """httpx on the session app, sending the admin key with every request."""

@@ -236,7 +236,7 @@ async def test_delete_a_forgotten_or_superseded_memory(
 
 
 async def test_audit_trail_records_every_operation_in_order(
-    app_client: Any, namespace: str
+    app_client: Any, namespace: str, admin_actor: str
 ) -> None:
     alice = GraphQLClient(app_client, actor="alice")
     bob = GraphQLClient(app_client, actor="bob")
@@ -254,14 +254,15 @@ async def test_audit_trail_records_every_operation_in_order(
     await bob.ok(DELETE, {"ns": namespace, "id": m["id"]})
 
     trail = (await alice.ok(AUDIT, {"ns": namespace, "id": m["id"]}))["auditTrail"]
+    key = admin_actor.removesuffix("tester")  # the key that made each change, then ...
     assert [(a["operation"], a["actor"], a["version"]) for a in trail] == [
-        ("write", "alice", 1),
-        ("update", "bob", 2),
-        ("supersede", "alice", 3),
-        ("link", "bob", None),
-        ("unlink", "bob", None),
-        ("forget", "alice", 4),
-        ("delete", "bob", 5),
+        ("write", key + "alice", 1),
+        ("update", key + "bob", 2),
+        ("supersede", key + "alice", 3),
+        ("link", key + "bob", None),
+        ("unlink", key + "bob", None),
+        ("forget", key + "alice", 4),
+        ("delete", key + "bob", 5),
     ]
     assert all(a["memoryId"] == m["id"] for a in trail)
     assert len({a["id"] for a in trail}) == len(trail)
@@ -280,24 +281,35 @@ async def test_audit_trail_records_every_operation_in_order(
     assert code(error) == "NOT_FOUND"
 
 
-async def test_audit_actor_defaults_when_header_missing(
-    app_client: Any, namespace: str
+async def test_audit_actor_is_the_key_when_no_actor_is_declared(
+    app_client: Any, namespace: str, admin_actor: str
 ) -> None:
     response = await app_client.post("/graphql", json={
         "query": WRITE, "variables": {"input": mem(namespace, "no actor")}})
     m = response.json()["data"]["writeMemory"]
     gql = GraphQLClient(app_client)
     trail = (await gql.ok(AUDIT, {"ns": namespace, "id": m["id"]}))["auditTrail"]
-    assert [(a["operation"], a["actor"]) for a in trail] == [("write", "anonymous")]
+    key = admin_actor.removesuffix("/tester")
+    assert [(a["operation"], a["actor"]) for a in trail] == [("write", key)]
+
+
+async def test_a_declared_actor_cannot_pass_for_another_key(
+    app_client: Any, namespace: str, admin_actor: str
+) -> None:
+    forged = "key:someone-else#000000000000"
+    gql = GraphQLClient(app_client, actor=forged)
+    m = (await gql.ok(WRITE, {"input": mem(namespace, "forged")}))["writeMemory"]
+    trail = (await gql.ok(AUDIT, {"ns": namespace, "id": m["id"]}))["auditTrail"]
+    assert trail[0]["actor"] == admin_actor.removesuffix("tester") + forged
 
 
 async def test_audit_trail_uses_caller_supplied_time_for_writes(
-    gql: GraphQLClient, namespace: str
+    gql: GraphQLClient, namespace: str, admin_actor: str
 ) -> None:
     m = (await gql.ok(WRITE, {"input": mem(namespace, "replayed",
                                            now="2021-06-01T00:00:00+00:00")}))["writeMemory"]
     trail = (await gql.ok(AUDIT, {"ns": namespace, "id": m["id"]}))["auditTrail"]
-    assert [(a["operation"], a["actor"]) for a in trail] == [("write", "tester")]
+    assert [(a["operation"], a["actor"]) for a in trail] == [("write", admin_actor)]
     assert ts(trail[0]["at"]) == ts("2021-06-01T00:00:00+00:00")
 
 

@@ -55,7 +55,8 @@ async def _store(gql: GraphQLClient, namespace: str, claim: str, **fields: Any) 
 
 
 async def test_every_knowledge_change_is_announced_in_commit_order(
-    session_app: tuple[Any, Any], gql: GraphQLClient, namespace: str, admin: dict[str, Any]
+    session_app: tuple[Any, Any], gql: GraphQLClient, namespace: str, admin: dict[str, Any],
+    admin_actor: str,
 ) -> None:
     ns = namespace
     async with subscribed(session_app[1], ns, admin) as ws:
@@ -104,7 +105,7 @@ async def test_every_knowledge_change_is_announced_in_commit_order(
         e["edge"]["type"], e["edge"]["sourceId"], e["edge"]["targetId"])) for e in got] == expected
     seqs = [e["seq"] for e in got]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
-    assert all(e["namespace"] == ns and e["actor"] == "tester" for e in got)
+    assert all(e["namespace"] == ns and e["actor"] == admin_actor for e in got)
     assert got[2]["version"] == 2 and got[2]["memory"]["version"] == 2  # reinforced
     assert got[4]["memory"]["status"] == "ACTIVE" and got[4]["version"] == 2
     assert got[10]["memoryIds"] == [a, a2] and got[10]["memory"]["status"] == "SUPERSEDED"
@@ -192,7 +193,8 @@ async def test_a_hint_to_a_secret_claim_is_itself_a_secret(
 
 
 async def test_consolidation_announces_what_it_derived(
-    session_app: tuple[Any, Any], gql: GraphQLClient, namespace: str, admin: dict[str, Any]
+    session_app: tuple[Any, Any], gql: GraphQLClient, namespace: str, admin: dict[str, Any],
+    admin_actor: str,
 ) -> None:
     from tests.integration.test_consolidation import consolidate, episode
 
@@ -211,7 +213,7 @@ async def test_consolidation_announces_what_it_derived(
     assert len(derived) == 2
     assert sorted((e["kind"], e["memoryId"]) for e in after_first) == sorted(
         [("WRITTEN", d) for d in derived] + [("EDGE_ADDED", d) for d in derived])
-    assert all(e["actor"] == "tester" for e in after_first)
+    assert all(e["actor"] == admin_actor for e in after_first)
     assert {(e["edge"]["type"], e["edge"]["sourceId"], e["edge"]["targetId"])
             for e in after_first if e["kind"] == "EDGE_ADDED"} == {
         ("DERIVED", d, e1) for d in derived}

@@ -15,7 +15,7 @@ SEARCH = """query($input: SearchInput!) {
 
 
 async def test_latest_configuration_wins_and_is_versioned(
-    gql: GraphQLClient, namespace: str
+    gql: GraphQLClient, namespace: str, admin_actor: str
 ) -> None:
     assert (await gql.ok(GET, {"ns": namespace}))["namespaceConfig"] is None
     first = (await gql.ok(CONFIGURE, {"ns": namespace, "input": {
@@ -23,7 +23,7 @@ async def test_latest_configuration_wins_and_is_versioned(
         "weights": {"similarity": 0.2, "fulltext": 0.8, "recency": 0, "popularity": 0}}}))
     config = first["configureNamespace"]
     assert config["version"] == 1 and config["backend"] == "LEXICAL"
-    assert config["weights"]["fulltext"] == 0.8 and config["updatedBy"] == "tester"
+    assert config["weights"]["fulltext"] == 0.8 and config["updatedBy"] == admin_actor
     second = await gql.ok(CONFIGURE, {"ns": namespace, "input": {"backend": "SEMANTIC"}})
     assert second["configureNamespace"]["version"] == 2
     assert second["configureNamespace"]["scoring"] is None  # replaced, not merged

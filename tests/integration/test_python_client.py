@@ -156,12 +156,16 @@ async def scenario(call: Caller, ns: str, actor: str) -> None:
 
 
 async def test_async_client_every_method(async_client: AsyncMemlatticeClient,
-                                         namespace: str) -> None:
-    await scenario(async_caller(async_client), namespace, "py-async")
+                                         namespace: str, admin_actor: str) -> None:
+    # The audit trail names the key first, then the actor the client declares.
+    await scenario(async_caller(async_client), namespace,
+                   admin_actor.removesuffix("tester") + "py-async")
 
 
-async def test_sync_client_every_method(sync_client: MemlatticeClient, namespace: str) -> None:
-    await scenario(sync_caller(sync_client), namespace, "py-sync")
+async def test_sync_client_every_method(sync_client: MemlatticeClient, namespace: str,
+                                        admin_actor: str) -> None:
+    await scenario(sync_caller(sync_client), namespace,
+                   admin_actor.removesuffix("tester") + "py-sync")
 
 
 def test_sync_iter_memories_pages_through_everything(sync_client: MemlatticeClient) -> None:

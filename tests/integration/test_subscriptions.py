@@ -106,7 +106,7 @@ async def next_event(ws: AsyncWebSocketSession) -> dict[str, Any]:
 
 async def test_every_change_arrives_in_commit_order(
     live: tuple[Any, Any], http: GraphQLClient, namespace: str,
-    admin: dict[str, Any],
+    admin: dict[str, Any], admin_actor: str,
 ) -> None:
     async with subscribed(live[1], namespace, admin) as ws:
         a = (await http.ok(WRITE, {"input": mem(namespace, "alpha", tags=["x"])}))["writeMemory"]
@@ -130,7 +130,7 @@ async def test_every_change_arrives_in_commit_order(
     ]
     seqs = [e["seq"] for e in got]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
-    assert all(e["namespace"] == namespace and e["actor"] == "tester" for e in got)
+    assert all(e["namespace"] == namespace and e["actor"] == admin_actor for e in got)
     assert got[0]["memory"] == {"id": a["id"], "content": "alpha", "status": "ACTIVE",
                                 "tags": ["x"], "version": 1}
     assert got[2]["version"] == 2 and got[2]["memory"]["version"] == 2

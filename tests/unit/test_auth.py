@@ -131,3 +131,19 @@ def test_the_system_tenant_sees_and_writes_the_whole_namespace() -> None:
     tenant.check_record(namespace="acme/crm", scope=None, sensitivity=Sensitivity.HYPER)
     with pytest.raises(ValidationError):
         Tenant.system("/absolute")
+
+
+def test_the_actor_starts_with_the_key_whatever_the_caller_declares() -> None:
+    principal = key()
+    assert principal.actor(None) == "key:k1#k1"
+    assert principal.actor("  ") == "key:k1#k1"
+    assert principal.actor("alice") == "key:k1#k1/alice"
+    # A declared name that looks like another key stays behind the real one.
+    assert principal.actor("key:root#000000000000") == "key:k1#k1/key:root#000000000000"
+    assert len(principal.actor("x" * 1000)) == 256
+    assert principal.actor("x" * 1000).startswith("key:k1#k1/")
+
+
+def test_keyless_development_records_the_declared_actor() -> None:
+    assert Principal.development().actor("alice") == "alice"
+    assert Principal.development().actor(None) == "keyless-dev"
