@@ -40,7 +40,7 @@ from memlattice.errors import MemlatticeError
 from memlattice.events import EventBus
 from memlattice.explorer import explorer_routes
 from memlattice.explorer import is_built as explorer_is_built
-from memlattice.http_auth import RequireKey, principal_of
+from memlattice.http_auth import RequireKey, principal_of, refuse_unless_operator
 from memlattice.observability.http import RequestGuard
 from memlattice.observability.metrics import Metrics, TimedEmbedder
 from memlattice.observability.view import GuardedView
@@ -228,6 +228,12 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
         return RedirectResponse("/explorer/" if explorer_is_built() else "/graphql")
 
     async def metrics_endpoint(request: Request) -> Response:
+        """Prometheus text; with keys, for operators only: the metrics token or an
+        admin key (MEMLATTICE_METRICS_PUBLIC opens it, for a private network)."""
+        if settings.auth_mode == "keys" and not settings.metrics_public:
+            refused = await refuse_unless_operator(request, holder, settings.metrics_token)
+            if refused is not None:
+                return refused
         body, content_type = metrics.render()
         return Response(body, media_type=content_type)
 

@@ -12,15 +12,18 @@ WebSockets authenticate in `connection_init` instead (see the app's
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from pydantic import SecretStr
 from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from memlattice.apikeys import bearer
 from memlattice.auth import Principal
-from memlattice.errors import MemlatticeError, Unauthenticated
+from memlattice.errors import Forbidden, MemlatticeError, Unauthenticated
 
 PRINCIPAL_SCOPE_KEY = "memlattice.principal"
 API_KEY_HEADER = "x-api-key"
@@ -80,3 +83,30 @@ class RequireKey:
             return
         scope[PRINCIPAL_SCOPE_KEY] = principal
         await self.app(scope, receive, send)
+
+
+async def refuse_unless_operator(connection: HTTPConnection, holder: Mapping[str, Any],
+                                 token: SecretStr | None = None) -> JSONResponse | None:
+    """None when the request presents `token` or an admin key; otherwise the answer
+    to send (401 without a valid key, 403 for a key that is not an operator's, 503
+    while the service starts or Neo4j is away). For operator endpoints outside
+    GraphQL (`/metrics`). The token is checked without Neo4j, so a scraper that
+    sends it still gets its figures while the database is down."""
+    presented = bearer(presented_key(connection.headers))
+    if token is not None and presented is not None and hmac.compare_digest(
+            presented.encode(), token.get_secret_value().encode()):
+        return None
+    runtime = holder.get("runtime")
+    if runtime is None:
+        return JSONResponse({"data": None, "errors": [{"message": "starting up",
+                             "extensions": {"code": "UNAVAILABLE"}}]}, status_code=503)
+    try:
+        principal = await runtime.auth.authenticate(presented_key(connection.headers))
+        principal.require_admin()
+    except Unauthenticated as exc:
+        return _error(exc, 401)
+    except Forbidden as exc:
+        return _error(exc, 403)
+    except MemlatticeError as exc:
+        return _error(exc, 503)
+    return None

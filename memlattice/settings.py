@@ -148,6 +148,12 @@ class Settings(BaseSettings):
     # A WebSocket authenticates once, at connection_init: its live subscriptions
     # re-check the key this often, so a revoked key's streams end within it.
     key_recheck_s: float = Field(default=30.0, gt=0, le=3600)
+    # With keys, /metrics answers only the metrics token or an admin key, sent as
+    # `Authorization: Bearer ...` (Prometheus: `authorization: {credentials: ...}`).
+    # The token needs no database, so it works while Neo4j is down. `metrics_public`
+    # serves /metrics to anyone, for a private network.
+    metrics_token: SecretStr | None = None
+    metrics_public: bool = False
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
     # None: on, except in production.
@@ -171,5 +177,8 @@ class Settings(BaseSettings):
         if self.environment == "production" and self.auth_mode == "keyless":
             raise ValueError("MEMLATTICE_AUTH_MODE=keyless is for development; production"
                              " needs API keys (MEMLATTICE_AUTH_MODE=keys)")
+        if self.metrics_token is not None and len(self.metrics_token.get_secret_value()) < 24:
+            raise ValueError("MEMLATTICE_METRICS_TOKEN must be at least 24 characters"
+                             " (e.g. `openssl rand -hex 16`)")
         return self
 

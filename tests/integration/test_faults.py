@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import SecretStr
 
 from graph.client import GraphClient
 from memlattice import neo4j_local
@@ -115,7 +116,19 @@ async def wait_until_ok(http: httpx.AsyncClient, namespace: str, within_s: float
         await asyncio.sleep(0.5)
 
 
+METRICS_TOKEN = "metrics-token-" + "0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+async def keyed_service(fault_settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    """The same database behind API keys, with a metrics token."""
+    async with app_with(fault_settings, auth_mode="keys",
+                        metrics_token=SecretStr(METRICS_TOKEN)) as client:
+        yield client
+
+
 async def test_down_fails_fast_then_recovers(service: httpx.AsyncClient,
+                                             keyed_service: httpx.AsyncClient,
                                              private_neo4j: LocalNeo4jSettings,
                                              namespace: str) -> None:
     ok = await call(service, WRITE, {"i": memory(namespace, str(uuid.uuid4()), "before")})
@@ -140,6 +153,14 @@ async def test_down_fails_fast_then_recovers(service: httpx.AsyncClient,
         assert ready.json()["code"] == "UNAVAILABLE"
         metrics = (await service.get("/metrics")).text
         assert 'memlattice_errors_total{code="UNAVAILABLE"}' in metrics
+        # Behind keys, the metrics token is checked without the database: a scraper
+        # still gets its figures now; an API key cannot be checked (503).
+        scraped = await keyed_service.get(
+            "/metrics", headers={"authorization": f"Bearer {METRICS_TOKEN}"})
+        assert scraped.status_code == 200 and "memlattice_requests_in_flight" in scraped.text
+        keyed = await keyed_service.get(
+            "/metrics", headers={"authorization": "Bearer mlk_0123456789ab_" + "x" * 43})
+        assert keyed.status_code == 503
     finally:
         await asyncio.to_thread(neo4j_local.start, private_neo4j, PASSWORD)
     recovered = await wait_until_ok(service, namespace, within_s=60)

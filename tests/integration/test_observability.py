@@ -6,15 +6,18 @@ import io
 import json
 import logging
 from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from pydantic import SecretStr
 
 from memlattice.observability.logs import JsonFormatter
 from memlattice.rerank import RerankerRegistry
 from memlattice.settings import EmbeddingSettings, Settings
 from tests.integration._apps import app_with
+from tests.integration._keys import make_key
 from tests.integration._support import WRITE, mem
 
 DIM = 256
@@ -156,3 +159,42 @@ async def test_internal_errors_are_masked_and_logged_with_the_id(
     logged = [e for e in entries if e["logger"] == "memlattice.errors"]
     assert logged and logged[0]["request_id"] == "mask-1"
     assert "secret internals" in logged[0]["exc"]
+
+
+async def test_behind_keys_metrics_are_for_operators(
+    session_app: tuple[Any, Any], app_client: httpx.AsyncClient, graph_client: Any,
+    namespace: str,
+) -> None:
+    """The session app runs with keys and neither a metrics token nor public metrics."""
+    assert (await app_client.get("/metrics")).status_code == 200  # the admin key
+    tenant_key = await make_key(graph_client, namespace, write=True)
+    transport = httpx.ASGITransport(app=session_app[1])
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as anyone:
+        refused = await anyone.get("/metrics")
+        assert refused.status_code == 401
+        assert refused.json()["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+        tenant = await anyone.get("/metrics", headers={"authorization": f"Bearer {tenant_key}"})
+        assert tenant.status_code == 403
+        assert tenant.json()["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+        assert "memlattice_" not in refused.text + tenant.text
+
+
+async def test_a_metrics_token_or_public_metrics_open_the_scrape(settings: Settings) -> None:
+    token = "t" * 32
+    async with app_with(settings, auth_mode="keys", metrics_token=SecretStr(token)) as http:
+        assert (await http.get("/metrics")).status_code == 401
+        wrong = await http.get("/metrics", headers={"authorization": "Bearer " + "u" * 32})
+        assert wrong.status_code == 401
+        right = await http.get("/metrics", headers={"authorization": f"Bearer {token}"})
+        assert right.status_code == 200 and "memlattice_requests_in_flight" in right.text
+        # The token opens /metrics only, never GraphQL.
+        graphql = await http.post("/graphql", json={"query": "{ __typename }"},
+                                  headers={"authorization": f"Bearer {token}"})
+        assert graphql.status_code == 401
+    async with app_with(settings, auth_mode="keys", metrics_public=True) as http:
+        assert (await http.get("/metrics")).status_code == 200
+
+
+def test_a_short_metrics_token_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least 24"):
+        Settings(environment="test", metrics_token=SecretStr("short"))
