@@ -114,6 +114,7 @@ def search(
     in_index = ["m.namespace = $namespace"]
     if not (first_try and not exact_fallback):
         in_index.append("m.status IN $statuses")
+    # The buckets of memlattice.model.MemoryFilter.indexed_scope_keys.
     if f.scope_keys is not None:
         in_index.append("m.scopeKey IN $scopeKeys")
     elif f.scope is not None:

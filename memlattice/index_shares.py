@@ -1,13 +1,20 @@
-"""Each namespace's share of the vector index, known without slowing a search.
+"""How much of the shared vector index a search's filter admits, known without
+slowing the search.
 
-The first pool a similarity search asks for grows as its namespace's share of
-the shared vector index shrinks (memlattice.pool). Counting a namespace costs
-time in proportion to its size (graph.shares), so a search never waits for
-it: it reads the last count, and when that is missing or older than `ttl_s`
-a background task counts again. Until a namespace's first count lands its
-searches ask for the full pool, which is never worse for recall. Shares move
-slowly (a namespace has to write a sizeable part of the index to move its
-own), so a count a minute old is as good as a fresh one.
+The first pool a similarity search asks for grows as the part of the index
+its in-index filter admits shrinks (memlattice.pool): the namespace, and
+within it the scope buckets of the caller's chain when it has one. Counting
+costs time in proportion to what is counted (graph.shares), so a search never
+waits for it: it reads the last counts, and those missing or older than
+`ttl_s` are counted again by a background task. Until every count a search
+needs has landed, its share is unknown and it asks for the full pool, which is
+never worse for recall.
+
+Scope buckets are counted one by one and summed, because chains overlap: the
+sessions of one user share its user, agent and namespace-wide buckets, so a
+new session costs one small count, not a recount of the whole chain.
+Counts move slowly (a bucket has to gain a sizeable part of the index to move
+a share), so a count a minute old is as good as a fresh one.
 """
 
 from __future__ import annotations
@@ -16,81 +23,149 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
-from graph.shares import IndexShareGraph
+from graph.shares import IndexCounts, IndexShareGraph
 from memlattice.auth import Tenant
 from memlattice.errors import MemlatticeError
 from memlattice.vector_spaces import VectorSpace
 
 log = logging.getLogger(__name__)
 
-_Key = tuple[str, str | None]
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 
 @dataclass(frozen=True, slots=True)
-class _Known:
+class _Known(Generic[V]):
     at: float
-    share: float
+    value: V
+
+
+class _Remembered(Generic[K, V]):
+    """The last value read for each key, how old it is, and which keys are being
+    read now; at most `max_entries`, the least recently read forgotten first."""
+
+    def __init__(self, ttl_s: float, max_entries: int) -> None:
+        self.ttl_s = ttl_s
+        self.max_entries = max_entries
+        self._known: dict[K, _Known[V]] = {}
+        self.reading: set[K] = set()
+
+    def get(self, key: K) -> V | None:
+        known = self._known.get(key)
+        return known.value if known is not None else None
+
+    def due(self, key: K) -> bool:
+        """Missing or stale, and nobody reading it yet."""
+        if key in self.reading:
+            return False
+        known = self._known.get(key)
+        return known is None or time.monotonic() - known.at >= self.ttl_s
+
+    def put(self, key: K, value: V) -> None:
+        self._known.pop(key, None)
+        while len(self._known) >= self.max_entries:
+            del self._known[next(iter(self._known))]  # dicts keep insertion order
+        self._known[key] = _Known(at=time.monotonic(), value=value)
 
 
 class IndexShares:
     def __init__(self, graph: IndexShareGraph, *, ttl_s: float = 60.0,
-                 max_namespaces: int = 10_000) -> None:
+                 max_entries: int = 100_000) -> None:
         self.graph = graph
-        self.ttl_s = ttl_s
-        self.max_namespaces = max_namespaces
-        self._known: dict[_Key, _Known] = {}
-        self._counting: dict[_Key, asyncio.Task[None]] = {}
+        self._namespaces: _Remembered[tuple[str, str | None], IndexCounts] = _Remembered(
+            ttl_s, max_entries)
+        self._buckets: _Remembered[tuple[str, str | None, str], int] = _Remembered(
+            ttl_s, max_entries)
+        self._tasks: set[asyncio.Task[None]] = set()
 
-    def share(self, tenant: Tenant, space: VectorSpace | None) -> float | None:
-        """The last known share of the index `space` searches, or None; never blocks.
+    def share(self, tenant: Tenant, space: VectorSpace | None,
+              scope_keys: Sequence[str] | None = None) -> float | None:
+        """The last known fraction of the index `space` searches (the primary one
+        when None) that the tenant's namespace, narrowed to `scope_keys` when
+        given, holds; None while a count it needs has not landed. Never blocks:
+        missing and stale counts are started in the background."""
+        space_key = space.key if space is not None else None
+        whole_key = (tenant.namespace, space_key)
+        if self._namespaces.due(whole_key):
+            self._namespaces.reading.add(whole_key)
+            self._start(whole_key[0], self._count_namespace(whole_key, tenant, space))
+        whole = self._namespaces.get(whole_key)
+        if scope_keys is None:
+            return whole.share if whole is not None else None
+        keys = [(tenant.namespace, space_key, k) for k in dict.fromkeys(scope_keys)]
+        due = [k for k in keys if self._buckets.due(k)]
+        if due:
+            self._buckets.reading.update(due)
+            self._start(tenant.namespace, self._count_buckets(due, tenant, space))
+        counts = [self._buckets.get(k) for k in keys]
+        if whole is None or any(c is None for c in counts):
+            return None
+        admitted = sum(c for c in counts if c is not None)
+        return admitted / whole.everyone if whole.everyone else 1.0
 
-        A missing or stale share starts one background count (at most one per
-        namespace and space at a time)."""
-        key = (tenant.namespace, space.key if space is not None else None)
-        known = self._known.get(key)
-        if (known is None or time.monotonic() - known.at >= self.ttl_s) \
-                and key not in self._counting:
-            self._counting[key] = asyncio.create_task(
-                self._count(key, tenant, space), name=f"memlattice-index-share:{key[0]}")
-        return known.share if known is not None else None
+    async def refresh(self, tenant: Tenant, space: VectorSpace | None,
+                      scope_keys: Sequence[str] = ()) -> float | None:
+        """Count now, and answer as `share` then would (for callers, such as
+        benchmarks and tests, that want the counts settled first)."""
+        space_key = space.key if space is not None else None
+        await self._count_namespace((tenant.namespace, space_key), tenant, space)
+        if scope_keys:
+            await self._count_buckets([(tenant.namespace, space_key, k) for k in scope_keys],
+                                      tenant, space)
+        return self.share(tenant, space, scope_keys or None)
 
-    async def refresh(self, tenant: Tenant, space: VectorSpace | None) -> float:
-        """Count now and remember it (for callers that want the share settled first)."""
-        key = (tenant.namespace, space.key if space is not None else None)
-        counts = await self.graph.counts(tenant=tenant, space=space)
-        self._remember(key, counts.share)
-        return counts.share
+    def _start(self, namespace: str, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        task.set_name(f"memlattice-index-share:{namespace}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
-    async def _count(self, key: _Key, tenant: Tenant, space: VectorSpace | None) -> None:
+    async def _count_namespace(self, key: tuple[str, str | None], tenant: Tenant,
+                               space: VectorSpace | None) -> None:
+        await self._guarded(key[0], [key], self._namespaces, lambda: self._put_namespace(
+            key, tenant, space))
+
+    async def _put_namespace(self, key: tuple[str, str | None], tenant: Tenant,
+                             space: VectorSpace | None) -> None:
+        self._namespaces.put(key, await self.graph.counts(tenant=tenant, space=space))
+
+    async def _count_buckets(self, keys: list[tuple[str, str | None, str]], tenant: Tenant,
+                             space: VectorSpace | None) -> None:
+        async def put() -> None:
+            found = await self.graph.scope_counts(tenant=tenant, space=space,
+                                                  scope_keys=[k[2] for k in keys])
+            for key in keys:
+                self._buckets.put(key, found.get(key[2], 0))
+
+        await self._guarded(tenant.namespace, keys, self._buckets, put)
+
+    @staticmethod
+    async def _guarded(namespace: str, keys: Sequence[Any], memory: _Remembered[Any, Any],
+                       count: Callable[[], Awaitable[None]]) -> None:
         try:
-            counts = await self.graph.counts(tenant=tenant, space=space)
-            self._remember(key, counts.share)
+            await count()
         except MemlatticeError as exc:
-            # The last known share (or the full pool) serves until the next try.
-            log.warning("could not count namespace %s in its vector index: %s", key[0], exc.code)
+            # The last known counts (or the full pool) serve until the next try.
+            log.warning("could not count namespace %s in its vector index: %s",
+                        namespace, exc.code)
         finally:
-            self._counting.pop(key, None)
-
-    def _remember(self, key: _Key, share: float) -> None:
-        self._known.pop(key, None)
-        while len(self._known) >= self.max_namespaces:
-            # Least recently counted first: dicts keep insertion order.
-            del self._known[next(iter(self._known))]
-        self._known[key] = _Known(at=time.monotonic(), share=share)
+            memory.reading.difference_update(keys)
 
     async def wait_idle(self) -> None:
         """Wait for the counts under way (tests and benchmarks settle shares first)."""
-        while self._counting:
-            await asyncio.gather(*self._counting.values(), return_exceptions=True)
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def stop(self) -> None:
         """Cancel counts under way (called on shutdown)."""
-        tasks = list(self._counting.values())
+        tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        self._counting.clear()
+        self._tasks.clear()

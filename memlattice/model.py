@@ -374,6 +374,13 @@ class MemoryFilter(ScopeRef):
             return {**data, "statuses": tuple(Status)}
         return data
 
+    def indexed_scope_keys(self) -> tuple[str, ...] | None:
+        """The scope buckets the vector index filters on (graph.recall_query): the
+        search's chain, else the one bucket of `scope`; None admits every bucket."""
+        if self.scope_keys is not None:
+            return self.scope_keys
+        return (self.scope_key(),) if self.scope is not None else None
+
     @model_validator(mode="after")
     def _statuses(self) -> MemoryFilter:
         if not self.statuses:

@@ -293,8 +293,10 @@ class MemoryService:
                     props, embeddings)
 
         # Similarity-ranked searches try a small pool first (memlattice.pool), wider
-        # as the namespace's share of the shared vector index is smaller.
-        share = self.shares.share(tenant, space) if similarity_bounded(config) else None
+        # as the part of the shared vector index their filter admits is smaller.
+        share = self.shares.share(
+            tenant, space, tenant.clip_scope_keys(request.filter.indexed_scope_keys())
+        ) if similarity_bounded(config) else None
         pool = first_pool(config, self.candidates, share)
         full = config.candidate_count(self.candidates)
         result, scored, props, embeddings = await ranked(pool, first_try=pool < full)

@@ -1,4 +1,5 @@
-"""A namespace's share of the shared vector index, which sizes a search's first pool."""
+"""The share of the shared vector index a search's filter admits (its namespace,
+narrowed to its scope buckets), which sizes the search's first pool."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ WRITE_MANY = "mutation($inputs: [MemoryInput!]!) { writeMemories(inputs: $inputs
 SEARCH = """query($i: SearchInput!) { search(input: $i) { memory { content } } }"""
 
 
-async def _write(gql: GraphQLClient, namespace: str, count: int) -> None:
+async def _write(gql: GraphQLClient, namespace: str, count: int, **scope: str) -> None:
     await gql.ok(WRITE_MANY, {"inputs": [
         {"namespace": namespace, "content": f"memory number {i} of {namespace}",
-         "embedding": [1.0 if j == i % 256 else 0.0 for j in range(256)]}
+         "embedding": [1.0 if j == i % 256 else 0.0 for j in range(256)], **scope}
         for i in range(count)]})
 
 
@@ -57,15 +58,42 @@ async def test_a_search_never_waits_for_the_count_and_a_stale_one_is_redone(
     await shares.stop()
 
 
-async def test_only_the_most_recently_counted_namespaces_are_kept(
+async def test_only_the_most_recently_counted_are_kept(
     graph_client: Any, namespace: str
 ) -> None:
-    shares = IndexShares(IndexShareGraph(graph_client), max_namespaces=2)
+    shares = IndexShares(IndexShareGraph(graph_client), max_entries=2)
     for suffix in "abc":
         await shares.refresh(Tenant.system(f"{namespace}-{suffix}"), None)
     assert shares.share(Tenant.system(f"{namespace}-c"), None) is not None
     assert shares.share(Tenant.system(f"{namespace}-b"), None) is not None
     assert shares.share(Tenant.system(f"{namespace}-a"), None) is None  # forgotten
+    await shares.stop()
+
+
+async def test_scope_buckets_are_counted_one_by_one_and_summed(
+    gql: GraphQLClient, namespace: str, graph_client: Any
+) -> None:
+    await _write(gql, namespace, 6, scope="USER", userId="u1")
+    await _write(gql, namespace, 3, scope="SESSION", sessionId="s1", userId="u1")
+    await _write(gql, namespace, 2)  # namespace-wide
+    graph = IndexShareGraph(graph_client)
+    tenant = Tenant.system(namespace)
+    assert await graph.scope_counts(tenant=tenant, space=None, scope_keys=[
+        "session:s1", "user:u1", "namespace", "session:none"]) == {
+        "session:s1": 3, "user:u1": 6, "namespace": 2, "session:none": 0}
+
+    shares = IndexShares(graph)
+    chain = ("session:s1", "user:u1", "namespace")
+    assert shares.share(tenant, None, chain) is None  # nothing counted yet
+    await shares.wait_idle()
+    everyone = (await graph.counts(tenant=tenant, space=None)).everyone
+    assert shares.share(tenant, None, chain) == 11 / everyone
+    assert shares.share(tenant, None, ("user:u1",)) == 6 / everyone
+    # A new session of the same user: only its own bucket is missing.
+    assert shares.share(tenant, None, ("session:s2", "user:u1", "namespace")) is None
+    await shares.wait_idle()
+    assert shares.share(tenant, None, ("session:s2", "user:u1", "namespace")) == 8 / everyone
+    assert shares.share(tenant, None) == 11 / everyone  # the whole namespace
     await shares.stop()
 
 

@@ -157,9 +157,13 @@ async def test_edits_and_erasures_follow_into_the_side_space(
     left = {r["id"] for r in records}
     assert erased not in left and left == {w["id"] for w in written} - {erased}
     # The side index's share counts this space's vectors of the namespace only.
-    counts = await IndexShareGraph(graph_client).counts(
-        tenant=Tenant.system(namespace), space=VectorSpace("l2_supercat", 64))
+    shares, tenant, space = (IndexShareGraph(graph_client), Tenant.system(namespace),
+                             VectorSpace("l2_supercat", 64))
+    counts = await shares.counts(tenant=tenant, space=space)
     assert counts.own == len(FACTS) - 1 and counts.everyone >= counts.own
+    assert await shares.scope_counts(tenant=tenant, space=space,
+                                     scope_keys=["namespace", "user:nobody"]) == {
+        "namespace": len(FACTS) - 1, "user:nobody": 0}
 
 
 async def test_back_to_the_default_model_is_immediate_and_drops_side_vectors(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -20,7 +21,8 @@ class WholeIndex(IndexShares):
     searches take the smallest first pool (memlattice.pool) in a test database
     that many namespaces share."""
 
-    def share(self, tenant: Tenant, space: VectorSpace | None) -> float | None:
+    def share(self, tenant: Tenant, space: VectorSpace | None,
+              scope_keys: Sequence[str] | None = None) -> float | None:
         return 1.0
 
 
