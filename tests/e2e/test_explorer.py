@@ -31,7 +31,7 @@ from memlattice.apikeys import KeySpec, create_key
 from memlattice.app import create_app
 from memlattice.explorer import STATIC_DIR, is_built
 from memlattice.settings import Settings
-from tests.integration._live import serve_in_thread
+from tests._live import serve_in_thread
 
 expect.set_options(timeout=20_000)  # a shared CI machine can be slow; failures still fail
 

@@ -26,8 +26,8 @@ from memlattice.mcp_server import http_app
 from memlattice.mcp_server.gateway import Gateway
 from memlattice.mcp_server.tools import build_server
 from memlattice.settings import Settings
+from tests._live import serve_in_thread
 from tests.conftest import Neo4jServer
-from tests.integration._live import serve_in_thread
 
 TOOLS = {"remember", "recall", "forget", "link", "store_fact", "recall_facts"}
 

@@ -34,7 +34,7 @@ from memlattice_client import (
     VersionConflictError,
     estimate_tokens,
 )
-from tests.integration._live import serve_in_thread
+from tests._live import serve_in_thread
 
 Caller = Callable[..., Awaitable[Any]]
 
