@@ -22,63 +22,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
-from collections.abc import Awaitable, Callable, Hashable, Sequence
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from graph.shares import IndexCounts, IndexShareGraph
 from memlattice.auth import Tenant
 from memlattice.errors import MemlatticeError
+from memlattice.remembered import Remembered
 from memlattice.vector_spaces import VectorSpace
 
 log = logging.getLogger(__name__)
-
-K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
-
-
-@dataclass(frozen=True, slots=True)
-class _Known(Generic[V]):
-    at: float
-    value: V
-
-
-class _Remembered(Generic[K, V]):
-    """The last value read for each key, how old it is, and which keys are being
-    read now; at most `max_entries`, the least recently read forgotten first."""
-
-    def __init__(self, ttl_s: float, max_entries: int) -> None:
-        self.ttl_s = ttl_s
-        self.max_entries = max_entries
-        self._known: dict[K, _Known[V]] = {}
-        self.reading: set[K] = set()
-
-    def get(self, key: K) -> V | None:
-        known = self._known.get(key)
-        return known.value if known is not None else None
-
-    def due(self, key: K) -> bool:
-        """Missing or stale, and nobody reading it yet."""
-        if key in self.reading:
-            return False
-        known = self._known.get(key)
-        return known is None or time.monotonic() - known.at >= self.ttl_s
-
-    def put(self, key: K, value: V) -> None:
-        self._known.pop(key, None)
-        while len(self._known) >= self.max_entries:
-            del self._known[next(iter(self._known))]  # dicts keep insertion order
-        self._known[key] = _Known(at=time.monotonic(), value=value)
 
 
 class IndexShares:
     def __init__(self, graph: IndexShareGraph, *, ttl_s: float = 60.0,
                  max_entries: int = 100_000) -> None:
         self.graph = graph
-        self._namespaces: _Remembered[tuple[str, str | None], IndexCounts] = _Remembered(
+        self._namespaces: Remembered[tuple[str, str | None], IndexCounts] = Remembered(
             ttl_s, max_entries)
-        self._buckets: _Remembered[tuple[str, str | None, str], int] = _Remembered(
+        self._buckets: Remembered[tuple[str, str | None, str], int] = Remembered(
             ttl_s, max_entries)
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -144,7 +106,7 @@ class IndexShares:
         await self._guarded(tenant.namespace, keys, self._buckets, put)
 
     @staticmethod
-    async def _guarded(namespace: str, keys: Sequence[Any], memory: _Remembered[Any, Any],
+    async def _guarded(namespace: str, keys: Sequence[Any], memory: Remembered[Any, Any],
                        count: Callable[[], Awaitable[None]]) -> None:
         try:
             await count()

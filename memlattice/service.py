@@ -8,6 +8,7 @@ search candidates are fused and cut.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from graph.codec import Memory, memory_from_properties, to_datetime
+from graph.lexical_stats import LexicalStatsGraph
 from graph.memories import (
     MemoryGraph,
     NamespaceConfig,
@@ -29,6 +31,8 @@ from memlattice.auth import Tenant
 from memlattice.embeddings import Embedder, check_dimension
 from memlattice.errors import MemlatticeError, ValidationError
 from memlattice.index_shares import IndexShares
+from memlattice.lexical import Bm25, document_text, length, query_terms, terms
+from memlattice.lexical_stats import LexicalStatistics
 from memlattice.lucene import any_terms
 from memlattice.model import (
     MAX_BATCH,
@@ -84,9 +88,10 @@ class MemoryService:
         candidates: int = 50, access: AccessRecorder | None = None,
         rerankers: RerankerRegistry | None = None,
         namespaces: NamespaceDefaults | None = None, spaces: VectorSpaces | None = None,
-        shares: IndexShares | None = None,
+        shares: IndexShares | None = None, lexical: LexicalStatistics | None = None,
     ) -> None:
         self.graph = graph
+        self.lexical = lexical or LexicalStatistics(LexicalStatsGraph(graph.client))
         self.namespaces = namespaces or NamespaceDefaults(NamespaceConfigGraph(graph.client))
         self.shares = shares or IndexShares(IndexShareGraph(graph.client))
         self.rerankers = rerankers or RerankerRegistry()
@@ -272,12 +277,14 @@ class MemoryService:
 
         async def ranked(pool: int, *, first_try: bool = False) -> tuple[
                 SearchResult, list[Scored], dict[str, Mapping[str, Any]], dict[str, list[float]]]:
-            result = await self.graph.search(
+            # The namespace's BM25 statistics (cached) are read beside the recall query.
+            result, bm25 = await asyncio.gather(self.graph.search(
                 request.filter, tenant=tenant, now=now, vector=vector, lucene=lucene,
                 candidates=pool, expansion=expansion,
                 with_embeddings=config.mmr_lambda is not None, needed=config.limit, space=space,
                 first_try=first_try,
-            )
+            ), self.lexical.bm25(tenant.namespace, query_terms(request.query or ""))
+                if lucene is not None else _no_bm25())
             props: dict[str, Mapping[str, Any]] = {}
             embeddings: dict[str, list[float]] = {}
             candidates: list[Candidate] = []
@@ -286,9 +293,9 @@ class MemoryService:
                 props[found.id] = found.props
                 if found.embedding is not None:
                     embeddings[found.id] = found.embedding
-                candidates.append(_candidate(found.props,
-                                             similarity=found.score if as_similarity else None,
-                                             fts=None if as_similarity else found.score))
+                candidates.append(_candidate(
+                    found.props, similarity=found.score if as_similarity else None,
+                    fts=None if as_similarity or bm25 is None else lexical_score(bm25, found.props)))
             return (result, base_scores(candidates, config, now=now, query=request.query),
                     props, embeddings)
 
@@ -362,6 +369,18 @@ def refuse_typed(inputs: Sequence[MemoryInput]) -> None:
                 f" payload must be validated: write it with {writer} (writeRecord for"
                 " episodic, working, semantic, competence and plan_graph records, storeFact"
                 " for facts)", field="memoryType", index=i)
+
+
+async def _no_bm25() -> None:
+    return None
+
+
+def lexical_score(bm25: Bm25, props: Mapping[str, Any]) -> float:
+    """A lexical candidate's BM25 with its namespace's statistics (memlattice.lexical),
+    in place of the fulltext index's score, which counts every tenant's memories."""
+    content = str(props.get("content") or "")
+    text = document_text(content, props.get("summary"), props.get("key"), props.get("tags") or ())
+    return bm25.score(terms(text), length(content))
 
 
 def _candidate(props: Mapping[str, Any], *, similarity: float | None,

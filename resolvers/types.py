@@ -166,7 +166,8 @@ class SearchHit:
     memory: Memory
     score: float
     similarity_score: float | None = strawberry.field(description="Cosine, in [0, 1].")
-    fts_score: float | None = strawberry.field(description="BM25 from the fulltext index.")
+    fts_score: float | None = strawberry.field(description=(
+        "BM25 of the fulltext match, from the namespace's own statistics."))
     recency_score: float | None = strawberry.field(description="0.5 ** (age / half-life).")
     popularity_score: float | None
     graph_score: float = strawberry.field(description="Support from graph neighbours.")

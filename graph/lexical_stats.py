@@ -1,0 +1,67 @@
+"""A namespace's own BM25 statistics (memlattice.lexical), read in one round trip.
+
+Document frequencies come from the fulltext index itself, fenced to the
+namespace, so a term counts a memory exactly when the search would match it
+for that term. Counting costs time in proportion to the memories counted, so
+the caller caches what it reads (memlattice.lexical_stats).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from graph.client import GraphClient, Query
+from graph.queries import FULLTEXT_INDEX, fenced_lucene
+from memlattice.lexical import NamespaceStats
+from memlattice.lucene import escape
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalCounts:
+    namespace: NamespaceStats | None
+    frequencies: dict[str, int]
+
+
+def statistics_query(namespace: str, words: Mapping[str, str], *, totals: bool) -> Query:
+    """Document frequencies of `words` (term -> a word that analyzes to it) in the
+    namespace, and when `totals` its memories and their mean length:
+
+        CALL () { MATCH (m:Memory) WHERE m.namespace = $namespace
+          RETURN count(m) AS documents,
+                 avg(size(split(coalesce(m.content, ''), ' '))) AS meanLength }
+        CALL () { UNWIND $terms AS t
+          CALL (t) { CALL db.index.fulltext.queryNodes(...) YIELD node RETURN count(node) AS df }
+          RETURN collect([t.term, df]) AS frequencies }
+        RETURN documents, meanLength, frequencies
+    """
+    parts = ["CYPHER 25"]
+    returns = ["frequencies"]
+    if totals:
+        parts.append(
+            "CALL () { MATCH (m:Memory) WHERE m.namespace = $namespace\n"
+            "  RETURN count(m) AS documents,"
+            " avg(size(split(coalesce(m.content, ''), ' '))) AS meanLength }")
+        returns[:0] = ["documents", "meanLength"]
+    parts.append(
+        "CALL () { UNWIND $terms AS t\n"
+        f"  CALL (t) {{ CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', t.lucene)"
+        " YIELD node RETURN count(node) AS df }\n"
+        "  RETURN collect([t.term, df]) AS frequencies }")
+    parts.append("RETURN " + ", ".join(returns))
+    terms = [{"term": term, "lucene": fenced_lucene(escape(word), namespace, None)}
+             for term, word in words.items()]
+    return "\n".join(parts), {"namespace": namespace, "terms": terms}
+
+
+class LexicalStatsGraph:
+    def __init__(self, client: GraphClient) -> None:
+        self.client = client
+
+    async def counts(self, namespace: str, words: Mapping[str, str], *,
+                     totals: bool) -> LexicalCounts:
+        (record,) = await self.client.read(statistics_query(namespace, words, totals=totals))
+        stats = NamespaceStats(documents=int(record["documents"]),
+                               mean_length=float(record["meanLength"] or 0.0)) if totals else None
+        return LexicalCounts(namespace=stats,
+                             frequencies={str(t): int(df) for t, df in record["frequencies"]})

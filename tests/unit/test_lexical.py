@@ -1,0 +1,61 @@
+"""memlattice.lexical: the English analyzer's terms and BM25 on namespace statistics."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memlattice.lexical import Bm25, NamespaceStats, length, query_terms, terms
+
+
+def test_terms_follow_the_english_analyzer() -> None:
+    assert terms("The dog's Running, and the cats ran!") == ["dog", "run", "cat", "ran"]
+    assert terms("don't 3.14 U.S.A") == ["don't", "3.14", "u.s.a"]
+    assert terms("the a an of") == []
+
+
+def test_query_terms_keep_one_word_per_term() -> None:
+    assert query_terms("Running runs the RUN") == {"run": "running"}
+    assert query_terms("Caroline's garden") == {"carolin": "caroline's", "garden": "garden"}
+
+
+def test_length_counts_space_separated_pieces_as_cypher_split_does() -> None:
+    assert length("a  b c") == 4  # size(split("a  b c", " ")) is 4 too
+    assert length("") == 1
+
+
+def bm25(documents: int, mean: float, **df: int) -> Bm25:
+    return Bm25(stats=NamespaceStats(documents=documents, mean_length=mean), frequencies=df)
+
+
+def test_score_is_the_bm25_formula() -> None:
+    scorer = bm25(10, 4.0, orchid=2)
+    idf = math.log(1 + (10 - 2 + 0.5) / (2 + 0.5))
+    norm = 1.2 * (1 - 0.75 + 0.75 * 8 / 4.0)
+    assert math.isclose(scorer.score(["orchid", "x", "orchid"], 8), idf * 2 * 2.2 / (2 + norm))
+
+
+def test_rare_terms_weigh_more_and_absent_terms_nothing() -> None:
+    scorer = bm25(100, 5.0, rare=1, common=60)
+    assert scorer.score(["rare"], 5) > scorer.score(["common"], 5) > 0
+    assert scorer.score(["other"], 5) == 0.0
+
+
+def test_shorter_documents_score_higher_for_the_same_matches() -> None:
+    scorer = bm25(100, 10.0, term=5)
+    assert scorer.score(["term"], 5) > scorer.score(["term"], 40)
+
+
+def test_a_term_counted_before_its_memory_was_written_still_scores() -> None:
+    # Statistics a minute old may know neither the memory nor the term.
+    assert bm25(0, 0.0, new=0).score(["new"], 3) > 0
+
+
+@given(st.integers(0, 10_000), st.floats(0, 1e4), st.integers(0, 10_000), st.integers(1, 500),
+       st.integers(1, 50))
+def test_scores_are_finite_and_non_negative(n: int, mean: float, df: int, size: int,
+                                            tf: int) -> None:
+    score = bm25(n, mean, t=df).score(["t"] * tf, size)
+    assert math.isfinite(score) and score >= 0
