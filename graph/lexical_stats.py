@@ -13,13 +13,16 @@ from dataclasses import dataclass
 
 from graph.client import GraphClient, Query
 from graph.queries import FULLTEXT_INDEX, fenced_lucene
-from memlattice.lexical import NamespaceStats
 from memlattice.lucene import escape
 
 
 @dataclass(frozen=True, slots=True)
 class LexicalCounts:
-    namespace: NamespaceStats | None
+    """The namespace's memories and their mean length (None when not asked for),
+    and the memories of the namespace each term matches."""
+
+    documents: int | None
+    mean_length: float | None
     frequencies: dict[str, int]
 
 
@@ -61,7 +64,7 @@ class LexicalStatsGraph:
     async def counts(self, namespace: str, words: Mapping[str, str], *,
                      totals: bool) -> LexicalCounts:
         (record,) = await self.client.read(statistics_query(namespace, words, totals=totals))
-        stats = NamespaceStats(documents=int(record["documents"]),
-                               mean_length=float(record["meanLength"] or 0.0)) if totals else None
-        return LexicalCounts(namespace=stats,
-                             frequencies={str(t): int(df) for t, df in record["frequencies"]})
+        return LexicalCounts(
+            documents=int(record["documents"]) if totals else None,
+            mean_length=float(record["meanLength"] or 0.0) if totals else None,
+            frequencies={str(t): int(df) for t, df in record["frequencies"]})

@@ -33,8 +33,9 @@ class LexicalStatistics:
         due = {t: w for t, w in words.items() if self._frequencies.due((namespace, t))}
         if totals_due or due:
             counts = await self.graph.counts(namespace, due, totals=totals_due)
-            if counts.namespace is not None:
-                self._namespaces.put(namespace, counts.namespace)
+            if counts.documents is not None:
+                self._namespaces.put(namespace, NamespaceStats(
+                    documents=counts.documents, mean_length=counts.mean_length or 0.0))
             for term in due:
                 self._frequencies.put((namespace, term), counts.frequencies.get(term, 0))
         stats = self._namespaces.get(namespace) or NamespaceStats(documents=0, mean_length=0.0)
