@@ -18,21 +18,25 @@ from memlattice.lucene import escape
 
 @dataclass(frozen=True, slots=True)
 class LexicalCounts:
-    """The namespace's memories and their mean length (None when not asked for),
-    and the memories of the namespace each term matches."""
+    """The namespace's memories and the contents of up to `sample` of them (None
+    when not asked for), and the memories of the namespace each term matches."""
 
     documents: int | None
-    mean_length: float | None
+    sample: list[str] | None
     frequencies: dict[str, int]
 
 
-def statistics_query(namespace: str, words: Mapping[str, str], *, totals: bool) -> Query:
+def statistics_query(namespace: str, words: Mapping[str, str], *, totals: bool,
+                     sample: int = 1000) -> Query:
     """Document frequencies of `words` (term -> a word that analyzes to it) in the
-    namespace, and when `totals` its memories and their mean length:
+    namespace, and when `totals` its memories and the contents of up to `sample`
+    of them (their mean length in index terms is counted by the caller, with the
+    analyzer Cypher does not have):
 
         CALL () { MATCH (m:Memory) WHERE m.namespace = $namespace
-          RETURN count(m) AS documents,
-                 avg(size(split(coalesce(m.content, ''), ' '))) AS meanLength }
+          RETURN count(m) AS documents }
+        CALL () { MATCH (m:Memory) WHERE m.namespace = $namespace
+          WITH m LIMIT $sample RETURN collect(m.content) AS sample }
         CALL () { UNWIND $terms AS t
           CALL (t) { CALL db.index.fulltext.queryNodes(...) YIELD node RETURN count(node) AS df }
           RETURN collect([t.term, df]) AS frequencies }
@@ -42,10 +46,11 @@ def statistics_query(namespace: str, words: Mapping[str, str], *, totals: bool) 
     returns = ["frequencies"]
     if totals:
         parts.append(
+            "CALL () { MATCH (m:Memory) WHERE m.namespace = $namespace"
+            " RETURN count(m) AS documents }\n"
             "CALL () { MATCH (m:Memory) WHERE m.namespace = $namespace\n"
-            "  RETURN count(m) AS documents,"
-            " avg(size(split(coalesce(m.content, ''), ' '))) AS meanLength }")
-        returns[:0] = ["documents", "meanLength"]
+            "  WITH m LIMIT $sample RETURN collect(coalesce(m.content, '')) AS sample }")
+        returns[:0] = ["documents", "sample"]
     parts.append(
         "CALL () { UNWIND $terms AS t\n"
         f"  CALL (t) {{ CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', t.lucene)"
@@ -54,7 +59,7 @@ def statistics_query(namespace: str, words: Mapping[str, str], *, totals: bool) 
     parts.append("RETURN " + ", ".join(returns))
     terms = [{"term": term, "lucene": fenced_lucene(escape(word), namespace, None)}
              for term, word in words.items()]
-    return "\n".join(parts), {"namespace": namespace, "terms": terms}
+    return "\n".join(parts), {"namespace": namespace, "terms": terms, "sample": sample}
 
 
 class LexicalStatsGraph:
@@ -66,5 +71,5 @@ class LexicalStatsGraph:
         (record,) = await self.client.read(statistics_query(namespace, words, totals=totals))
         return LexicalCounts(
             documents=int(record["documents"]) if totals else None,
-            mean_length=float(record["meanLength"] or 0.0) if totals else None,
+            sample=[str(c) for c in record["sample"]] if totals else None,
             frequencies={str(t): int(df) for t, df in record["frequencies"]})

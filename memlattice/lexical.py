@@ -14,8 +14,8 @@ computed here, from statistics of the namespace alone (graph.lexical_stats):
     idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
 
 with N the namespace's memories, df(t) those of them the fulltext index
-matches for t, and |d| a memory's length in space-separated words of its
-content (the same measure the statistics query averages in Cypher).
+matches for t, and |d| the number of index terms of a memory's content (what
+Lucene counts as a field's length: stop words do not count).
 
 Terms are what Lucene's English analyzer, which the index is built with,
 makes of the text: Unicode words, possessives dropped, lower case, its
@@ -81,9 +81,13 @@ def query_terms(text: str) -> dict[str, str]:
 
 
 def length(content: str) -> int:
-    """A memory's length for BM25: its content's space-separated pieces, which
-    Cypher's `size(split(content, ' '))` counts alike over a whole namespace."""
-    return len(content.split(" "))
+    """A memory's length for BM25: the index terms of its content."""
+    return len(terms(content))
+
+
+def mean_length(contents: Sequence[str]) -> float:
+    """The mean `length` of some memories' contents (0 for none)."""
+    return sum(length(c) for c in contents) / len(contents) if contents else 0.0
 
 
 def document_text(content: str, summary: str | None = None, key: str | None = None,

@@ -5,7 +5,8 @@ A search needs its namespace's size and mean length, and the document
 frequency of each of its terms. What it lacks, or holds for longer than
 `ttl_s`, is read in one round trip before its scores are computed, so a score
 never rests on another namespace's data and a namespace's statistics are at
-most a minute behind its writes. Statistics move slowly: a term has to gain
+most a minute behind its writes. The mean length is measured on up to a
+thousand of the namespace's memories, exact below that size. Statistics move slowly: a term has to gain
 a sizeable part of a namespace to move its weight.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from graph.lexical_stats import LexicalStatsGraph
-from memlattice.lexical import Bm25, NamespaceStats
+from memlattice.lexical import Bm25, NamespaceStats, mean_length
 from memlattice.remembered import Remembered
 
 
@@ -35,7 +36,7 @@ class LexicalStatistics:
             counts = await self.graph.counts(namespace, due, totals=totals_due)
             if counts.documents is not None:
                 self._namespaces.put(namespace, NamespaceStats(
-                    documents=counts.documents, mean_length=counts.mean_length or 0.0))
+                    documents=counts.documents, mean_length=mean_length(counts.sample or [])))
             for term in due:
                 self._frequencies.put((namespace, term), counts.frequencies.get(term, 0))
         stats = self._namespaces.get(namespace) or NamespaceStats(documents=0, mean_length=0.0)

@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlattice.lexical import Bm25, NamespaceStats, length, query_terms, terms
+from memlattice.lexical import Bm25, NamespaceStats, length, mean_length, query_terms, terms
 
 
 def test_terms_follow_the_english_analyzer() -> None:
@@ -21,9 +21,11 @@ def test_query_terms_keep_one_word_per_term() -> None:
     assert query_terms("Caroline's garden") == {"carolin": "caroline's", "garden": "garden"}
 
 
-def test_length_counts_space_separated_pieces_as_cypher_split_does() -> None:
-    assert length("a  b c") == 4  # size(split("a  b c", " ")) is 4 too
-    assert length("") == 1
+def test_length_counts_index_terms_as_lucene_does() -> None:
+    assert length("the cat sat on the mat") == 3  # stop words are not counted
+    assert length("") == 0
+    assert mean_length(["the cat", "dogs run", ""]) == 1.0
+    assert mean_length([]) == 0.0
 
 
 def bm25(documents: int, mean: float, **df: int) -> Bm25:
