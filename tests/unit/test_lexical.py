@@ -7,7 +7,16 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlattice.lexical import Bm25, NamespaceStats, length, mean_length, query_terms, terms
+from memlattice.lexical import (
+    Bm25,
+    Field,
+    NamespaceStats,
+    context_fields,
+    length,
+    mean_length,
+    query_terms,
+    terms,
+)
 
 
 def test_terms_follow_the_english_analyzer() -> None:
@@ -61,3 +70,27 @@ def test_scores_are_finite_and_non_negative(n: int, mean: float, df: int, size: 
                                             tf: int) -> None:
     score = bm25(n, mean, t=df).score(["t"] * tf, size)
     assert math.isfinite(score) and score >= 0
+
+
+def test_bm25f_with_one_field_is_bm25() -> None:
+    scorer = bm25(50, 6.0, orchid=3, spring=10)
+    text = ["orchid", "spring", "orchid", "pot"]
+    assert math.isclose(scorer.score_fields([Field(text)]), scorer.score(text, len(text)))
+
+
+def test_a_term_in_two_fields_saturates_once() -> None:
+    scorer = bm25(50, 4.0, orchid=3)
+    one = scorer.score_fields([Field(["orchid", "a", "b", "c"])])
+    both = scorer.score_fields([Field(["orchid", "a", "b", "c"]), Field(["orchid", "d"], 1.0)])
+    assert one < both < 2 * one
+
+
+def test_context_fields_weigh_less_with_distance() -> None:
+    fields = context_fields([(1, "orchids bloom"), (2, "orchid pots"), (1, "yes"), (4, "far")],
+                            hops=3, decay=0.5, mean_length=4.0)
+    assert [f.weight for f in fields] == [0.5, 0.25]
+    assert fields[0].terms == ["orchid", "bloom", "ye"] and fields[0].mean_length == 8.0
+    scorer = bm25(50, 4.0, orchid=3)
+    near = scorer.score_fields([Field(["pot"]), fields[0]])
+    far = scorer.score_fields([Field(["pot"]), fields[1]])
+    assert near > far > 0

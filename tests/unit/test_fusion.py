@@ -1,0 +1,46 @@
+"""memlattice.fusion: z-score fusion of signals over a candidate pool."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memlattice.fusion import completed, fuse_z, zscores
+
+
+def test_zscores_standardise_and_flat_signals_say_nothing() -> None:
+    z = zscores({"a": 1.0, "b": 2.0, "c": 3.0})
+    assert math.isclose(z["b"], 0.0) and math.isclose(z["a"], -z["c"])
+    assert zscores({"a": 5.0, "b": 5.0}) == {"a": 0.0, "b": 0.0}
+    assert zscores({}) == {}
+
+
+def test_missing_values_take_the_lowest_seen() -> None:
+    assert completed({"a": 0.9, "b": None}, ["a", "b", "c"]) == {"a": 0.9, "b": 0.9, "c": 0.9}
+    assert completed({"a": 0.9, "b": 0.2}, ["a", "b", "c"])["c"] == 0.2
+
+
+def test_a_signal_with_a_clear_winner_outweighs_a_flat_noisy_one() -> None:
+    ids = ["hit", "x", "y", "z"]
+    strong = {"hit": 10.0, "x": 1.0, "y": 1.0, "z": 1.0}      # one clear lexical match
+    weak = {"hit": 0.50, "x": 0.52, "y": 0.51, "z": 0.49}     # cosine that barely varies
+    fused = fuse_z([strong, weak], ids)
+    assert max(fused, key=lambda k: fused[k]) == "hit"
+
+
+def test_fused_scores_span_zero_to_one() -> None:
+    fused = fuse_z([{"a": 3.0, "b": 1.0, "c": 2.0}], ["a", "b", "c"])
+    assert fused == {"a": 1.0, "b": 0.0, "c": 0.5}
+    assert fuse_z([{"a": 1.0, "b": 1.0}], ["a", "b"]) == {"a": 1.0, "b": 1.0}
+    assert fuse_z([], []) == {}
+
+
+@given(st.dictionaries(st.sampled_from("abcdefgh"), st.floats(-1e6, 1e6), min_size=1),
+       st.dictionaries(st.sampled_from("abcdefgh"), st.floats(0, 1), min_size=1))
+def test_fused_scores_are_finite_and_bounded(a: dict[str, float], b: dict[str, float]) -> None:
+    ids = sorted(set(a) | set(b))
+    fused = fuse_z([dict(a), dict(b)], ids)
+    assert set(fused) == set(ids)
+    assert all(0.0 <= v <= 1.0 and math.isfinite(v) for v in fused.values())
