@@ -95,6 +95,10 @@ class Found:
 
     props: Mapping[str, Any]
     score: float
+    # The cosine to the query of a lexical candidate, when the search asked for it.
+    similarity: float | None = None
+    # (hops away, content) of its neighbours along NEXT, when the search asked for them.
+    context: tuple[tuple[int, str], ...] = ()
 
     @property
     def id(self) -> str:
@@ -114,6 +118,7 @@ class Reached:
     props: Mapping[str, Any]
     similarity: float | None
     path: tuple[tuple[str, str, str], ...]
+    context: tuple[tuple[int, str], ...] = ()
 
     @property
     def id(self) -> str:
@@ -341,7 +346,7 @@ class MemoryGraph:
         self, flt: MemoryFilter, *, tenant: Tenant, now: datetime, vector: list[float] | None,
         lucene: str | None, candidates: int, expansion: ExpansionConfig | None,
         with_embeddings: bool, needed: int = 10, space: VectorSpace | None = None,
-        first_try: bool = False,
+        first_try: bool = False, context_hops: int = 0, cross_similarity: bool = False,
     ) -> SearchResult:
         """One recall round trip (graph.recall_query); `first_try` marks a small pool
         whose shortfall the caller answers with a second, full search."""
@@ -351,7 +356,7 @@ class MemoryGraph:
         records = await self.client.read(recall_query.search(
             flt, tenant=tenant, now=now, vector=vector, lucene=lucene, candidates=candidates,
             expansion=expansion, with_embeddings=with_embeddings, needed=needed, space=space,
-            first_try=first_try,
+            first_try=first_try, context_hops=context_hops, cross_similarity=cross_similarity,
         ))
         record = records[0]
         keys = set(record.keys())
@@ -372,7 +377,8 @@ class MemoryGraph:
             rows = [x for x in record[key] if _exists(x["m"])]
             for x in rows:
                 note_conflicts(x)
-            return [Found(x["m"], float(x["score"])) for x in rows]
+            return [Found(x["m"], float(x["score"]), similarity=x.get("similarity"),
+                          context=_context(x)) for x in rows]
 
         reached: list[Reached] = []
         if "expanded" in keys:
@@ -387,6 +393,7 @@ class MemoryGraph:
                         similarity=x["similarity"],
                         path=tuple((step["type"], step["source"], step["target"])
                                    for step in x["path"]),
+                        context=_context(x),
                     ))
         semantic, lexical = found("semantic"), found("lexical")
         return SearchResult(semantic=semantic, lexical=lexical, reached=reached,
@@ -524,6 +531,10 @@ def _fenced(flt: MemoryFilter, tenant: Tenant) -> MemoryFilter:
     if flt.scope_keys is not None and tenant.scopes is not None:
         return flt.model_copy(update={"scope_keys": tenant.clip_scope_keys(flt.scope_keys)})
     return flt
+
+
+def _context(row: Mapping[str, Any]) -> tuple[tuple[int, str], ...]:
+    return tuple((int(c["hop"]), str(c["content"] or "")) for c in row.get("context") or ())
 
 
 def _exists(props: Mapping[str, Any]) -> bool:

@@ -40,6 +40,7 @@ def search(
     f: MemoryFilter, *, tenant: Tenant, now: datetime, vector: list[float] | None, lucene: str | None,
     candidates: int, expansion: ExpansionConfig | None = None, with_embeddings: bool = False,
     needed: int = 10, space: VectorSpace | None = None, first_try: bool = False,
+    context_hops: int = 0, cross_similarity: bool = False,
 ) -> Query:
     """Recall in one round trip: vector and fulltext candidates, graph neighbours
     of every candidate, and CONTRADICTS neighbours of everything returned.
@@ -61,6 +62,12 @@ def search(
     costs a pass over the documents it matches, and status matches nearly all
     of a namespace: at 100k memories it added 0.85 ms to each search. Inactive
     memories then take pool slots instead, and too few left is a shortfall.
+
+    With `context_hops`, every candidate row carries the contents of its
+    neighbours along NEXT up to that many steps away (`context`: hop and
+    content; memlattice.lexical.context_fields); with `cross_similarity`,
+    lexical rows carry their cosine to `vector` too (`similarity`), so that
+    fusion scores every candidate on both signals.
     """
     conds, params = filter_conditions(f)
     # The tenant's clearance and scope limits are never in the vector index's
@@ -93,6 +100,29 @@ def search(
         if space is not None and with_embeddings:
             return project_memory(var, embedding_expr=side_vector(var))
         return project_memory(var, embedding=with_embeddings)
+
+    def similarity_to_query(var: str) -> str:
+        """The cosine of `var`'s vector (in the searched space) to the query's."""
+        if space is not None:
+            return f"vector.similarity.cosine({side_vector(var)}, $vector)"
+        return (f"CASE WHEN {var}.embedding IS NOT NULL AND size({var}.embedding) = size($vector)"
+                f" THEN vector.similarity.cosine({var}.embedding, $vector) END")
+
+    def row(var: str, score: str | None = "score", similarity: str | None = None,
+            path: str | None = None) -> str:
+        """One candidate as the map every list collects: its projection, element id,
+        visible CONTRADICTS neighbours, and what ranking needs of it besides."""
+        fields = [f"m: {shape(var)}"]
+        if score is not None:
+            fields.append(f"score: {score}")
+        fields += [f"eid: elementId({var})", f"conflicts: {conflicts(var)}"]
+        if similarity is not None:
+            fields.append(f"similarity: {similarity}")
+        if context_hops > 0:
+            fields.append(f"context: {sequence_context(var, context_hops)}")
+        if path is not None:
+            fields.append(f"path: {path}")
+        return "{" + ", ".join(fields) + "}"
 
     def carry(var: str, names: str) -> str:
         return f"{names}, {var}_then" if as_of else names
@@ -131,8 +161,7 @@ def search(
             f" WHERE {' AND '.join(side_in_index)} LIMIT $candidates) SCORE AS score\n"
             "  MATCH (v)-[:EMBEDS]->(m:Memory)\n"
             f"  {keep('m', 'm, score')}"
-            f"  RETURN collect({{m: {shape('m')}, score: score, eid: elementId(m),"
-            f" conflicts: {conflicts('m')}}}) AS approximate\n}}"
+            f"  RETURN collect({row('m')}) AS approximate\n}}"
         )
         # Status lives on the memory, so some filtering always follows the index.
         parts.append(
@@ -144,8 +173,7 @@ def search(
             f"  WITH {carry('m', 'm')},"
             f" vector.similarity.cosine(v.`{space.vector_property}`, $vector) AS score\n"
             "  ORDER BY score DESC, m.id LIMIT $candidates\n"
-            f"  RETURN collect({{m: {shape('m')}, score: score, eid: elementId(m),"
-            f" conflicts: {conflicts('m')}}}) AS exact\n}}\n"
+            f"  RETURN collect({row('m')}) AS exact\n}}\n"
             "WITH CASE WHEN size(exact) > 0 THEN exact ELSE approximate END AS semantic"
         )
         lists.append("semantic")
@@ -157,8 +185,7 @@ def search(
             f"    SEARCH m IN (VECTOR INDEX {VECTOR_INDEX} FOR $vector"
             f" WHERE {' AND '.join(in_index)} LIMIT $candidates) SCORE AS score\n"
             f"  {keep('m', 'm, score')}"
-            f"  RETURN collect({{m: {shape('m')}, score: score, eid: elementId(m),"
-            f" conflicts: {conflicts('m')}}}) AS approximate\n}}"
+            f"  RETURN collect({row('m')}) AS approximate\n}}"
         )
         if exact_fallback:
             # Filters the index cannot apply ran after it: when they left fewer than
@@ -173,8 +200,7 @@ def search(
                 + f"  WITH {carry('m', 'm')}, vector.similarity.cosine(m.embedding, $vector)"
                 " AS score\n"
                 "  ORDER BY score DESC, m.id LIMIT $candidates\n"
-                f"  RETURN collect({{m: {shape('m')}, score: score, eid: elementId(m),"
-            f" conflicts: {conflicts('m')}}}) AS exact\n}}\n"
+                f"  RETURN collect({row('m')}) AS exact\n}}\n"
                 "WITH CASE WHEN size(exact) > 0 THEN exact ELSE approximate END AS semantic"
             )
         else:
@@ -182,14 +208,15 @@ def search(
         lists.append("semantic")
         params["vector"] = vector
     if lucene is not None:
+        lexical_similarity = (similarity_to_query("m") if cross_similarity and vector is not None
+                              else None)
         parts.append(
             "CALL () {\n"
             f"  CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $lucene,"
             " {limit: $ftLimit}) YIELD node AS m, score\n"
             f"  {keep('m', 'm, score')}"
             f"  WITH {carry('m', 'm, score')} LIMIT $candidates\n"
-            f"  RETURN collect({{m: {shape('m')}, score: score, eid: elementId(m),"
-            f" conflicts: {conflicts('m')}}}) AS lexical\n}}"
+            f"  RETURN collect({row('m', similarity=lexical_similarity)}) AS lexical\n}}"
         )
         lists.append("lexical")
         params["lucene"] = fenced_lucene(lucene, tenant.namespace, f.scope_keys)
@@ -200,13 +227,10 @@ def search(
     if expansion is not None:
         n_conds = " AND ".join([tenant_visible("n"), *filter_conditions(f, var="n")[0]])
         step = _QPP_STEP[expansion.direction].format(guard=f"{owned('pa')} AND {owned('pb')}")
-        if vector is None:
-            similarity = "null"
-        elif space is not None:
-            similarity = f"vector.similarity.cosine({side_vector('n')}, $vector)"
-        else:
-            similarity = ("CASE WHEN n.embedding IS NOT NULL AND size(n.embedding) = size($vector)"
-                          " THEN vector.similarity.cosine(n.embedding, $vector) END")
+        path = ("[rel IN relationships(p) | {type: type(rel), source: startNode(rel).id,"
+                " target: endNode(rel).id}]")
+        reached = row("n", score=None, path=path,
+                      similarity=similarity_to_query("n") if vector is not None else "null")
         parts.append(
             f"CALL ({', '.join(lists)}) {{\n"
             f"  UNWIND {' + '.join(candidate_ids)} AS seedEid\n"
@@ -217,11 +241,7 @@ def search(
             + (f"    WHERE n <> s AND {n_conds}\n" if not as_of
                else f"    WHERE n <> s\n    {keep('n', 'p, n')}")
             + f"    WITH {carry('n', 'p, n')} ORDER BY length(p), n.id LIMIT $perSeed\n"
-            f"    RETURN collect({{m: {shape('n')}, eid: elementId(n),"
-            f" conflicts: {conflicts('n')},"
-            f" similarity: {similarity},"
-            " path: [rel IN relationships(p) | {type: type(rel), source: startNode(rel).id,"
-            " target: endNode(rel).id}]}) AS reached\n"
+            f"    RETURN collect({reached}) AS reached\n"
             "  }\n"
             "  RETURN collect({seed: s.id, reached: reached}) AS expanded\n}"
         )
@@ -231,6 +251,20 @@ def search(
     query = "CYPHER 25\n" + "\n".join(parts) + "\nRETURN " + ", ".join(returns)
     params.update(**tenant.params(), now=now, candidates=candidates, needed=needed)
     return query, params
+
+
+def sequence_context(var: str, hops: int) -> str:
+    """The contents of `var`'s neighbours along NEXT up to `hops` steps either way,
+    each with its distance; every node on the way must be the tenant's to see, and
+    a forgotten memory's words no longer count:
+
+        COLLECT { MATCH cp = (m) ((ca)-[:NEXT]-(cb) WHERE <cb owned, not forgotten>){1,3}
+                  (ctx:Memory)
+                  RETURN {hop: length(cp), content: ctx.content} }
+    """
+    guard = f"{owned('cb')} AND cb.status IN ['active', 'superseded']"
+    return (f"COLLECT {{ MATCH cp = ({var}) ((ca)-[:NEXT]-(cb) WHERE {guard}){{1,{int(hops)}}}"
+            " (ctx:Memory) RETURN {hop: length(cp), content: ctx.content} }")
 
 
 def _needs_post_filter(f: MemoryFilter) -> bool:

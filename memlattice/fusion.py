@@ -40,16 +40,17 @@ def completed(values: Mapping[str, float | None], ids: Sequence[str]) -> dict[st
 
 
 def fuse_z(signals: Sequence[Mapping[str, float | None]], ids: Sequence[str]) -> dict[str, float]:
-    """The sum of the signals' z-scores over `ids`, rescaled to [0, 1] over them
-    (1 for the best candidate; all 1 when they tie), so that the factors and
-    graph shares that follow multiply a non-negative score."""
+    """The sum of the signals' z-scores over `ids`, as a score in (0, 1): the
+    standard normal CDF of the sum divided by sqrt(number of signals), which is
+    how a sum of that many independent standard scores spreads. No constant is
+    fitted, candidates keep their order, and unlike a min-max rescaling the
+    weakest of a small pool is not pushed to 0 (the factors, graph shares and
+    MMR that follow multiply and compare these scores)."""
     if not ids:
         return {}
     total = dict.fromkeys(ids, 0.0)
     for signal in signals:
         for k, z in zscores(completed(signal, ids)).items():
             total[k] += z
-    low, high = min(total.values()), max(total.values())
-    if high - low <= 1e-12:
-        return dict.fromkeys(ids, 1.0)
-    return {k: (v - low) / (high - low) for k, v in total.items()}
+    spread = math.sqrt(max(len(signals), 1))
+    return {k: 0.5 * math.erfc(-v / spread / math.sqrt(2.0)) for k, v in total.items()}

@@ -112,11 +112,13 @@ class SearchMode(StrEnum):
 
 
 class ScoringMode(StrEnum):
-    """How candidates are scored: raw similarity, weighted parts, or rank fusion."""
+    """How candidates are scored: raw similarity, weighted parts, rank fusion, or
+    score fusion (memlattice.fusion)."""
 
     SIMILARITY = "similarity"
     HYBRID = "hybrid"
     RRF = "rrf"
+    FUSION = "fusion"
 
 
 def utcnow() -> datetime:

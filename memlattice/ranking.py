@@ -9,6 +9,9 @@ the rules are unit-tested on their own. The pipeline, in order:
      calibration between cosine and BM25 (unrelated scales);
    - hybrid: a weighted mean of similarity, max-normalised BM25, recency and
      popularity, each in [0, 1];
+   - fusion (the default): the sum of each signal's z-score over the
+     candidates, rescaled to [0, 1] (memlattice.fusion); every candidate
+     carries both signals, so a weak one cannot drag a strong one down;
    recency `0.5 ** (age / half_life)` and popularity (log access count) also
    act as gentle factors in the two rank modes when their weights are set;
 2. small multiplicative boosts for an exact key or tag match, then confidence
@@ -28,6 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from memlattice.fusion import fuse_z
 from memlattice.lucene import words
 from memlattice.model import ScoringMode, SearchMode
 from memlattice.search_config import ExpansionConfig, SearchConfig
@@ -132,6 +136,11 @@ def base_scores(
     ftss = {k: (c.fts if mode is not SearchMode.SEMANTIC else None) for k, c in by_id.items()}
     sim_rank, fts_rank = _ranks(sims), _ranks(ftss)
     max_fts = max((v for v in ftss.values() if v is not None), default=0.0)
+    fused: dict[str, float] = {}
+    if config.scoring is ScoringMode.FUSION:
+        signals = [signal for signal, used in ((sims, mode is not SearchMode.LEXICAL),
+                                              (ftss, mode is not SearchMode.SEMANTIC)) if used]
+        fused = fuse_z(signals, [k for k in by_id if sims[k] is not None or ftss[k] is not None])
     max_access = max((c.access_count for c in by_id.values()), default=0)
     half_life = config.decay_half_life_days
     w = config.weights
@@ -146,6 +155,8 @@ def base_scores(
         pop = popularity(c.access_count, max_access)
         if config.scoring is ScoringMode.SIMILARITY:
             base = (s if mode is not SearchMode.LEXICAL else f) or 0.0
+        elif config.scoring is ScoringMode.FUSION:
+            base = fused[id]
         elif config.scoring is ScoringMode.RRF:
             base = sum(1.0 / (config.rrf_k + r) for r in (sim_rank.get(id), fts_rank.get(id)) if r)
         else:

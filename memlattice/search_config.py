@@ -60,7 +60,10 @@ class ExpansionConfig(_Frozen):
 
 class SearchConfig(_Frozen):
     mode: SearchMode = SearchMode.HYBRID
-    scoring: ScoringMode = ScoringMode.RRF
+    # Every candidate is scored on both signals and their z-scores are summed
+    # (memlattice.fusion): unlike RRF, a signal that is weak for the query
+    # cannot drag a strong one down.
+    scoring: ScoringMode = ScoringMode.FUSION
     weights: Weights = Field(default_factory=Weights)
     rrf_k: int = Field(default=60, ge=1, le=1000)
     decay_half_life_days: float | None = Field(default=None, gt=0)
@@ -70,6 +73,11 @@ class SearchConfig(_Frozen):
     use_salience: bool = True
     mmr_lambda: float | None = Field(default=None, ge=0, le=1)
     expansion: ExpansionConfig | None = None
+    # A memory's neighbours along NEXT (the turns around a conversation turn) up
+    # to this many steps either way count as lexical fields of it, weighted
+    # `context_decay ** steps` (memlattice.lexical.context_fields); 0 turns it off.
+    context_hops: int = Field(default=3, ge=0, le=5)
+    context_decay: float = Field(default=0.5, gt=0, le=1)
     min_score: float | None = None
     limit: int = Field(default=10, ge=1, le=200)
     candidates: int | None = Field(default=None, ge=1, le=2000)

@@ -31,7 +31,7 @@ from memlattice.auth import Tenant
 from memlattice.embeddings import Embedder, check_dimension
 from memlattice.errors import MemlatticeError, ValidationError
 from memlattice.index_shares import IndexShares
-from memlattice.lexical import Bm25, document_text, length, query_terms, terms
+from memlattice.lexical import Bm25, Field, context_fields, document_text, query_terms, terms
 from memlattice.lexical_stats import LexicalStatistics
 from memlattice.lucene import any_terms
 from memlattice.model import (
@@ -39,6 +39,7 @@ from memlattice.model import (
     MemoryFilter,
     MemoryInput,
     MemoryPatch,
+    ScoringMode,
     SearchMode,
     utcnow,
 )
@@ -283,19 +284,27 @@ class MemoryService:
                 candidates=pool, expansion=expansion,
                 with_embeddings=config.mmr_lambda is not None, needed=config.limit, space=space,
                 first_try=first_try,
+                context_hops=config.context_hops if lucene is not None else 0,
+                cross_similarity=config.scoring is ScoringMode.FUSION,
             ), self.lexical.bm25(tenant.namespace, query_terms(request.query or ""))
                 if lucene is not None else _no_bm25())
             props: dict[str, Mapping[str, Any]] = {}
             embeddings: dict[str, list[float]] = {}
             candidates: list[Candidate] = []
+            # Fusion scores every candidate on both signals: the vector side's on its
+            # words too, the lexical side's on its cosine (read by the query).
+            both = config.scoring is ScoringMode.FUSION
             for found, as_similarity in [(x, True) for x in result.semantic] + [
                     (x, False) for x in result.lexical]:
                 props[found.id] = found.props
                 if found.embedding is not None:
                     embeddings[found.id] = found.embedding
+                fts = None
+                if bm25 is not None and (both or not as_similarity):
+                    fts = lexical_score(bm25, found.props, found.context, config)
                 candidates.append(_candidate(
-                    found.props, similarity=found.score if as_similarity else None,
-                    fts=None if as_similarity or bm25 is None else lexical_score(bm25, found.props)))
+                    found.props, fts=fts,
+                    similarity=found.score if as_similarity else found.similarity if both else None))
             return (result, base_scores(candidates, config, now=now, query=request.query),
                     props, embeddings)
 
@@ -375,12 +384,16 @@ async def _no_bm25() -> None:
     return None
 
 
-def lexical_score(bm25: Bm25, props: Mapping[str, Any]) -> float:
-    """A lexical candidate's BM25 with its namespace's statistics (memlattice.lexical),
-    in place of the fulltext index's score, which counts every tenant's memories."""
-    content = str(props.get("content") or "")
-    text = document_text(content, props.get("summary"), props.get("key"), props.get("tags") or ())
-    return bm25.score(terms(text), length(content))
+def lexical_score(bm25: Bm25, props: Mapping[str, Any], context: Sequence[tuple[int, str]],
+                  config: SearchConfig) -> float:
+    """A candidate's BM25F with its namespace's statistics (memlattice.lexical), in
+    place of the fulltext index's score, which counts every tenant's memories:
+    its own text, and the turns around it when it has some (`context`)."""
+    text = document_text(str(props.get("content") or ""), props.get("summary"), props.get("key"),
+                         props.get("tags") or ())
+    return bm25.score_fields([Field(terms(text)), *context_fields(
+        context, hops=config.context_hops, decay=config.context_decay,
+        mean_length=bm25.stats.mean_length)])
 
 
 def _candidate(props: Mapping[str, Any], *, similarity: float | None,

@@ -215,6 +215,11 @@ class SearchInput:
     use_salience: bool | None = None
     mmr_lambda: float | None = None
     expansion: ExpansionInput | None = None
+    context_hops: int | None = strawberry.field(default=None, description=(
+        "A memory's neighbours along NEXT (the turns around a conversation turn) up to this"
+        " many steps either way count as weaker lexical fields of it (default 3; 0: off)."))
+    context_decay: float | None = strawberry.field(default=None, description=(
+        "The weight of those neighbours' words per step away (default 0.5)."))
     reranker: str | None = None
     min_score: float | None = None
     limit: int | None = None
@@ -228,7 +233,7 @@ class SearchInput:
             name: getattr(self, name)
             for name in ("mode", "scoring", "decay_half_life_days", "key_boost", "tag_boost",
                          "use_confidence", "use_salience", "mmr_lambda", "reranker",
-                         "min_score", "limit", "candidates")
+                         "min_score", "limit", "candidates", "context_hops", "context_decay")
             if getattr(self, name) is not None
         }
         if self.weights is not None:

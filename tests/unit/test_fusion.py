@@ -30,10 +30,12 @@ def test_a_signal_with_a_clear_winner_outweighs_a_flat_noisy_one() -> None:
     assert max(fused, key=lambda k: fused[k]) == "hit"
 
 
-def test_fused_scores_span_zero_to_one() -> None:
+def test_fused_scores_are_the_normal_cdf_of_the_scaled_z_sum() -> None:
     fused = fuse_z([{"a": 3.0, "b": 1.0, "c": 2.0}], ["a", "b", "c"])
-    assert fused == {"a": 1.0, "b": 0.0, "c": 0.5}
-    assert fuse_z([{"a": 1.0, "b": 1.0}], ["a", "b"]) == {"a": 1.0, "b": 1.0}
+    z = math.sqrt(1.5)  # (3 - 2) / population std of (1, 2, 3)
+    assert math.isclose(fused["a"], 0.5 * math.erfc(-z / math.sqrt(2)))
+    assert math.isclose(fused["c"], 0.5) and math.isclose(fused["a"] + fused["b"], 1.0)
+    assert fuse_z([{"a": 1.0, "b": 1.0}], ["a", "b"]) == {"a": 0.5, "b": 0.5}
     assert fuse_z([], []) == {}
 
 

@@ -30,11 +30,26 @@ def _ids(scored: list) -> list[str]:  # type: ignore[type-arg]
 def test_rrf_rewards_agreement_between_lists() -> None:
     cands = [Candidate("a", similarity=0.9), Candidate("b", similarity=0.8),
              Candidate("b", fts=7.0), Candidate("d", fts=3.0)]
-    scored = base_scores(cands, SearchConfig(), now=NOW, query=None)
+    scored = base_scores(cands, SearchConfig(scoring=ScoringMode.RRF), now=NOW, query=None)
     assert _ids(scored)[0] == "b"
     b = scored[0]
     assert b.score == pytest.approx(1 / 62 + 1 / 61)
     assert (b.similarity, b.fts, b.similarity_rank, b.fts_rank) == (0.8, 7.0, 2, 1)
+
+
+def test_fusion_is_the_default_and_sums_z_scores_of_both_signals() -> None:
+    # Every candidate carries both signals (the service scores each on both).
+    cands = [Candidate("a", similarity=0.90, fts=0.0), Candidate("b", similarity=0.80, fts=9.0),
+             Candidate("c", similarity=0.85, fts=1.0), Candidate("d", similarity=0.70, fts=0.5)]
+    scored = base_scores(cands, SearchConfig(), now=NOW, query=None)
+    assert _ids(scored) == ["b", "a", "c", "d"]
+    assert all(0.0 < s.score < 1.0 for s in scored)
+
+
+def test_fusion_of_one_signal_keeps_its_order() -> None:
+    cands = [Candidate("a", fts=2.0), Candidate("b", fts=6.0), Candidate("c", fts=4.0)]
+    lexical = SearchConfig(mode=SearchMode.LEXICAL)
+    assert _ids(base_scores(cands, lexical, now=NOW, query=None)) == ["b", "c", "a"]
 
 
 def test_similarity_mode_uses_the_chosen_list_only() -> None:
