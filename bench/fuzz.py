@@ -3,9 +3,16 @@
 Schemathesis reads the schema from the running server (introspection) and
 generates operations for every root field, with arguments drawn from their
 types; our custom scalars get strategies of their own (vectors of the wrong
-length as well as the right one, JSON of any shape). Every answer must be a
-200 with data or coded errors: a 5xx, an `INTERNAL` code or a dead server is
-a failure.
+length as well as the right one, JSON of any shape, nested past the JSON
+limit and past the document limit), and so do the edges of the built-in ones:
+DateTimes at and beyond the supported range (`0001-01-01T00:00:00+14:00`),
+Floats up to 1e308 (search weights, half-lives, boosts), Strings that are
+cursors naming impossible times. Every answer must be a 200 with data or
+coded errors: a 5xx, an `INTERNAL` code or a dead server is a failure.
+
+`fuzz_bodies` posts raw request bodies besides (JSON that is not a request
+object, deep JSON, bytes that are not UTF-8, odd content types and methods):
+each must be refused with a coded JSON error below 500.
 
     .venv/bin/python -m bench.fuzz                  # private Neo4j + server, 200 per field
     .venv/bin/python -m bench.fuzz --examples 1000 --url http://127.0.0.1:8000
@@ -16,10 +23,12 @@ The test suite runs the same `fuzz` with few examples (tests/integration/test_fu
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import timedelta, timezone
 from typing import Any
 
 import schemathesis
@@ -38,14 +47,35 @@ from graphql.language import NameNode
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from memlattice.nesting import MAX_JSON_DEPTH, MAX_REQUEST_DEPTH
+
 DIMENSION = 256
+# The ends of the supported range (memlattice.times) and the instants just past them.
+EDGE_TIMES = ("0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999Z",
+              "0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00",
+              "9999-12-31T24:00:00", "0001-01-01T09:59:59.999999+10:00")
+HUGE_FLOATS = (1e308, -1e308, 1.7976931348623157e308, 5e-324, 1e-320, 1e16, 1001.0)
 
 
 def _float(x: float) -> ValueNode:
     return FloatValueNode(value=repr(float(x)))
 
 
+def _nested_list(levels: int) -> ValueNode:
+    node: ValueNode = IntValueNode(value="1")
+    for _ in range(levels):
+        node = ListValueNode(values=(node,))
+    return node
+
+
 def _json_node() -> st.SearchStrategy[ValueNode]:
+    """Any shape, sometimes nested just past the JSON limit or past the document's."""
+    deep = st.sampled_from([MAX_JSON_DEPTH, MAX_JSON_DEPTH + 1, MAX_REQUEST_DEPTH + 1]
+                           ).map(_nested_list)
+    return st.one_of(_shallow_json_node(), deep)
+
+
+def _shallow_json_node() -> st.SearchStrategy[ValueNode]:
     scalars: st.SearchStrategy[ValueNode] = st.one_of(
         st.text(max_size=20).map(lambda s: StringValueNode(value=s)),
         st.integers(-10**6, 10**6).map(lambda i: IntValueNode(value=str(i))),
@@ -69,16 +99,39 @@ def _vector_node() -> st.SearchStrategy[ValueNode]:
         lambda v: ListValueNode(values=tuple(_float(x) for x in v)))
 
 
+def _cursor(stamp: str) -> str:
+    """A pagination cursor as the API encodes one, naming `stamp`."""
+    return base64.urlsafe_b64encode(json.dumps([stamp, "x"]).encode()).decode()
+
+
 def _string_node() -> st.SearchStrategy[ValueNode]:
-    """Any text, but often a valid namespace: random text alone stops at VALIDATION."""
-    return st.one_of(st.sampled_from(["fuzz/a", "fuzz/b/c", "fuzz"]), st.text(max_size=40)
+    """Any text, but often a valid namespace: random text alone stops at VALIDATION;
+    sometimes a cursor naming an instant at or past the edge of the range."""
+    return st.one_of(st.sampled_from(["fuzz/a", "fuzz/b/c", "fuzz"]), st.text(max_size=40),
+                     st.sampled_from(EDGE_TIMES).map(_cursor)
                      ).map(lambda s: StringValueNode(value=s))
+
+
+def _datetime_node() -> st.SearchStrategy[ValueNode]:
+    """Ordinary instants with any offset, and the edges of the supported range."""
+    offsets = st.integers(-14 * 60, 14 * 60).map(lambda m: timezone(timedelta(minutes=m)))
+    ordinary = st.datetimes(timezones=offsets).map(lambda d: d.isoformat())
+    return st.one_of(st.sampled_from(EDGE_TIMES), ordinary
+                     ).map(lambda s: StringValueNode(value=s))
+
+
+def _float_node() -> st.SearchStrategy[ValueNode]:
+    """Ordinary floats, and ones large or small enough to overflow careless arithmetic."""
+    return st.one_of(st.floats(-2, 2, allow_nan=False), st.sampled_from(HUGE_FLOATS)
+                     ).map(_float)
 
 
 def register_scalars() -> None:
     schemathesis.graphql.scalar("JSON", _json_node())
     schemathesis.graphql.scalar("Vector", _vector_node())
     schemathesis.graphql.scalar("String", _string_node())
+    schemathesis.graphql.scalar("DateTime", _datetime_node())
+    schemathesis.graphql.scalar("Float", _float_node())
 
 
 @dataclass
@@ -137,6 +190,72 @@ def _fuzz_operation(operation: Any, base_url: str, *, examples: int,
     send()
 
 
+def _raw_body() -> st.SearchStrategy[bytes]:
+    """Bodies a client should not send: JSON of any kind, deep JSON, requests with
+    fields of the wrong types, batches of anything, bytes that are not UTF-8."""
+    json_values = st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+        | st.text(max_size=10),
+        lambda inner: st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=10)
+    fields = st.fixed_dictionaries({}, optional={
+        "query": st.one_of(st.just("{ __typename }"), json_values),
+        "variables": json_values, "operationName": json_values, "extensions": json_values})
+    deep = st.integers(MAX_REQUEST_DEPTH - 2, 3000).map(
+        lambda n: ('{"query": "{ __typename }", "variables": {"x": ' + "[" * n + "]" * n
+                   + "}}"))
+    return st.one_of(
+        json_values.map(json.dumps), fields.map(json.dumps),
+        st.lists(fields, max_size=3).map(json.dumps), deep,
+    ).map(str.encode) | st.binary(max_size=64)
+
+
+def fuzz_bodies(base_url: str, *, examples: int, headers: dict[str, str] | None = None,
+                seed: int | None = None) -> FuzzReport:
+    """Post `examples` malformed requests; a 5xx, a body that is not JSON or an error
+    without a code is a failure."""
+    import httpx
+
+    report = FuzzReport()
+    started = time.monotonic()
+    content_types = st.sampled_from(["application/json", "application/json; charset=utf-8",
+                                     "text/plain", "application/x-www-form-urlencoded",
+                                     "multipart/form-data; boundary=x", ""])
+    methods = st.sampled_from(["POST", "POST", "POST", "PUT", "PATCH", "DELETE"])
+
+    with httpx.Client(base_url=base_url, headers=headers or {}, timeout=60) as http:
+        @settings(max_examples=examples, deadline=None, database=None,
+                  derandomize=seed is not None, phases=[Phase.generate],
+                  suppress_health_check=list(HealthCheck))
+        @given(body=_raw_body(), content_type=content_types, method=methods)
+        def send(body: bytes, content_type: str, method: str) -> None:
+            response = http.request(method, "/graphql", content=body,
+                                    headers={"content-type": content_type})
+            report.cases += 1
+            report.by_field["(raw body)"] += 1
+            report.statuses[response.status_code] += 1
+            try:
+                answer = json.loads(response.content)
+            except ValueError:
+                answer = None
+            errors = (answer.get("errors") or []) if isinstance(answer, dict) else []
+            codes = [str((e.get("extensions") or {}).get("code")) for e in errors]
+            report.codes.update(codes)
+            if (response.status_code >= 500 or not isinstance(answer, dict)
+                    or "INTERNAL" in codes or "None" in codes
+                    or (response.status_code != 200 and not codes)):
+                report.failures.append({"field": "(raw body)", "method": method,
+                                        "content_type": content_type,
+                                        "body": body[:300].decode(errors="replace"),
+                                        "status": response.status_code,
+                                        "answer": response.content[:500].decode(
+                                            errors="replace")})
+
+        send()
+    report.seconds = time.monotonic() - started
+    return report
+
+
 def print_report(report: FuzzReport) -> None:
     print(f"# {report.cases} operations over {len(report.by_field)} root fields"
           f" in {report.seconds:.1f}s")
@@ -156,13 +275,16 @@ def main() -> None:
     args = parser.parse_args()
     if args.url:
         report = fuzz(args.url, examples=args.examples)
+        bodies = fuzz_bodies(args.url, examples=args.examples)
     else:
         from bench._server import served
 
         with served() as server:
             report = fuzz(server.base, examples=args.examples)
+            bodies = fuzz_bodies(server.base, examples=args.examples)
     print_report(report)
-    raise SystemExit(1 if report.failures else 0)
+    print_report(bodies)
+    raise SystemExit(1 if report.failures or bodies.failures else 0)
 
 
 if __name__ == "__main__":

@@ -58,6 +58,7 @@ from memlattice.model import (
 )
 from memlattice.records.payloads import TYPED_MEMORY_TYPES
 from memlattice.search_config import ExpansionConfig
+from memlattice.times import to_utc
 from memlattice.vector_spaces import VectorSpace
 
 
@@ -143,10 +144,12 @@ def encode_cursor(memory: Memory) -> str:
 
 
 def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    """The (createdAt in UTC, id) a cursor stands for; VALIDATION for anything else,
+    a hand-made cursor whose time UTC cannot hold included (`times.OutOfRange`)."""
     try:
         created, id = json.loads(base64.urlsafe_b64decode(cursor.encode()).decode())
-        return datetime.fromisoformat(created), str(id)
-    except (ValueError, TypeError) as exc:
+        return to_utc(datetime.fromisoformat(created)), str(id)
+    except (ValueError, TypeError, RecursionError) as exc:
         raise ValidationError("after is not a cursor this API returned", field="after") from exc
 
 

@@ -41,6 +41,7 @@ from memlattice.events import EventBus
 from memlattice.explorer import explorer_routes
 from memlattice.explorer import is_built as explorer_is_built
 from memlattice.http_auth import RequireKey, principal_of, refuse_unless_operator
+from memlattice.http_requests import CodedHTTP
 from memlattice.observability.http import RequestGuard
 from memlattice.observability.metrics import Metrics, TimedEmbedder
 from memlattice.observability.view import GuardedView
@@ -50,6 +51,7 @@ from memlattice.rerank import RerankerRegistry, http_reranker
 from memlattice.service import MemoryService
 from memlattice.settings import Settings
 from memlattice.spaces import VectorSpaces
+from memlattice.ws_messages import CheckedTransportWS
 from resolvers.context import Context
 from resolvers.errors import coded
 from resolvers.limits import limit_extensions
@@ -97,7 +99,9 @@ def resolve_neo4j_uri(settings: Settings) -> str:
     return settings.neo4j.uri or bolt_uri(settings.local_neo4j)
 
 
-class MemlatticeGraphQL(GuardedView, GraphQL[Context, None]):
+class MemlatticeGraphQL(GuardedView, CodedHTTP, GraphQL[Context, None]):
+    graphql_transport_ws_handler_class = CheckedTransportWS
+
     def __init__(self, runtime_holder: dict[str, Runtime],
                  graphql_schema: MemlatticeSchema = schema, **kwargs: Any) -> None:
         super().__init__(graphql_schema, **kwargs)
@@ -251,7 +255,9 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
             Route("/healthz", healthz),
             Route("/readyz", readyz),
             Route("/metrics", metrics_endpoint),
-            Route("/graphql", RequireKey(graphql, holder), methods=["GET", "POST"]),
+            # Every method reaches the view, which answers other than GET and POST
+            # with a coded 405 (Starlette's own is plain text).
+            Route("/graphql", RequireKey(graphql, holder)),
             WebSocketRoute("/graphql", graphql),
             *explorer_routes(),
         ],

@@ -1,6 +1,10 @@
 """The one exception tree of Memlattice.
 
     MemlatticeError                 code            when
+    ├── BadRequest                  BAD_REQUEST     the request itself is malformed: not a
+    │                                               GraphQL-over-HTTP request, unparsable or
+    │                                               too deeply nested, no or an ambiguous
+    │                                               operation, a subscription over HTTP
     ├── ValidationError             VALIDATION      input is malformed; nothing was written
     │   └── DimensionMismatch       DIMENSION_MISMATCH  a vector of the wrong length
     ├── NotFound                    NOT_FOUND       the id does not exist (or is expired, or
@@ -43,6 +47,10 @@ class MemlatticeError(Exception):
     def extensions(self) -> dict[str, Any]:
         """The JSON-safe payload for a GraphQL error's `extensions`."""
         return {"code": self.code, **self.details}
+
+
+class BadRequest(MemlatticeError):
+    code = "BAD_REQUEST"
 
 
 class ValidationError(MemlatticeError):
@@ -100,6 +108,7 @@ class ProvisioningError(MemlatticeError):
 
 
 __all__ = [
+    "BadRequest",
     "Conflict",
     "DimensionMismatch",
     "EpisodicImmutable",

@@ -2,7 +2,8 @@
 
 A key arrives as `Authorization: Bearer <key>` or `x-api-key: <key>`. A request
 without a valid key is answered 401 with a GraphQL-shaped body whose error
-code is UNAUTHENTICATED, so no resolver runs for it; an accepted request
+code is UNAUTHENTICATED, so no resolver runs for it (a key that cannot be
+checked because Neo4j is away is UNAVAILABLE, HTTP 200); an accepted request
 carries its `Principal` in the ASGI scope, where `get_context` finds it.
 `GET /graphql` without a `query` (the GraphiQL page) passes: the page itself
 holds no data, and the queries it sends need the key like any other.
@@ -23,9 +24,16 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memlattice.apikeys import bearer
 from memlattice.auth import Principal
-from memlattice.errors import Forbidden, MemlatticeError, Unauthenticated
+from memlattice.errors import Forbidden, MemlatticeError, Unauthenticated, Unavailable
 
 PRINCIPAL_SCOPE_KEY = "memlattice.principal"
+# UNAVAILABLE on /graphql is HTTP 200, whether Neo4j fails while the key is
+# checked or while the operation runs. graphql-over-http asks for 200 for every
+# well-formed request answered as application/json, and for 2xx whenever the
+# body has a `data` entry (here null); a 503 would also tempt proxies to
+# replace the body that carries `retryable` and the request id. Only
+# /readyz and /metrics, which are not GraphQL, answer 503.
+GRAPHQL_UNAVAILABLE_STATUS = 200
 API_KEY_HEADER = "x-api-key"
 
 
@@ -69,9 +77,7 @@ class RequireKey:
             return
         runtime = self.holder.get("runtime")
         if runtime is None:
-            await JSONResponse({"data": None, "errors": [{"message": "starting up",
-                                "extensions": {"code": "UNAVAILABLE"}}]},
-                               status_code=503)(scope, receive, send)
+            await _error(Unavailable("starting up", retryable=True), 200)(scope, receive, send)
             return
         try:
             principal = await runtime.auth.authenticate(presented_key(connection.headers))
@@ -79,7 +85,9 @@ class RequireKey:
             await _error(exc, 401)(scope, receive, send)
             return
         except MemlatticeError as exc:
-            await _error(exc, 503)(scope, receive, send)
+            # Neo4j cannot check the key: UNAVAILABLE, with the same 200 as when
+            # it fails during execution (see GRAPHQL_UNAVAILABLE_STATUS).
+            await _error(exc, GRAPHQL_UNAVAILABLE_STATUS)(scope, receive, send)
             return
         scope[PRINCIPAL_SCOPE_KEY] = principal
         await self.app(scope, receive, send)

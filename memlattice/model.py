@@ -19,6 +19,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memlattice.errors import ValidationError
+from memlattice.times import to_utc
 
 MAX_CONTENT_CHARS = 100_000
 MAX_TAGS = 64
@@ -158,12 +159,12 @@ def as_utc(value: datetime | None) -> datetime | None:
 
     Neo4j orders two datetimes of different offsets by more than their instant,
     so inputs are normalised once here, not in each query.
+    A time UTC cannot hold raises `times.OutOfRange`, a ValueError, so pydantic
+    reports it as the field's validation error.
     """
     if value is None:
         return None
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    return to_utc(value)
 
 
 def _json_size_ok(value: Any, what: str, limit: int = 1_000_000) -> Any:

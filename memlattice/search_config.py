@@ -16,17 +16,26 @@ from memlattice.errors import ValidationError
 from memlattice.model import Direction, EdgeType, ScoringMode, SearchMode, validated
 
 
+# Every float knob is bounded, so no ranking arithmetic can reach inf or NaN:
+# weights are relative (a weighted mean divides by their sum), so 1000 is as
+# strong as any larger number; 1e308 summed to inf and inf/inf scored NaN.
+MAX_WEIGHT = 1000.0
+# A half-life beyond ~2,700 years is no decay at all; below a millisecond, all.
+MIN_HALF_LIFE_DAYS = 1e-8
+MAX_HALF_LIFE_DAYS = 1_000_000.0
+
+
 class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Weights(_Frozen):
     """Hybrid weights; each part is first normalised to [0, 1]."""
 
-    similarity: float = Field(default=0.6, ge=0)
-    fulltext: float = Field(default=0.3, ge=0)
-    recency: float = Field(default=0.05, ge=0)
-    popularity: float = Field(default=0.05, ge=0)
+    similarity: float = Field(default=0.6, ge=0, le=MAX_WEIGHT)
+    fulltext: float = Field(default=0.3, ge=0, le=MAX_WEIGHT)
+    recency: float = Field(default=0.05, ge=0, le=MAX_WEIGHT)
+    popularity: float = Field(default=0.05, ge=0, le=MAX_WEIGHT)
 
     @model_validator(mode="after")
     def _some_weight(self) -> Weights:
@@ -66,7 +75,8 @@ class SearchConfig(_Frozen):
     scoring: ScoringMode = ScoringMode.FUSION
     weights: Weights = Field(default_factory=Weights)
     rrf_k: int = Field(default=60, ge=1, le=1000)
-    decay_half_life_days: float | None = Field(default=None, gt=0)
+    decay_half_life_days: float | None = Field(default=None, ge=MIN_HALF_LIFE_DAYS,
+                                               le=MAX_HALF_LIFE_DAYS)
     key_boost: float = Field(default=0.1, ge=0, le=10)
     tag_boost: float = Field(default=0.05, ge=0, le=10)
     use_confidence: bool = True
@@ -100,7 +110,8 @@ class NamespaceSettings(_Frozen):
     backend: SearchMode | None = None
     scoring: ScoringMode | None = None
     weights: Weights | None = None
-    decay_half_life_days: float | None = Field(default=None, gt=0)
+    decay_half_life_days: float | None = Field(default=None, ge=MIN_HALF_LIFE_DAYS,
+                                               le=MAX_HALF_LIFE_DAYS)
     rrf_k: int | None = Field(default=None, ge=1, le=1000)
     # The vector space searched (see memlattice.vector_spaces); changing it
     # re-embeds in the background. Omitted on a later configuration: kept.

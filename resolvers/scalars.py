@@ -5,18 +5,28 @@ numpy pass, instead of graphql-core coercing every float as a `[Float!]` item
 (which cost more than the database write for a batch of 384-d vectors). It
 accepts a JSON array of numbers or, for compact transfers, a base64 string of
 little-endian float32 values.
+
+`DateTime` and `JSON` replace strawberry's own scalars of those names, with
+the same syntax and two bounds: a DateTime must be an instant of the supported
+range (memlattice.times), and a JSON value may nest at most MAX_JSON_DEPTH
+levels (memlattice.nesting). Both are checked while variables and literals are
+coerced, so an input over a bound is VALIDATION before any resolver runs.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+from datetime import datetime
 from typing import Any, NewType
 
 import numpy as np
 import strawberry
+from strawberry.scalars import JSON
 
 from memlattice.errors import ValidationError
+from memlattice.nesting import MAX_JSON_DEPTH, check_json
+from memlattice.times import RANGE_TEXT, parse_instant
 
 MAX_DIMENSION = 4096
 
@@ -48,13 +58,41 @@ def parse_vector(value: Any) -> tuple[float, ...]:
     return tuple(array.tolist())
 
 
+def parse_datetime(value: Any) -> datetime:
+    """ISO 8601 text -> an aware UTC datetime of the supported range (else an error
+    graphql-core reports as the variable's or literal's VALIDATION error)."""
+    if not isinstance(value, str):
+        raise TypeError(f"a DateTime is an ISO 8601 string, not {type(value).__name__}")
+    return parse_instant(value)
+
+
+def parse_json(value: Any) -> Any:
+    """Any JSON value nested at most MAX_JSON_DEPTH levels (else ValueError)."""
+    return check_json(value, "a JSON value")
+
+
 Vector = NewType("Vector", tuple)
 
-SCALARS = {
+SCALARS: dict[object, Any] = {
     Vector: strawberry.scalar(
         name="Vector",
         serialize=lambda value: list(value),
         parse_value=parse_vector,
         description="An embedding: a JSON array of numbers, or base64 of little-endian float32.",
+    ),
+    datetime: strawberry.scalar(
+        name="DateTime",
+        serialize=datetime.isoformat,
+        parse_value=parse_datetime,
+        description=f"Date with time (ISO 8601); an offset-less time is UTC. Instants from"
+                    f" {RANGE_TEXT}.",
+    ),
+    JSON: strawberry.scalar(
+        name="JSON",
+        serialize=lambda value: value,
+        parse_value=parse_json,
+        description=f"Any JSON value (ECMA-404) nested at most {MAX_JSON_DEPTH} levels deep.",
+        specified_by_url="https://ecma-international.org/wp-content/uploads/"
+                         "ECMA-404_2nd_edition_december_2017.pdf",
     ),
 }

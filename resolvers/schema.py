@@ -13,6 +13,7 @@ from strawberry.schema.name_converter import NameConverter
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
 
+from resolvers.documents import DocumentShape
 from resolvers.errors import ErrorCodes, coded_stream
 from resolvers.key_recheck import KeyRecheck
 from resolvers.knowledge import KnowledgeMutation, KnowledgeQuery
@@ -70,7 +71,8 @@ def build_schema(
     return MemlatticeSchema(
         query=RootQuery, mutation=RootMutation, subscription=Subscription,
         # Agents repeat the same documents: parse and validate each one once.
-        extensions=[ErrorCodes, KeyRecheck, *extensions, ParserCache, ValidationCache],
+        extensions=[ErrorCodes, DocumentShape, KeyRecheck, *extensions, ParserCache,
+                    ValidationCache],
         config=StrawberryConfig(scalar_map=SCALARS, batching_config=batching,
                                 name_converter=RememberingNameConverter()),
     )

@@ -3,7 +3,8 @@
 These tests own a private Neo4j (its own home and port), since they stop and
 kill it; the rest of the suite never notices. What they hold the service to:
 
-* with Neo4j down, requests fail fast with UNAVAILABLE and /readyz says 503;
+* with Neo4j down, requests fail fast with UNAVAILABLE (HTTP 200 on /graphql, also
+  when the API key cannot be checked) and /readyz says 503;
 * when Neo4j returns, the same running service recovers by itself;
 * every acknowledged write survives kill -9, and nothing is half-written:
   a batch is all there or not at all, a memory never lacks its audit entry,
@@ -161,6 +162,14 @@ async def test_down_fails_fast_then_recovers(service: httpx.AsyncClient,
         keyed = await keyed_service.get(
             "/metrics", headers={"authorization": "Bearer mlk_0123456789ab_" + "x" * 43})
         assert keyed.status_code == 503
+        # On /graphql, UNAVAILABLE is HTTP 200 whether it comes from checking the key
+        # (it was 503) or from running the operation (always 200).
+        checked = await keyed_service.post(
+            "/graphql", json={"query": "{ __typename }"},
+            headers={"authorization": "Bearer mlk_0123456789ab_" + "x" * 43})
+        assert checked.status_code == 200, checked.text
+        assert checked.json()["errors"][0]["extensions"]["code"] == "UNAVAILABLE"
+        assert checked.json()["errors"][0]["extensions"]["retryable"] is True
     finally:
         await asyncio.to_thread(neo4j_local.start, private_neo4j, PASSWORD)
     recovered = await wait_until_ok(service, namespace, within_s=60)

@@ -164,6 +164,7 @@ async def test_batches_are_refused_by_default(limited: httpx.AsyncClient, graph_
            "variables": {"i": {"namespace": namespace, "content": "batched"}}}
     response = await limited.post("/graphql", json=[one, one])
     assert response.status_code == 400
+    assert response.json()["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
     assert await count_memories(graph_client, namespace) == 0
 
 
@@ -174,6 +175,12 @@ async def test_batches_are_capped_when_enabled(settings: Settings, graph_client:
     async with app_with(settings, limits=LimitsSettings(max_batch_operations=2)) as client:
         refused = await client.post("/graphql", json=[one, one, one])
         assert refused.status_code == 400
+        assert refused.json()["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
+        # A batch item that is not an operation object was a 500.
+        for item in (5, "x", None, [one]):
+            odd = await client.post("/graphql", json=[one, item])
+            assert odd.status_code == 400, odd.text
+            assert odd.json()["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
         assert await count_memories(graph_client, namespace) == 0
         accepted = await client.post("/graphql", json=[one, one])
         assert accepted.status_code == 200

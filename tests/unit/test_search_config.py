@@ -33,3 +33,37 @@ def test_unknown_preset_and_bad_overrides_are_validation() -> None:
         resolve_config("nope", None, {})
     with pytest.raises(ValidationError, match="limit"):
         resolve_config(None, None, {"limit": 0})
+
+
+@pytest.mark.parametrize("overrides", [
+    {"weights": {"similarity": 1e308, "fulltext": 1e308, "recency": 0, "popularity": 0}},
+    {"weights": {"similarity": 1001, "fulltext": 0, "recency": 0, "popularity": 0}},
+    {"weights": {"similarity": float("inf"), "fulltext": 0, "recency": 0, "popularity": 0}},
+    {"decay_half_life_days": 1e308}, {"decay_half_life_days": 1e-320},
+    {"min_score": float("inf")}, {"key_boost": 1e308},
+])
+def test_float_knobs_that_could_overflow_are_refused(overrides: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        resolve_config(None, None, overrides)
+
+
+def test_the_extremes_allowed_still_score_finite() -> None:
+    import math
+    from datetime import UTC, datetime
+
+    from memlattice.ranking import Candidate, base_scores
+    from memlattice.search_config import MAX_HALF_LIFE_DAYS, MAX_WEIGHT, MIN_HALF_LIFE_DAYS
+
+    top = {"similarity": MAX_WEIGHT, "fulltext": MAX_WEIGHT, "recency": MAX_WEIGHT,
+           "popularity": MAX_WEIGHT}
+    old, new = datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 12, 31, tzinfo=UTC)
+    candidates = [Candidate(id="a", similarity=1.0, fts=1e308, created_at=old,
+                            access_count=2**62),
+                  Candidate(id="b", similarity=0.0, fts=0.0, created_at=new)]
+    for scoring in ScoringMode:
+        for half_life in (MIN_HALF_LIFE_DAYS, MAX_HALF_LIFE_DAYS):
+            config = resolve_config(None, None, {"scoring": scoring, "weights": top,
+                                                 "decay_half_life_days": half_life})
+            for now in (old, new):
+                scores = base_scores(candidates, config, now=now, query="a")
+                assert all(math.isfinite(s.score) for s in scores), (scoring, half_life, now)
