@@ -18,7 +18,7 @@ from typing import Any
 import uuid_utils
 from neo4j import AsyncManagedTransaction
 
-from graph import queries, recall_query
+from graph import conversations, queries, recall_query
 from graph.client import GraphClient, run
 from graph.codec import (
     MEMORY_TIMES,
@@ -55,6 +55,7 @@ from memlattice.model import (
     MemoryPatch,
     Status,
     camel,
+    utcnow,
 )
 from memlattice.records.payloads import TYPED_MEMORY_TYPES
 from memlattice.search_config import ExpansionConfig
@@ -194,6 +195,60 @@ class MemoryGraph:
             ) from exc
         # What was written is exactly `props`: no need to read it back.
         return [memory_from_properties(props) for props in written]
+
+    async def existing_ids(self, namespace: str, ids: list[str], *, tenant: Tenant) -> set[str]:
+        """Which of `ids` the namespace already holds."""
+        tenant.require_write()
+        records = await self.client.read(conversations.existing(namespace, ids))
+        return {str(r["id"]) for r in records}
+
+    async def ingest_session(
+        self, memories: Sequence[PreparedMemory], *, session: str, turn_ids: list[str],
+        speakers: Sequence[tuple[str, str] | None], namespace: str, tenant: Tenant,
+        actor: str,
+    ) -> tuple[list[Memory], list[Memory]]:
+        """Write the turns the namespace does not hold yet and join every turn of
+        `turn_ids` (in order) to its session, its neighbours and its speaker, in
+        one transaction: (every turn as stored, the turns this call wrote)."""
+        for m in memories:
+            tenant.check_record(namespace=m.input.namespace, scope=m.input.scope,
+                                sensitivity=m.input.sensitivity)
+        times = {m.id: m.now for m in memories}
+        now = max(times.values(), default=None) or utcnow()
+
+        async def work(tx: AsyncManagedTransaction) -> tuple[list[Memory], list[Memory]]:
+            known = {str(r["id"]) for r in await run(tx, conversations.existing(
+                namespace, turn_ids))}
+            fresh = [m for m in memories if m.id not in known]
+            written = [memory_from_properties(p) for p in await self._create_in(tx, fresh, actor,
+                                                                             tenant)]
+            await run(tx, conversations.link_session(
+                namespace=namespace, session=session, now=utcnow(), turns=[
+                    {"id": id, "at": times.get(id, now),
+                     "speakerKey": speaker[0] if speaker else None,
+                     "speakerName": speaker[1] if speaker else None}
+                    for id, speaker in zip(turn_ids, speakers)]))
+            rows = await run(tx, conversations.turns(tenant=tenant, ids=turn_ids))
+            by_id = {str(r["m"]["id"]): memory_from_properties(r["m"]) for r in rows}
+            return [by_id[i] for i in turn_ids if i in by_id], written
+
+        return await self.client.transaction(work)
+
+    async def _create_in(self, tx: AsyncManagedTransaction, memories: Sequence[PreparedMemory],
+                         actor: str, tenant: Tenant) -> list[dict[str, Any]]:
+        """`create`'s write, inside a caller's transaction; the properties written."""
+        written = [
+            memory_properties(m.input, id=m.id, now=m.now, embedding=m.embedding,
+                              embedding_model=m.embedding_model)
+            for m in memories
+        ]
+        if written:
+            await run(tx, queries.create_memories([
+                {"props": {k: v for k, v in props.items() if k not in MEMORY_TIMES},
+                 "times": [epoch_parts(props.get(name)) for name in MEMORY_TIMES],
+                 "auditId": new_id()}
+                for props in written], tenant=tenant, actor=actor))
+        return written
 
     async def update(
         self, *, tenant: Tenant, id: str, patch: MemoryPatch, expected_version: int | None,

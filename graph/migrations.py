@@ -130,6 +130,14 @@ def migrations(dimension: int, index: VectorIndexSettings | None = None) -> list
         Migration(11, "fact generations", (
             "CREATE INDEX fact_key IF NOT EXISTS FOR (m:Fact) ON (m.namespace, m.factKey)",
         )),
+        # Conversations (graph.conversations): a session per namespace and id, its
+        # speakers as entities per namespace and normalised name.
+        Migration(20, "conversation sessions and entities", (
+            "CREATE CONSTRAINT session_key IF NOT EXISTS"
+            " FOR (s:Session) REQUIRE (s.namespace, s.id) IS UNIQUE",
+            "CREATE CONSTRAINT entity_key IF NOT EXISTS"
+            " FOR (e:Entity) REQUIRE (e.namespace, e.key) IS UNIQUE",
+        )),
     ]
 
 

@@ -49,6 +49,12 @@ class PublishingMemoryGraph(MemoryGraph):
         self.bus.publish(self._memory_events(EventKind.WRITTEN, written, kwargs["actor"]))
         return written
 
+    async def ingest_session(self, *args: Any, **kwargs: Any) -> tuple[list[Memory],
+                                                                       list[Memory]]:
+        turns, written = await super().ingest_session(*args, **kwargs)
+        self.bus.publish(self._memory_events(EventKind.WRITTEN, written, kwargs["actor"]))
+        return turns, written
+
     async def update(self, *args: Any, **kwargs: Any) -> Memory:
         updated: Memory = await super().update(*args, **kwargs)
         self.bus.publish(self._memory_events(EventKind.UPDATED, [updated], kwargs["actor"]))

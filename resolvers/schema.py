@@ -13,6 +13,7 @@ from strawberry.schema.name_converter import NameConverter
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
 
+from resolvers.conversations import ConversationMutation
 from resolvers.documents import DocumentShape
 from resolvers.errors import ErrorCodes, coded_stream
 from resolvers.key_recheck import KeyRecheck
@@ -24,7 +25,7 @@ from resolvers.subscriptions import Subscription
 
 # Per-domain resolvers joined into the root types.
 RootQuery = merge_types("Query", (Query, KnowledgeQuery))
-RootMutation = merge_types("Mutation", (Mutation, KnowledgeMutation))
+RootMutation = merge_types("Mutation", (Mutation, KnowledgeMutation, ConversationMutation))
 
 
 class RememberingNameConverter(NameConverter):
