@@ -370,9 +370,10 @@ def filter_conditions(f: MemoryFilter, var: str = "m", state: str | None = None
     if f.scope_keys is not None:
         conds.append(f"{var}.scopeKey IN $scopeKeys")
         params["scopeKeys"] = list(f.scope_keys)
-    elif f.scope is not None:
-        conds.append(f"{var}.scopeKey = $scopeKey")
-        params["scopeKey"] = f.scope_key()
+    if f.scope is not None:
+        # A level; the ids below narrow it (see MemoryFilter.indexed_scope_keys).
+        conds.append(f"{var}.scope = $scopeLevel")
+        params["scopeLevel"] = f.scope.value
     for field, prop in (("agent_id", "agentId"), ("user_id", "userId"),
                         ("session_id", "sessionId"), ("task_id", "taskId")):
         value = getattr(f, field)

@@ -117,13 +117,15 @@ def search(
     # The buckets of memlattice.model.MemoryFilter.indexed_scope_keys.
     if f.scope_keys is not None:
         in_index.append("m.scopeKey IN $scopeKeys")
-    elif f.scope is not None:
-        in_index.append("m.scopeKey = $scopeKey")
+    if f.scope is not None:
+        in_index.append("m.scope = $scopeLevel")
     parts: list[str] = []
     lists: list[str] = []
     sized = " AND m.embedding IS NOT NULL AND size(m.embedding) = size($vector)"
     if vector is not None and space is not None:
-        side_in_index = [c.replace("m.", "v.") for c in in_index if "status" not in c]
+        # A side space's index knows namespace and bucket only (graph.vector_spaces).
+        side_in_index = [c.replace("m.", "v.") for c in in_index
+                         if "status" not in c and "scopeLevel" not in c]
         parts.append(
             "CALL () {\n"
             "  MATCH (v:MemoryVector)\n"
@@ -199,7 +201,11 @@ def search(
     returns = list(lists)
     if expansion is not None:
         n_conds = " AND ".join([tenant_visible("n"), *filter_conditions(f, var="n")[0]])
-        step = _QPP_STEP[expansion.direction].format(guard=f"{owned('pa')} AND {owned('pb')}")
+        guard = f"{owned('pa')} AND {owned('pb')}"
+        if f.scope_keys is not None:
+            # A path through a memory outside the search's scope chain would name it.
+            guard += " AND pa.scopeKey IN $scopeKeys AND pb.scopeKey IN $scopeKeys"
+        step = _QPP_STEP[expansion.direction].format(guard=guard)
         if vector is None:
             similarity = "null"
         elif space is not None:
