@@ -40,26 +40,23 @@ async def rebucket(client: GraphClient, batch: int = BATCH, *,
     """Rewrite every stale session and task bucket (of one `namespace`, or all);
     returns how many memories moved."""
     where = f"m.scope IN {_LEVELS} AND ($namespace IS NULL OR m.namespace = $namespace)"
+    stale = (f"CYPHER 25 MATCH (m:Memory) WHERE {where}\n"
+             f"WITH m, {EXPECTED_KEY} AS key WHERE coalesce(m.scopeKey, '') <> key\n"
+             "RETURN m.id AS id, key LIMIT $batch")
+    move = ("CYPHER 25 UNWIND $rows AS row MATCH (m:Memory {id: row.id})\n"
+            "SET m.scopeKey = row.key, m.scopeToken = row.token")
+    vectors = (f"CYPHER 25 MATCH (m:Memory)<-[:EMBEDS]-(v:MemoryVector) WHERE {where}"
+               " AND coalesce(v.scopeKey, '') <> m.scopeKey SET v.scopeKey = m.scopeKey")
+    revisions = (f"CYPHER 25 MATCH (m:Memory)-[:HAS_REVISION]->(r:MemoryRevision) WHERE {where}"
+                 " AND coalesce(r.scopeKey, '') <> m.scopeKey SET r.scopeKey = m.scopeKey")
     moved = 0
     while True:
-        rows = await client.read((
-            f"CYPHER 25 MATCH (m:Memory) WHERE {where}\n"
-            f"WITH m, {EXPECTED_KEY} AS key WHERE coalesce(m.scopeKey, '') <> key\n"
-            "RETURN m.id AS id, key LIMIT $batch", {"batch": batch, "namespace": namespace}))
+        rows = await client.read((stale, {"batch": batch, "namespace": namespace}))
         if not rows:
             break
-        await client.write((
-            "CYPHER 25 UNWIND $rows AS row MATCH (m:Memory {id: row.id})\n"
-            "SET m.scopeKey = row.key, m.scopeToken = row.token",
-            {"rows": [{"id": r["id"], "key": r["key"], "token": search_token(r["key"])}
-                      for r in rows]}))
+        await client.write((move, {"rows": [
+            {"id": r["id"], "key": r["key"], "token": search_token(r["key"])} for r in rows]}))
         moved += len(rows)
-    await client.write((
-        f"CYPHER 25 MATCH (m:Memory)<-[:EMBEDS]-(v:MemoryVector) WHERE {where}"
-        " AND coalesce(v.scopeKey, '') <> m.scopeKey SET v.scopeKey = m.scopeKey",
-        {"namespace": namespace}))
-    await client.write((
-        f"CYPHER 25 MATCH (m:Memory)-[:HAS_REVISION]->(r:MemoryRevision) WHERE {where}"
-        " AND coalesce(r.scopeKey, '') <> m.scopeKey SET r.scopeKey = m.scopeKey",
-        {"namespace": namespace}))
+    await client.write((vectors, {"namespace": namespace}))
+    await client.write((revisions, {"namespace": namespace}))
     return moved

@@ -340,9 +340,9 @@ async def test_a_task_or_session_id_only_matches_within_its_user_and_session(
     assert ids == set()  # an old key is in no chain's buckets any more
     assert await rebucket(graph_client, namespace=ns) == 3
     assert await rebucket(graph_client, namespace=ns) == 0
-    rows = await graph_client.read((
-        "MATCH (m:Memory) WHERE m.id IN $ids RETURN m.id AS id, m.scopeKey AS key,"
-        " m.scopeToken AS token", {"ids": [mine, their, odd]}))
+    stored = ("MATCH (m:Memory) WHERE m.id IN $ids RETURN m.id AS id, m.scopeKey AS key,"
+              " m.scopeToken AS token")
+    rows = await graph_client.read((stored, {"ids": [mine, their, odd]}))
     keys = {r["id"]: (r["key"], r["token"]) for r in rows}
     # The migration's Cypher escapes ids exactly as memlattice.model.bucket_key does.
     assert keys[odd] == (odd_key["key"], search_token("task:u%2F1%25/s%252F1/t%2F1"))
