@@ -11,7 +11,7 @@ that Cypher can do without parsing JSON.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -285,7 +285,9 @@ class AuditEntry:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def audit_from_properties(props: Mapping[str, Any]) -> AuditEntry:
+def audit_from_properties(props: Mapping[str, Any],
+                          hidden: Collection[str] = ()) -> AuditEntry:
+    """An entry as its reader may see it: `hidden` ids its details name are redacted."""
     return AuditEntry(
         id=props["id"],
         memory_id=props["memoryId"],
@@ -293,5 +295,31 @@ def audit_from_properties(props: Mapping[str, Any]) -> AuditEntry:
         actor=props["actor"],
         at=to_datetime(props["at"]),  # type: ignore[arg-type]
         version=props.get("version"),
-        details=_loads(props.get("detailsJson")) or {},
+        details=redact_ids(_loads(props.get("detailsJson")) or {}, frozenset(hidden)),
     )
+
+
+# A relationship to a memory the reader may not see is as secret as that memory.
+_EDGE_OF = {"edge": "target"}
+
+
+def redact_ids(details: dict[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
+    """`details` without the ids in `hidden`: a value naming one becomes null, a list
+    entry naming one is left out, and a link's `edge` goes with a hidden `target`."""
+    if not hidden:
+        return details
+
+    def scrub(value: Any) -> Any:
+        if isinstance(value, str):
+            return None if value in hidden else value
+        if isinstance(value, list):
+            return [scrub(v) for v in value if not (isinstance(v, str) and v in hidden)]
+        if isinstance(value, dict):
+            return {k: scrub(v) for k, v in value.items()}
+        return value
+
+    redacted: dict[str, Any] = scrub(details)
+    for key, owner in _EDGE_OF.items():
+        if key in redacted and details.get(owner) in hidden:
+            redacted[key] = None
+    return redacted

@@ -525,7 +525,7 @@ class MemoryGraph:
         records = await self.client.read(queries.audit_trail(tenant=tenant, id=id))
         if not records:
             raise NotFound(f"no audit trail for {id} in namespace {tenant.namespace}", id=id)
-        return [audit_from_properties(r["a"]) for r in records]
+        return [audit_from_properties(r["a"], r["hidden"]) for r in records]
 
     # ------------------------------------------------------------ helpers
 

@@ -1,7 +1,7 @@
 """Versioned, idempotent schema migrations, recorded in the graph.
 
 Each migration is a list of schema statements that are safe to run again
-(`IF NOT EXISTS`); once all of its statements succeed it is recorded as a
+(`IF NOT EXISTS`), sometimes followed by a data step that is too; once all of its statements succeed it is recorded as a
 `(:Migration {version, name, appliedAt})` node, and start-up skips recorded
 versions. Adding a migration means appending to `MIGRATIONS`, never editing
 an applied one.
@@ -10,9 +10,11 @@ an applied one.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from graph import scope_buckets
 from graph.client import GraphClient
 from graph.queries import FULLTEXT_INDEX, VECTOR_INDEX
 from memlattice.errors import Conflict
@@ -24,9 +26,13 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Migration:
+    """Schema `statements`, then an optional idempotent `data` step (Python, for what
+    Cypher cannot compute), both before the version is recorded."""
+
     version: int
     name: str
     statements: tuple[str, ...]
+    data: Callable[[GraphClient], Awaitable[int]] | None = None
 
 
 def _vector_index(dimension: int, index: VectorIndexSettings) -> str:
@@ -130,9 +136,13 @@ def migrations(dimension: int, index: VectorIndexSettings | None = None) -> list
         Migration(11, "fact generations", (
             "CREATE INDEX fact_key IF NOT EXISTS FOR (m:Fact) ON (m.namespace, m.factKey)",
         )),
+        # Session and task buckets carry their user (and session): `task:u1/s1/t1`, not
+        # `task:t1` (graph.scope_buckets rewrites the keys stored before).
+        Migration(12, "scope buckets within their user and session", (),
+                  data=scope_buckets.rebucket),
         # Conversations (graph.conversations): a session per namespace and id, its
         # speakers as entities per namespace and normalised name.
-        Migration(20, "conversation sessions and entities", (
+        Migration(13, "conversation sessions and entities", (
             "CREATE CONSTRAINT session_key IF NOT EXISTS"
             " FOR (s:Session) REQUIRE (s.namespace, s.id) IS UNIQUE",
             "CREATE CONSTRAINT entity_key IF NOT EXISTS"
@@ -161,6 +171,9 @@ async def migrate(
         log.info("applying migration %s: %s", migration.version, migration.name)
         for statement in migration.statements:
             await client.write((statement, {}))
+        if migration.data is not None:
+            log.info("migration %s moved %d nodes", migration.version,
+                     await migration.data(client))
         await client.write((
             "MERGE (x:Migration {version: $version})"
             " ON CREATE SET x.name = $name, x.appliedAt = datetime()",

@@ -15,7 +15,7 @@ from typing import Any
 from graph.client import Query
 from graph.codec import MEMORY_TIMES, meta_value, search_token
 from memlattice.auth import Tenant
-from memlattice.model import Direction, EdgeType, MemoryFilter
+from memlattice.model import Direction, EdgeType, MemoryFilter, Sensitivity
 
 VECTOR_INDEX = "memory_embedding"
 FULLTEXT_INDEX = "memory_fulltext"
@@ -55,6 +55,23 @@ def tenant_visible(var: str = "m") -> str:
     return f"{visible(var)} AND {allowed(var)}"
 
 
+def unrestricted() -> dict[str, Any]:
+    """`$sensitivities` and `$scopes` that admit everything: for statements that act
+    for the whole namespace (a job, an event snapshot filtered per subscriber later)
+    but project memories, whose projection applies them (`shown_successor`)."""
+    return {"sensitivities": [s.value for s in Sensitivity], "scopes": None}
+
+
+def shown_successor(var: str = "m") -> str:
+    """`var.supersededBy`, or null unless the successor it names is `owned` by the
+    tenant: a memory the caller may not see must not be named by one it may (and a
+    successor erased since is named by nothing). An expression, so every projection
+    redacts in the same round trip; it reads `$namespace`, `$sensitivities`, `$scopes`."""
+    return (f"CASE WHEN {var}.supersededBy IS NOT NULL AND EXISTS {{"
+            f" MATCH (successor:Memory {{id: {var}.supersededBy}})"
+            f" WHERE {owned('successor')} }} THEN {var}.supersededBy END")
+
+
 # What `graph.codec.memory_from_properties` reads, times apart: a search reads
 # dozens of candidates, and naming these keeps the vector, the `meta.*` filter
 # copies and record payloads out of every candidate row.
@@ -62,7 +79,7 @@ MEMORY_PROPERTIES = (
     "id", "namespace", "content", "status", "version", "key", "valueJson", "summary", "tags",
     "metadataJson", "memoryType", "salience", "scope", "agentId", "userId", "sessionId",
     "taskId", "confidence", "sensitivity", "source", "sourceType", "extractionMethod",
-    "provenanceJson", "accessCount", "embeddingModel", "embeddingDimension", "supersededBy",
+    "provenanceJson", "accessCount", "embeddingModel", "embeddingDimension",
 )
 
 
@@ -76,19 +93,20 @@ def project_memory(var: str = "m", *, embedding: bool = False,
         vector = f", embedding: {embedding_expr}"
     else:
         vector = ", .embedding" if embedding else ""
-    return f"{var} {{{fields}{vector}, {times}}}"
+    return f"{var} {{{fields}{vector}, {times}, supersededBy: {shown_successor(var)}}}"
 
 
 def project(var: str = "m", *, embedding: bool = False, embedding_expr: str | None = None) -> str:
     """A memory's properties as a map, times as epoch microseconds, vector only on request
-    (`embedding_expr` puts another expression, such as a side-space vector, in its place)."""
+    (`embedding_expr` puts another expression, such as a side-space vector, in its place),
+    `supersededBy` only when the tenant may see the successor (`shown_successor`)."""
     times = ", ".join(f"{p}: {var}.{p}.epochSeconds * 1000000 + {var}.{p}.microsecond"
                       for p in TIME_PROPERTIES)
     if embedding_expr is not None:
         vector = f", embedding: {embedding_expr}"
     else:
         vector = "" if embedding else ", embedding: null"
-    return f"{var} {{.*{vector}, {times}}}"
+    return f"{var} {{.*{vector}, {times}, supersededBy: {shown_successor(var)}}}"
 
 
 # ------------------------------------------------------------------ history (graph.history)
@@ -146,7 +164,8 @@ def project_state(var: str = "m", state: str = "m_then", *, embedding: str | Non
     times = ", ".join(f"{p}: {state}.{p}.epochSeconds * 1000000 + {state}.{p}.microsecond"
                       for p in TIME_PROPERTIES)
     return (f"{state} {{.*, id: {var}.id, embedding: {embedding or 'null'}, {times},"
-            f" memoryId: null, recordedFrom: null, recordedUntil: null}}")
+            f" memoryId: null, recordedFrom: null, recordedUntil: null,"
+            f" supersededBy: {shown_successor(state)}}}")
 
 
 _AUDIT = (
@@ -370,9 +389,10 @@ def filter_conditions(f: MemoryFilter, var: str = "m", state: str | None = None
     if f.scope_keys is not None:
         conds.append(f"{var}.scopeKey IN $scopeKeys")
         params["scopeKeys"] = list(f.scope_keys)
-    elif f.scope is not None:
-        conds.append(f"{var}.scopeKey = $scopeKey")
-        params["scopeKey"] = f.scope_key()
+    if f.scope is not None:
+        # A level; the ids below narrow it (see MemoryFilter.indexed_scope_keys).
+        conds.append(f"{var}.scope = $scopeLevel")
+        params["scopeLevel"] = f.scope.value
     for field, prop in (("agent_id", "agentId"), ("user_id", "userId"),
                         ("session_id", "sessionId"), ("task_id", "taskId")):
         value = getattr(f, field)
@@ -515,9 +535,30 @@ def delete_edge(*, tenant: Tenant, edge_id: str, actor: str, now: datetime, audi
                    "auditId": audit_id}
 
 
+def hidden(expr: str) -> str:
+    """Cypher: whether the memory id `expr` names one of the namespace that the tenant
+    may not see: a live memory outside `allowed`, or an erased one whose `delete`
+    entry recorded a sensitivity or scope outside it."""
+    return (
+        f"(EXISTS {{ MATCH (h:Memory {{id: {expr}}}) WHERE h.namespace = $namespace"
+        f" AND NOT ({allowed('h')}) }}"
+        f" OR (NOT EXISTS {{ MATCH (h:Memory {{id: {expr}}}) WHERE h.namespace = $namespace }}"
+        f" AND EXISTS {{ MATCH (h:AuditEntry {{memoryId: {expr}}})"
+        f" WHERE h.namespace = $namespace AND h.operation = 'delete'"
+        f" AND NOT ({allowed('h')}) }}))"
+    )
+
+
 def audit_trail(*, tenant: Tenant, id: str) -> Query:
     """A memory's trail, if the tenant may see the memory: the live node decides, and
-    once it is deleted, the sensitivity and scope its `delete` entry recorded."""
+    once it is deleted, the sensitivity and scope its `delete` entry recorded.
+
+    Each entry comes with `hidden`: the ids its details name (a linked target, a
+    successor, a predecessor, a merge...) that the tenant may not see, for the
+    reader to redact (`graph.codec.audit_from_properties`). Details are JSON text,
+    which Cypher cannot parse; every JSON string is a part between two quotes, so
+    splitting on `"` offers each one to an index look-up (escaped quotes inside an
+    id would defeat this; ids are checked whole)."""
     query = (
         "CYPHER 25\n"
         "OPTIONAL MATCH (m:Memory {id: $id}) WHERE m.namespace = $namespace\n"
@@ -527,7 +568,10 @@ def audit_trail(*, tenant: Tenant, id: str) -> Query:
         "  ELSE all(d IN [e IN entries WHERE e.operation = 'delete'] WHERE"
         f" {allowed('d')}) END\n"
         "UNWIND entries AS a\n"
-        "RETURN a {.*} AS a ORDER BY a.at, coalesce(a.version, 0), a.id"
+        "RETURN a {.*} AS a,\n"
+        "  [t IN split(coalesce(a.detailsJson, ''), '\"') WHERE t <> $id AND size(t) > 0"
+        f" AND {hidden('t')}] AS hidden\n"
+        "ORDER BY a.at, coalesce(a.version, 0), a.id"
     )
     return query, {**tenant.params(), "id": id}
 

@@ -108,6 +108,9 @@ def search(
         return (f"CASE WHEN {var}.embedding IS NOT NULL AND size({var}.embedding) = size($vector)"
                 f" THEN vector.similarity.cosine({var}.embedding, $vector) END")
 
+    # Context words come from inside the search's scope chain only.
+    in_chain = f.scope_keys is not None
+
     def row(var: str, score: str | None = "score", similarity: str | None = None,
             path: str | None = None) -> str:
         """One candidate as the map every list collects: its projection, element id,
@@ -119,7 +122,7 @@ def search(
         if similarity is not None:
             fields.append(f"similarity: {similarity}")
         if context_hops > 0:
-            fields.append(f"context: {sequence_context(var, context_hops)}")
+            fields.append(f"context: {sequence_context(var, context_hops, in_chain)}")
         if path is not None:
             fields.append(f"path: {path}")
         return "{" + ", ".join(fields) + "}"
@@ -147,13 +150,15 @@ def search(
     # The buckets of memlattice.model.MemoryFilter.indexed_scope_keys.
     if f.scope_keys is not None:
         in_index.append("m.scopeKey IN $scopeKeys")
-    elif f.scope is not None:
-        in_index.append("m.scopeKey = $scopeKey")
+    if f.scope is not None:
+        in_index.append("m.scope = $scopeLevel")
     parts: list[str] = []
     lists: list[str] = []
     sized = " AND m.embedding IS NOT NULL AND size(m.embedding) = size($vector)"
     if vector is not None and space is not None:
-        side_in_index = [c.replace("m.", "v.") for c in in_index if "status" not in c]
+        # A side space's index knows namespace and bucket only (graph.vector_spaces).
+        side_in_index = [c.replace("m.", "v.") for c in in_index
+                         if "status" not in c and "scopeLevel" not in c]
         parts.append(
             "CALL () {\n"
             "  MATCH (v:MemoryVector)\n"
@@ -226,7 +231,11 @@ def search(
     returns = list(lists)
     if expansion is not None:
         n_conds = " AND ".join([tenant_visible("n"), *filter_conditions(f, var="n")[0]])
-        step = _QPP_STEP[expansion.direction].format(guard=f"{owned('pa')} AND {owned('pb')}")
+        guard = f"{owned('pa')} AND {owned('pb')}"
+        if f.scope_keys is not None:
+            # A path through a memory outside the search's scope chain would name it.
+            guard += " AND pa.scopeKey IN $scopeKeys AND pb.scopeKey IN $scopeKeys"
+        step = _QPP_STEP[expansion.direction].format(guard=guard)
         path = ("[rel IN relationships(p) | {type: type(rel), source: startNode(rel).id,"
                 " target: endNode(rel).id}]")
         reached = row("n", score=None, path=path,
@@ -253,16 +262,19 @@ def search(
     return query, params
 
 
-def sequence_context(var: str, hops: int) -> str:
+def sequence_context(var: str, hops: int, in_chain: bool = False) -> str:
     """The contents of `var`'s neighbours along NEXT up to `hops` steps either way,
     each with its distance; every node on the way must be the tenant's to see, and
-    a forgotten memory's words no longer count:
+    a forgotten memory's words no longer count, and with `in_chain` the search's
+    scope chain bounds the walk (another user's turns lend no words):
 
         COLLECT { MATCH cp = (m) ((ca)-[:NEXT]-(cb) WHERE <cb owned, not forgotten>){1,3}
                   (ctx:Memory)
                   RETURN {hop: length(cp), content: ctx.content} }
     """
     guard = f"{owned('cb')} AND cb.status IN ['active', 'superseded']"
+    if in_chain:
+        guard += " AND cb.scopeKey IN $scopeKeys"
     return (f"COLLECT {{ MATCH cp = ({var}) ((ca)-[:NEXT]-(cb) WHERE {guard}){{1,{int(hops)}}}"
             " (ctx:Memory) RETURN {hop: length(cp), content: ctx.content} }")
 

@@ -29,6 +29,7 @@ from graph.queries import (
     project_state,
     snapshot,
     state_at,
+    unrestricted,
     visible,
 )
 from graph.record_codec import Record, record_from_record, record_properties, subgraph_rows
@@ -91,7 +92,7 @@ def clearance_condition(tenant: Clearance, var: str = "m") -> tuple[str, dict[st
     """The tenant's visibility predicate (graph.queries.allowed) and its parameters;
     None (the consolidation job, acting for the whole namespace) restricts nothing."""
     if tenant is None:
-        return "true", {}
+        return "true", unrestricted()
     params = tenant.params()
     return allowed(var), {"sensitivities": params["sensitivities"], "scopes": params["scopes"]}
 
@@ -119,8 +120,9 @@ def create_record(
         + _audit("$auditId", "m.id", "'write'", "1", "$details", at="m.createdAt")
         + f"\nRETURN {record_return()}"
     )
-    return query, {"props": props, "label": label, "rows": rows, "actor": actor,
-                   "auditId": audit_id, "namespace": props["namespace"],
+    # A new record names no successor: the projection's visibility test has nothing to hide.
+    return query, {**unrestricted(), "props": props, "label": label, "rows": rows,
+                   "actor": actor, "auditId": audit_id, "namespace": props["namespace"],
                    "details": canonical_json({"recordType": props["memoryType"]})}
 
 
@@ -214,8 +216,10 @@ def replace_payload(
         + _audit("$auditId", "m.id", "'update'", "m.version", "$details")
         + f"\nRETURN {record_return()}"
     )
-    return query, {"namespace": namespace, "id": id, "props": props, "rows": rows,
-                   "actor": actor, "now": now, "auditId": audit_id, "details": details}
+    # The record is active (checked under lock): it names no successor to hide.
+    return query, {**unrestricted(), "namespace": namespace, "id": id, "props": props,
+                   "rows": rows, "actor": actor, "now": now, "auditId": audit_id,
+                   "details": details}
 
 
 def discard_task(*, namespace: str, task_id: str, actor: str, now: datetime,

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from graph.client import GraphClient, Query
 from graph.codec import Edge, Memory, edge_from_record, memory_from_properties
-from graph.queries import project
+from graph.queries import project, unrestricted
 from memlattice.model import EdgeType
 
 
@@ -19,9 +19,13 @@ def memories_by_id(*, namespace: str, ids: list[str]) -> Query:
     query = (
         "CYPHER 25\nUNWIND $ids AS id\n"
         "MATCH (m:Memory {id: id}) WHERE m.namespace = $namespace\n"
-        f"RETURN {project()} AS m"
+        # Its successor too: whether a subscriber may see that one decides whether
+        # the event may name it (memlattice.events.Audience).
+        "OPTIONAL MATCH (later:Memory {id: m.supersededBy}) WHERE later.namespace = $namespace\n"
+        f"RETURN {project()} AS m, {project('later')} AS later"
     )
-    return query, {"namespace": namespace, "ids": ids}
+    # Unredacted: each subscriber's view is cut from it (memlattice.events.Audience).
+    return query, {**unrestricted(), "namespace": namespace, "ids": ids}
 
 
 def edge_by_id(*, namespace: str, edge_id: str) -> Query:
@@ -41,10 +45,12 @@ class SnapshotGraph:
         self.client = client
 
     async def memories(self, *, namespace: str, ids: Sequence[str]) -> dict[str, Memory]:
+        """The memories by id, plus the successor each superseded one names."""
         if not ids:
             return {}
         records = await self.client.read(memories_by_id(namespace=namespace, ids=list(ids)))
-        found = [memory_from_properties(r["m"]) for r in records]
+        found = [memory_from_properties(r[k]) for r in records for k in ("later", "m")
+                 if r[k] is not None]
         return {m.id: m for m in found}
 
     async def edge(self, *, namespace: str, edge_id: str) -> Edge | None:

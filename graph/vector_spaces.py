@@ -19,6 +19,8 @@ from datetime import datetime
 from typing import Any
 
 from graph.client import GraphClient, Query
+from graph.queries import allowed, unrestricted
+from memlattice.auth import Tenant
 from memlattice.settings import VectorIndexSettings
 from memlattice.vector_spaces import BuildStatus, SpaceState, VectorSpace
 
@@ -205,12 +207,16 @@ class VectorSpaceGraph:
             if n < batch:
                 return removed
 
-    async def progress(self, namespace: str, space: VectorSpace | None) -> Progress:
+    async def progress(self, namespace: str, space: VectorSpace | None,
+                       tenant: Tenant | None = None) -> Progress:
+        """How many memories `space` (None: the primary) holds a vector of, of how many;
+        with `tenant`, only the memories within its clearance and scopes count (a
+        count of the others would reveal that they exist)."""
         records = await self.client.read((
-            "CYPHER 25 MATCH (m:Memory {namespace: $namespace})\n"
-            "WITH count(m) AS total, count(m.embedding) AS primary\n"
-            "RETURN total, CASE WHEN $space IS NULL THEN primary\n"
-            "  ELSE COUNT { MATCH (v:MemoryVector {space: $space})\n"
-            "               WHERE v.namespace = $namespace } END AS embedded",
-            {"namespace": namespace, "space": space.key if space else None}))
+            f"CYPHER 25 MATCH (m:Memory {{namespace: $namespace}}) WHERE {allowed('m')}\n"
+            "RETURN count(m) AS total, CASE WHEN $space IS NULL THEN count(m.embedding)\n"
+            "  ELSE count(CASE WHEN EXISTS { (m)<-[:EMBEDS]-(:MemoryVector {space: $space}) }"
+            " THEN 1 END) END AS embedded",
+            {**(tenant.params() if tenant is not None else unrestricted()),
+             "namespace": namespace, "space": space.key if space else None}))
         return Progress(embedded=int(records[0]["embedded"]), total=int(records[0]["total"]))

@@ -53,6 +53,9 @@ class MemoryEvent:
     `memory` is the memory as the change left it (for DELETED, as it was just
     before; the API shows it as null). Edge events carry the `edge` and the
     snapshots of its two endpoints in `endpoints`, used only for matching.
+    `related` holds snapshots of other memories the event names without being
+    about them (the successor of SUPERSEDED, the one `memory.superseded_by`
+    names): an audience may be shown their ids only if it may see them.
     """
 
     kind: EventKind
@@ -64,6 +67,7 @@ class MemoryEvent:
     memory: Memory | None = None
     edge: Edge | None = None
     endpoints: tuple[Memory, ...] = ()
+    related: tuple[Memory, ...] = ()
     seq: int = 0
     missed: int = 0
 
@@ -71,6 +75,12 @@ class MemoryEvent:
         """The memories a filter and the visibility rules look at."""
         return self.endpoints if self.edge is not None else (
             (self.memory,) if self.memory is not None else ())
+
+
+def successors(memories: Iterable[Memory], known: Mapping[str, Memory]) -> tuple[Memory, ...]:
+    """The snapshots in `known` of the successors `memories` name (`Audience.redact`)."""
+    return tuple(known[m.superseded_by] for m in memories
+                 if m.superseded_by is not None and m.superseded_by in known)
 
 
 def edge_events(kind: EventKind, namespace: str, edges: Iterable[Edge],
@@ -146,6 +156,21 @@ class Audience:
     def restricted(self) -> bool:
         return self.clearance is not Sensitivity.HYPER or self.scopes is not None
 
+    def redact(self, event: MemoryEvent) -> MemoryEvent:
+        """The event as this audience may see it (after `sees`): ids of memories it may
+        not see, or whose snapshot is not at hand, leave `memory_ids` and
+        `memory.superseded_by`, as the queries redact them (graph.queries.shown_successor)."""
+        if not self.restricted:
+            return event
+        shown = {m.id for m in (*event.subjects(), *event.related) if self._sees(m)}
+        ids = tuple(i for i in event.memory_ids if i in shown)
+        memory = event.memory
+        if memory is not None and memory.superseded_by not in (None, *shown):
+            memory = replace(memory, superseded_by=None)
+        if ids == event.memory_ids and memory is event.memory:
+            return event
+        return replace(event, memory_ids=ids, memory=memory)
+
     def _sees(self, m: Memory) -> bool:
         if m.sensitivity > self.clearance:
             return False
@@ -170,6 +195,7 @@ class Subscription:
         """Enqueue without waiting; on overflow the oldest queued event is dropped."""
         if not (self.filter.matches(event) and self.audience.sees(event)):
             return
+        event = self.audience.redact(event)
         if len(self._queue) >= self.capacity:
             self._queue.popleft()
             self._missed += 1

@@ -27,20 +27,20 @@ read, made only while the namespace has subscribers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from graph.client import GraphClient
 from graph.codec import Edge, Memory
 from graph.snapshots import SnapshotGraph
-from memlattice.events import EventBus, EventKind, MemoryEvent, edge_events
+from memlattice.events import EventBus, EventKind, MemoryEvent, edge_events, successors
 
 
 def _event(kind: EventKind, memory: Memory, actor: str, *, ids: tuple[str, ...] = (),
-           at: datetime | None = None) -> MemoryEvent:
+           at: datetime | None = None, related: tuple[Memory, ...] = ()) -> MemoryEvent:
     return MemoryEvent(kind=kind, namespace=memory.namespace, memory_ids=ids or (memory.id,),
                        actor=actor, at=at or memory.updated_at, version=memory.version,
-                       memory=memory)
+                       memory=memory, related=related)
 
 
 class KnowledgeEvents:
@@ -57,30 +57,37 @@ class KnowledgeEvents:
     def written(self, memories: Iterable[Memory], actor: str) -> None:
         self._publish([_event(EventKind.WRITTEN, m, actor) for m in memories])
 
-    def updated(self, memories: Iterable[Memory], actor: str) -> None:
-        self._publish([_event(EventKind.UPDATED, m, actor) for m in memories])
+    def updated(self, memories: Iterable[Memory], actor: str,
+                known: Mapping[str, Memory] | None = None) -> None:
+        self._publish([_event(EventKind.UPDATED, m, actor,
+                              related=successors([m], known or {})) for m in memories])
 
-    def forgotten(self, memories: Iterable[Memory], actor: str) -> None:
-        self._publish([_event(EventKind.FORGOTTEN, m, actor) for m in memories])
+    def forgotten(self, memories: Iterable[Memory], actor: str,
+                  known: Mapping[str, Memory] | None = None) -> None:
+        self._publish([_event(EventKind.FORGOTTEN, m, actor,
+                              related=successors([m], known or {})) for m in memories])
 
     def replaced(self, current: Memory, previous: Iterable[Memory], actor: str) -> None:
         """A successor (supersede, merge): WRITTEN for it, then SUPERSEDED for each old
         record with `memory_ids` [old, new], as supersedeMemory announces it."""
         self._publish([
             _event(EventKind.WRITTEN, current, actor),
-            *(_event(EventKind.SUPERSEDED, p, actor, ids=(p.id, current.id))
+            *(_event(EventKind.SUPERSEDED, p, actor, ids=(p.id, current.id),
+                     related=(current,))
               for p in previous),
         ])
 
     async def forgotten_ids(self, namespace: str, ids: Sequence[str], actor: str) -> None:
         """FORGOTTEN for records the operation returned only as ids (read only when
         someone listens)."""
-        self.forgotten(await self._read(namespace, ids), actor)
+        memories, known = await self._read(namespace, ids)
+        self.forgotten(memories, actor, known)
 
     async def updated_ids(self, namespace: str, ids: Sequence[str], actor: str) -> None:
         """UPDATED for records the operation returned only as ids (read only when
         someone listens)."""
-        self.updated(await self._read(namespace, ids), actor)
+        memories, known = await self._read(namespace, ids)
+        self.updated(memories, actor, known)
 
     async def edges_added(self, namespace: str, edges: Sequence[Edge], actor: str,
                           known: Iterable[Memory] = ()) -> None:
@@ -97,8 +104,10 @@ class KnowledgeEvents:
     def _listening(self, namespace: str, items: Sequence[object]) -> bool:
         return bool(items) and self.bus is not None and self.bus.has_subscribers(namespace)
 
-    async def _read(self, namespace: str, ids: Sequence[str]) -> list[Memory]:
+    async def _read(self, namespace: str, ids: Sequence[str]
+                    ) -> tuple[list[Memory], dict[str, Memory]]:
+        """The memories `ids` names, and every snapshot read (their successors too)."""
         if not self._listening(namespace, ids):
-            return []
+            return [], {}
         found = await self.snapshots.memories(namespace=namespace, ids=ids)
-        return [found[i] for i in ids if i in found]
+        return [found[i] for i in ids if i in found], found

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -46,6 +47,36 @@ SCOPE_ID_FIELD: dict[Scope, str] = {
 SCOPE_CHAIN: tuple[Scope, ...] = (Scope.TASK, Scope.SESSION, Scope.USER, Scope.AGENT)
 # Memories written without a scope belong to the whole namespace.
 NAMESPACE_SCOPE_KEY = "namespace"
+
+# The ids a bucket of each level is named by, outermost first. A session id is only
+# unique within its user, a task id within its user's session: their buckets carry
+# that path, so `t1` of (u1, s1) and `t1` of (u2, s2) are different buckets. Users
+# and agents are the roots (a user may talk to several agents).
+BUCKET_PATH: dict[Scope, tuple[str, ...]] = {
+    Scope.TASK: ("user_id", "session_id", "task_id"),
+    Scope.SESSION: ("user_id", "session_id"),
+    Scope.USER: ("user_id",),
+    Scope.AGENT: ("agent_id",),
+}
+
+
+def _path_part(value: str | None) -> str:
+    """One id of a bucket path; `/` and `%` are escaped so the path splits one way only
+    (an empty or missing id is the empty part: both mean "not named")."""
+    return (value or "").replace("%", "%25").replace("/", "%2F")
+
+
+def bucket_key(scope: Scope | None, ids: Mapping[str, str | None]) -> str:
+    """The visibility bucket of a memory at `scope` with these scope ids (snake_case
+    names), e.g. `user:u1`, `session:u1/s1`, `task:u1/s1/t1`; every memory of one
+    bucket, and no other, shares the string. `graph.migrations` rebuilds stored keys
+    in Cypher with the same escaping (`bucket_key_cypher`)."""
+    if scope is None:
+        return NAMESPACE_SCOPE_KEY
+    path = BUCKET_PATH[scope]
+    if len(path) == 1:
+        return f"{scope.value}:{ids.get(path[0]) or ''}"
+    return f"{scope.value}:" + "/".join(_path_part(ids.get(name)) for name in path)
 
 
 class Sensitivity(StrEnum):
@@ -199,10 +230,12 @@ class ScopeRef(_Input):
         return self
 
     def scope_key(self) -> str:
-        """One indexable string per visibility bucket, e.g. `session:s-42`."""
-        if self.scope is None:
-            return NAMESPACE_SCOPE_KEY
-        return f"{self.scope.value}:{getattr(self, SCOPE_ID_FIELD[self.scope])}"
+        """One indexable string per visibility bucket, e.g. `session:u-7/s-42`
+        (see `bucket_key`)."""
+        return bucket_key(self.scope, self.scope_ids())
+
+    def scope_ids(self) -> dict[str, str | None]:
+        return {name: getattr(self, name) for name in SCOPE_ID_FIELD.values()}
 
 
 class MemoryInput(ScopeRef):
@@ -379,10 +412,10 @@ class MemoryFilter(ScopeRef):
 
     def indexed_scope_keys(self) -> tuple[str, ...] | None:
         """The scope buckets the vector index filters on (graph.recall_query): the
-        search's chain, else the one bucket of `scope`; None admits every bucket."""
-        if self.scope_keys is not None:
-            return self.scope_keys
-        return (self.scope_key(),) if self.scope is not None else None
+        search's chain; None admits every bucket. A filter's own `scope` is a level
+        (with its ids as equality conditions), not a bucket: `{scope: SESSION,
+        sessionId: s1}` lists session s1 of every user unless it names the user."""
+        return self.scope_keys
 
     @model_validator(mode="after")
     def _statuses(self) -> MemoryFilter:
@@ -397,7 +430,9 @@ def visible_scope_keys(
     """The visibility buckets a search in `context` may read.
 
     At scope S the caller sees S and every broader level of its chain whose
-    id it names (session sees session + user + agent), plus memories written
+    id it names (session sees session + user + agent), each bucket taken within
+    the ids the context names (`bucket_key`: task t1 of session s1 of user u1 is
+    not task t1 of another user or session), plus memories written
     without a scope, which belong to the whole namespace. An explicit list of
     scopes is a union of exactly those levels. With neither, the narrowest
     level the context names is S; with no ids at all there is no restriction
@@ -424,7 +459,10 @@ def visible_scope_keys(
                 fields=[camel(SCOPE_ID_FIELD[start])],
             )
         levels = [lvl for lvl in SCOPE_CHAIN[SCOPE_CHAIN.index(start):] if ids[lvl]]
-    keys = [f"{level.value}:{ids[level]}" for level in levels]
+    # Each level's bucket within the chain the context names: a session or task id
+    # only ever matches under the context's user (and session).
+    named = context.scope_ids()
+    keys = [bucket_key(level, named) for level in levels]
     if not scopes:
         keys.append(NAMESPACE_SCOPE_KEY)
     return tuple(keys)

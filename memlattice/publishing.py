@@ -21,7 +21,7 @@ from graph.client import GraphClient
 from graph.codec import Edge, Memory
 from graph.memories import MemoryGraph
 from graph.snapshots import SnapshotGraph
-from memlattice.events import EventBus, EventKind, MemoryEvent, edge_events
+from memlattice.events import EventBus, EventKind, MemoryEvent, edge_events, successors
 from memlattice.model import utcnow
 
 
@@ -39,9 +39,12 @@ class PublishingMemoryGraph(MemoryGraph):
         self.snapshots = SnapshotGraph(client)
 
     def _memory_events(self, kind: EventKind, memories: Iterable[Memory], actor: str,
-                       at: datetime | None = None) -> list[MemoryEvent]:
+                       at: datetime | None = None,
+                       known: Mapping[str, Memory] | None = None) -> list[MemoryEvent]:
+        """One event per memory; `known` snapshots give the successors they name."""
         return [MemoryEvent(kind=kind, namespace=m.namespace, memory_ids=(m.id,), actor=actor,
-                            at=at or m.updated_at, version=m.version, memory=m)
+                            at=at or m.updated_at, version=m.version, memory=m,
+                            related=successors([m], known or {}))
                 for m in memories]
 
     async def create(self, *args: Any, **kwargs: Any) -> list[Memory]:
@@ -67,7 +70,8 @@ class PublishingMemoryGraph(MemoryGraph):
             *self._memory_events(EventKind.WRITTEN, [current], actor),
             MemoryEvent(kind=EventKind.SUPERSEDED, namespace=previous.namespace,
                         memory_ids=(previous.id, current.id), actor=actor,
-                        at=previous.updated_at, version=previous.version, memory=previous),
+                        at=previous.updated_at, version=previous.version, memory=previous,
+                        related=(current,)),
         ])
         return previous, current
 
@@ -78,7 +82,7 @@ class PublishingMemoryGraph(MemoryGraph):
             found = await self.snapshots.memories(namespace=namespace, ids=ids)
             self.bus.publish(self._memory_events(
                 EventKind.FORGOTTEN, [found[i] for i in ids if i in found], kwargs["actor"],
-                at=kwargs.get("now")))
+                at=kwargs.get("now"), known=found))
         return ids
 
     async def delete(self, *args: Any, **kwargs: Any) -> Any:

@@ -244,7 +244,7 @@ class MemoryService:
     async def embedding_status(self, *, tenant: Tenant) -> EmbeddingReport:
         if self.spaces is None:
             raise ValidationError("this server keeps no embedding spaces")
-        return await self.spaces.report(tenant.namespace)
+        return await self.spaces.report(tenant.namespace, tenant)
 
     async def search(self, request: SearchRequest, *, tenant: Tenant) -> list[SearchHit]:
         config = request.config

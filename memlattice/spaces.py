@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from graph.vector_spaces import Progress, VectorSpaceGraph
+from memlattice.auth import Tenant
 from memlattice.embeddings.base import check_dimension
 from memlattice.embeddings.registry import EmbedderRegistry
 from memlattice.errors import MemlatticeError
@@ -82,9 +83,10 @@ class VectorSpaces:
     async def progress(self, namespace: str, space: VectorSpace | None) -> Progress:
         return await self.graph.progress(namespace, space)
 
-    async def report(self, namespace: str) -> EmbeddingReport:
+    async def report(self, namespace: str, tenant: Tenant | None = None) -> EmbeddingReport:
+        """The namespace's spaces; the counts are of what `tenant` may see (all without)."""
         state = await self.graph.state(namespace)
-        progress = await self.graph.progress(namespace, state.target or state.active)
+        progress = await self.graph.progress(namespace, state.target or state.active, tenant)
         return EmbeddingReport(state=state, active=state.active or self.embedders.primary,
                                progress=progress)
 

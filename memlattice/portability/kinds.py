@@ -21,7 +21,7 @@ from graph.queries import TIME_PROPERTIES
 from graph.record_codec import evidence_rows
 from graph.transfer import Cursor, TransferGraph
 from memlattice.errors import ValidationError
-from memlattice.model import NAMESPACE_SCOPE_KEY, EdgeType, Status
+from memlattice.model import NAMESPACE_SCOPE_KEY, EdgeType, Scope, Status, bucket_key
 from memlattice.portability import part_kinds as parts
 from memlattice.portability.values import from_json, parse_time, to_json
 from memlattice.records.payloads import LABELS, EvidenceRef
@@ -35,6 +35,7 @@ PAGE = 500
 MEMORY_LABELS = frozenset({*LABELS.values(), "Fact"})
 # Properties recomputed on import from the others (namespace tokens, metadata copies).
 DERIVED = ("nsToken", "scopeToken")
+_SCOPES = frozenset(s.value for s in Scope)
 _MEMORY_JSON = {"valueJson": "value", "metadataJson": "metadata",
                 "provenanceJson": "provenance"}
 _MEMORY_TYPE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -132,6 +133,13 @@ def _decode_memory(record: Record, env: ImportEnv) -> Row:
         props["supersededBy"] = env.remap(props["supersededBy"])
     props["namespace"] = env.namespace
     props["nsToken"] = search_token(env.namespace)
+    scope = props.get("scope")
+    if scope is None or scope in _SCOPES:
+        # The bucket follows from the scope ids, so an export made before buckets
+        # nested sessions and tasks under their user comes back in today's buckets.
+        props["scopeKey"] = bucket_key(Scope(scope) if scope else None, {
+            "agent_id": props.get("agentId"), "user_id": props.get("userId"),
+            "session_id": props.get("sessionId"), "task_id": props.get("taskId")})
     props["scopeToken"] = search_token(str(props.get("scopeKey") or NAMESPACE_SCOPE_KEY))
     props.update(meta_properties(metadata))
     props.setdefault("metadataJson", "{}")

@@ -79,11 +79,11 @@ async def test_scope_buckets_are_counted_one_by_one_and_summed(
     graph = IndexShareGraph(graph_client)
     tenant = Tenant.system(namespace)
     assert await graph.scope_counts(tenant=tenant, space=None, scope_keys=[
-        "session:s1", "user:u1", "namespace", "session:none"]) == {
-        "session:s1": 3, "user:u1": 6, "namespace": 2, "session:none": 0}
+        "session:u1/s1", "user:u1", "namespace", "session:none"]) == {
+        "session:u1/s1": 3, "user:u1": 6, "namespace": 2, "session:none": 0}
 
     shares = IndexShares(graph)
-    chain = ("session:s1", "user:u1", "namespace")
+    chain = ("session:u1/s1", "user:u1", "namespace")
     assert shares.share(tenant, None, chain) is None  # nothing counted yet
     await shares.wait_idle()
     everyone = (await graph.counts(tenant=tenant, space=None)).everyone

@@ -67,7 +67,10 @@ async def test_a_scope_sees_itself_and_every_broader_level_of_its_chain(
     assert await visible(context=chain, scope="USER") == {"user", "agent", "namespace"}
     assert await visible(context=chain) == {"task", "session", "user", "agent", "namespace"}
     assert await visible(context=chain, scopes=["TASK", "AGENT"]) == {"task", "agent"}
-    assert await visible(context={"sessionId": "s2"}) == {"other_session", "namespace"}
+    assert await visible(context={"userId": "u1", "sessionId": "s2"}) == {
+        "other_session", "user", "namespace"}
+    # A session id means nothing outside its user: naming no user is naming none.
+    assert await visible(context={"sessionId": "s2"}) == {"namespace"}
     # The same holds on the vector side, filtered inside the index.
     hits = await search(gql, namespace, vector=basis(3), mode="SEMANTIC", limit=50,
                         context={"userId": "u2", "agentId": "a1"}, scope="USER")

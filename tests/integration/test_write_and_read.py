@@ -84,7 +84,7 @@ async def test_write_with_every_field_round_trips(
     records = await graph_client.read((
         "MATCH (m:Memory {id: $id}) RETURN m.scopeKey AS scopeKey, m.`meta.lang` AS lang,"
         " size(m.embedding) AS dims", {"id": own_id}))
-    assert records[0]["scopeKey"] == "session:s-1"
+    assert records[0]["scopeKey"] == "session:user-1/s-1"
     assert records[0]["lang"] == '"en"'
     assert records[0]["dims"] == DIM
 

@@ -84,8 +84,9 @@ def test_records_outside_the_bounds_are_refused() -> None:
 
 def test_scope_chains_are_clipped_to_the_maximum() -> None:
     tenant = key(max_scope=Scope.SESSION).tenant("acme/crm", write=False)
-    assert tenant.clip_scope_keys(("session:s", "user:u", "agent:a", "namespace")) == (
-        "session:s",)
+    assert tenant.clip_scope_keys(
+        ("task:u/s/t", "session:u/s", "user:u", "agent:a", "namespace")) == (
+        "task:u/s/t", "session:u/s")
     assert key().tenant("acme/crm", write=False).clip_scope_keys(("user:u", "namespace")) == (
         "user:u", "namespace")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -149,3 +150,42 @@ async def test_next_within_gives_up_on_time_and_loses_nothing() -> None:
         bus.publish([written(memory(f"n{i}"))])
         assert (await sub.next_within(0)).memory_ids == (f"n{i}",)  # type: ignore[union-attr]
     assert sub.pending == 0
+
+
+def test_a_superseded_event_names_only_the_successors_its_audience_may_see() -> None:
+    old = replace(memory("old", sensitivity=Sensitivity.LOW, superseded_by="new"),
+                  status=Status.SUPERSEDED)
+    secret = memory("new", sensitivity=Sensitivity.HIGH)
+    plain = memory("new", sensitivity=Sensitivity.LOW)
+
+    def superseded(successor: Memory | None) -> MemoryEvent:
+        return MemoryEvent(kind=EventKind.SUPERSEDED, namespace="a", memory_ids=("old", "new"),
+                           actor="t", at=NOW, memory=old,
+                           related=(successor,) if successor else ())
+
+    low = Audience(clearance=Sensitivity.LOW)
+    for hidden in (superseded(secret), superseded(None)):  # unseen, or no snapshot at hand
+        shown = low.redact(hidden)
+        assert shown.memory_ids == ("old",)
+        assert shown.memory is not None and shown.memory.superseded_by is None
+    shown = low.redact(superseded(plain))
+    assert shown.memory_ids == ("old", "new") and shown.memory.superseded_by == "new"  # type: ignore[union-attr]
+    # An audience that sees everything gets the event untouched.
+    assert Audience().redact(superseded(None)) == superseded(None)
+    bus = EventBus()
+    sub = bus.subscribe("a", audience=low)
+    bus.publish([superseded(secret)])
+    (delivered,) = drain(sub)
+    assert delivered.memory_ids == ("old",) and delivered.memory.superseded_by is None  # type: ignore[union-attr]
+
+
+def test_audit_details_lose_the_ids_their_reader_may_not_see() -> None:
+    from graph.codec import redact_ids
+
+    details = {"edge": "e1", "type": "RELATED", "target": "h"}
+    assert redact_ids(details, frozenset({"h"})) == {"edge": None, "type": "RELATED",
+                                                    "target": None}
+    assert redact_ids(details, frozenset()) == details
+    assert redact_ids({"pair": ["a", "h"], "reason": "x"}, frozenset({"h"})) == {
+        "pair": ["a"], "reason": "x"}
+    assert redact_ids({"supersededBy": "h"}, frozenset({"h"})) == {"supersededBy": None}

@@ -72,10 +72,11 @@ def test_scope_chain_sees_broader_levels_that_the_context_names() -> None:
 
     ctx = validated(ScopeRef, agent_id="a", user_id="u", session_id="s", task_id="t")
     assert visible_scope_keys(ctx, scope=Scope.SESSION) == (
-        "session:s", "user:u", "agent:a", "namespace")
+        "session:u/s", "user:u", "agent:a", "namespace")
     assert visible_scope_keys(ctx, scope=Scope.USER) == ("user:u", "agent:a", "namespace")
-    assert visible_scope_keys(ctx) == ("task:t", "session:s", "user:u", "agent:a", "namespace")
-    assert visible_scope_keys(ctx, scopes=(Scope.TASK, Scope.AGENT)) == ("task:t", "agent:a")
+    assert visible_scope_keys(ctx) == (
+        "task:u/s/t", "session:u/s", "user:u", "agent:a", "namespace")
+    assert visible_scope_keys(ctx, scopes=(Scope.TASK, Scope.AGENT)) == ("task:u/s/t", "agent:a")
     partial = validated(ScopeRef, user_id="u")
     assert visible_scope_keys(partial) == ("user:u", "namespace")
     assert visible_scope_keys(validated(ScopeRef)) is None
@@ -83,3 +84,29 @@ def test_scope_chain_sees_broader_levels_that_the_context_names() -> None:
         visible_scope_keys(partial, scope=Scope.SESSION)
     with pytest.raises(ValidationError, match="scopes"):
         visible_scope_keys(partial, scopes=(Scope.AGENT,))
+
+
+def test_a_session_or_task_bucket_lies_within_its_user_and_session() -> None:
+    from memlattice.model import ScopeRef, bucket_key, visible_scope_keys
+
+    def task(**ids: str) -> str:
+        return validated(MemoryInput, namespace="n", content="x", scope=Scope.TASK,
+                         **ids).scope_key()
+
+    written = task(user_id="u1", session_id="s1", task_id="t1")
+    assert written == "task:u1/s1/t1"
+    # The same task id under another user or session is another bucket...
+    asked = validated(ScopeRef, user_id="u2", session_id="s2", task_id="t1")
+    assert written not in visible_scope_keys(asked, scope=Scope.TASK)  # type: ignore[operator]
+    assert task(user_id="u2", session_id="s1", task_id="t1") != written
+    # ...and naming no user or session is naming none: not a wildcard.
+    assert task(task_id="t1") == "task://t1" != written
+    # A separator inside an id cannot forge another path.
+    assert task(user_id="u1/s1", session_id="x", task_id="t1") != task(
+        user_id="u1", session_id="s1/x", task_id="t1")
+    assert bucket_key(Scope.SESSION, {"user_id": "a%2Fb", "session_id": "c"}) != bucket_key(
+        Scope.SESSION, {"user_id": "a/b", "session_id": "c"})
+    # Agents and users are roots; an empty id is no id.
+    assert bucket_key(Scope.AGENT, {"agent_id": "a", "user_id": "u"}) == "agent:a"
+    assert bucket_key(Scope.SESSION, {"user_id": "", "session_id": "s"}) == bucket_key(
+        Scope.SESSION, {"session_id": "s"})

@@ -51,7 +51,7 @@ def test_vector_search_filters_inside_the_index() -> None:
     text, _ = recall_query.search(_filter(), tenant=_tenant(), now=NOW, vector=[0.1],
                                   lucene=None, candidates=5)
     assert "SEARCH m IN (VECTOR INDEX memory_embedding FOR $vector WHERE" in text
-    assert "m.scopeKey = $scopeKey" in text
+    assert "m.scope = $scopeLevel" in text
     assert "lexical" not in text and "expanded" not in text
 
 
@@ -59,7 +59,7 @@ def test_scope_chain_is_filtered_inside_the_index() -> None:
     flt = _filter().model_copy(update={"scope_keys": ("session:s", "user:u", "namespace")})
     text, params = recall_query.search(flt, tenant=_tenant(), now=NOW, vector=[0.1],
                                        lucene=None, candidates=5)
-    assert "AND m.scopeKey IN $scopeKeys LIMIT $candidates" in text
+    assert "AND m.scopeKey IN $scopeKeys AND m.scope = $scopeLevel LIMIT $candidates" in text
     assert params["scopeKeys"] == ["session:s", "user:u", "namespace"]
 
 
