@@ -4,7 +4,13 @@
 numpy pass, instead of graphql-core coercing every float as a `[Float!]` item
 (which cost more than the database write for a batch of 384-d vectors). It
 accepts a JSON array of numbers or, for compact transfers, a base64 string of
-little-endian float32 values.
+little-endian float32 values. Every vector must be one the index can compare
+(memlattice.vector_checks).
+
+`JSON` is strawberry's scalar with one more rule: no NaN or infinity
+(memlattice.json_values), whichever input carries it (metadata, value,
+provenance, payload, edge metadata, filters), since no JSON document can
+hold them and a stored one would come back as invalid JSON.
 """
 
 from __future__ import annotations
@@ -15,8 +21,11 @@ from typing import Any, NewType
 
 import numpy as np
 import strawberry
+from strawberry.scalars import JSON
 
 from memlattice.errors import ValidationError
+from memlattice.json_values import non_finite_path
+from memlattice.vector_checks import vector_problem
 
 MAX_DIMENSION = 4096
 
@@ -43,9 +52,23 @@ def parse_vector(value: Any) -> tuple[float, ...]:
         raise ValidationError("a Vector is a list of numbers or a base64 float32 string")
     if array.size == 0 or array.size > MAX_DIMENSION:
         raise ValidationError(f"a Vector must have 1 to {MAX_DIMENSION} values")
-    if not np.isfinite(array).all():
-        raise ValidationError("a Vector must not contain NaN or infinity")
+    problem = vector_problem(array)
+    if problem is not None:
+        raise ValidationError(f"a Vector {problem}")
     return tuple(array.tolist())
+
+
+def parse_json(value: Any) -> Any:
+    """A JSON input as sent, unless it holds a number JSON cannot carry."""
+    path = non_finite_path(value)
+    if path is not None:
+        raise ValidationError(
+            f"a JSON value holds NaN or infinity at {path}; JSON has no such number")
+    return value
+
+
+_ECMA_404 = ("https://ecma-international.org/wp-content/uploads/"
+             "ECMA-404_2nd_edition_december_2017.pdf")
 
 
 Vector = NewType("Vector", tuple)
@@ -56,5 +79,14 @@ SCALARS = {
         serialize=lambda value: list(value),
         parse_value=parse_vector,
         description="An embedding: a JSON array of numbers, or base64 of little-endian float32.",
+    ),
+    # Named, described and specified as strawberry's own, so the schema is unchanged.
+    JSON: strawberry.scalar(
+        name="JSON",
+        description=f"The `JSON` scalar type represents JSON values as specified by"
+        f" [ECMA-404]({_ECMA_404}).",
+        specified_by_url=_ECMA_404,
+        serialize=lambda value: value,
+        parse_value=parse_json,
     ),
 }

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pydantic
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -25,9 +26,11 @@ from pydantic import (
 
 from memlattice.errors import ValidationError
 from memlattice.model import _json_size_ok, as_utc, camel
+from memlattice.names import check_name
 
 _Text = Field(min_length=1, max_length=4_000)
-_Id = Field(min_length=1, max_length=128)
+# Ids of payload nodes (tool calls, plan nodes, threads) are names (memlattice.names).
+_IdName = Annotated[str, Field(min_length=1, max_length=128), AfterValidator(check_name)]
 
 
 class RecordType(StrEnum):
@@ -68,8 +71,8 @@ def _json(value: Any) -> Any:
 class EvidenceRef(_Payload):
     """What a claim rests on: `{kind: "file", ref: "README.md:1-3"}`."""
 
-    kind: str = Field(min_length=1, max_length=64)
-    ref: str = Field(min_length=1, max_length=1_024)
+    kind: Annotated[str, Field(min_length=1, max_length=64), AfterValidator(check_name)]
+    ref: Annotated[str, Field(min_length=1, max_length=1_024), AfterValidator(check_name)]
 
 
 # ------------------------------------------------------------------ episodic
@@ -93,7 +96,7 @@ class TimelineEvent(_Payload):
 class ToolCallSpec(_Payload):
     """One node of an episode's tool graph."""
 
-    id: str = _Id
+    id: _IdName
     tool: str = Field(min_length=1, max_length=256)
     args: dict[str, Any] = Field(default_factory=dict)
     result: str | None = Field(default=None, max_length=20_000)
@@ -169,7 +172,7 @@ class WorkState(StrEnum):
 
 
 class WorkingPayload(_Payload):
-    thread_id: str = _Id
+    thread_id: _IdName
     state: WorkState
     constraints: tuple[str, ...] = ()
     next_actions: tuple[str, ...] = ()
@@ -270,7 +273,7 @@ class PlanEdgeKind(StrEnum):
 
 
 class PlanNodeSpec(_Payload):
-    id: str = _Id
+    id: _IdName
     kind: str = Field(default="step", min_length=1, max_length=64)
     label: str | None = Field(default=None, max_length=1_024)
     tool: str | None = Field(default=None, max_length=256)
@@ -280,13 +283,13 @@ class PlanNodeSpec(_Payload):
 
 
 class PlanEdgeSpec(_Payload):
-    source: str = _Id
-    target: str = _Id
+    source: _IdName
+    target: _IdName
     kind: PlanEdgeKind = PlanEdgeKind.CONTROL
 
 
 class PlanGraphPayload(_Payload):
-    plan_id: str = _Id
+    plan_id: _IdName
     version: int = Field(default=1, ge=1)
     intent: str = _Text
     constraints: tuple[str, ...] = ()
