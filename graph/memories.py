@@ -45,7 +45,7 @@ from memlattice.errors import (
     ValidationError,
     VersionConflict,
 )
-from memlattice.json_values import non_finite_path
+from memlattice.json_values import json_problem
 from memlattice.lucene import all_terms
 from memlattice.model import (
     Direction,
@@ -412,10 +412,9 @@ class MemoryGraph:
             if not isinstance(metadata, Mapping):
                 raise ValidationError("relationship metadata must be a JSON object",
                                       field="metadata")
-            bad = non_finite_path(dict(metadata))
+            bad = json_problem(dict(metadata))
             if bad is not None:
-                raise ValidationError(f"relationship metadata holds NaN or infinity at {bad}",
-                                      field="metadata")
+                raise ValidationError(f"relationship metadata holds {bad}", field="metadata")
             if source == target:
                 raise ValidationError(f"memory {source} cannot be related to itself",
                                       field="target")

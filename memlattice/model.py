@@ -18,7 +18,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memlattice.errors import ValidationError
-from memlattice.json_values import check_finite
+from memlattice.json_values import check_json, unwritable
 from memlattice.lucene import words
 from memlattice.names import blank, check_name
 from memlattice.vector_checks import vector_problem
@@ -171,7 +171,7 @@ def as_utc(value: datetime | None) -> datetime | None:
 
 
 def _json_size_ok(value: Any, what: str, limit: int = 1_000_000) -> Any:
-    check_finite(value, what)
+    check_json(value, what)
     try:
         encoded = json.dumps(value, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -490,7 +490,16 @@ def camel(name: str) -> str:
 
 
 def validated(model: type[M], **data: Any) -> M:
-    """Build `model` or raise the project's ValidationError with every problem named."""
+    """Build `model` or raise the project's ValidationError with every problem named.
+
+    Strings with a lone surrogate (a JSON `"\\ud800"` escape) are refused first,
+    whatever field holds them: no UTF-8 encoder, Neo4j's included, can write them.
+    """
+    found = unwritable(data)
+    if found is not None:
+        path, what = found
+        where = ".".join(camel(part) for part in path.split("."))
+        raise ValidationError(f"invalid input: {where}: {what}", fields=[where])
     try:
         return model(**data)
     except pydantic.ValidationError as exc:

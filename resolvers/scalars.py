@@ -7,8 +7,8 @@ accepts a JSON array of numbers or, for compact transfers, a base64 string of
 little-endian float32 values. Every vector must be one the index can compare
 (memlattice.vector_checks).
 
-`JSON` is strawberry's scalar with one more rule: no NaN or infinity
-(memlattice.json_values), whichever input carries it (metadata, value,
+`JSON` is strawberry's scalar with one more rule: no NaN, infinity or lone
+surrogate (memlattice.json_values), whichever input carries it (metadata, value,
 provenance, payload, edge metadata, filters), since no JSON document can
 hold them and a stored one would come back as invalid JSON.
 """
@@ -24,7 +24,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from memlattice.errors import ValidationError
-from memlattice.json_values import non_finite_path
+from memlattice.json_values import json_problem
 from memlattice.vector_checks import vector_problem
 
 MAX_DIMENSION = 4096
@@ -59,11 +59,10 @@ def parse_vector(value: Any) -> tuple[float, ...]:
 
 
 def parse_json(value: Any) -> Any:
-    """A JSON input as sent, unless it holds a number JSON cannot carry."""
-    path = non_finite_path(value)
-    if path is not None:
-        raise ValidationError(
-            f"a JSON value holds NaN or infinity at {path}; JSON has no such number")
+    """A JSON input as sent, unless it holds what JSON or UTF-8 cannot carry."""
+    problem = json_problem(value)
+    if problem is not None:
+        raise ValidationError(f"a JSON value holds {problem}")
     return value
 
 

@@ -144,7 +144,8 @@ def code(error: dict[str, Any]) -> str:
 
 async def fingerprint(graph_client: Any, namespace: str) -> dict[str, int]:
     """What a refused write must leave unchanged: the namespace's memories (by status),
-    their versions, their relationships and their audit entries."""
+    their versions, their relationships (revisions' HAS_REVISION included) and their
+    audit entries."""
     records = await graph_client.read((
         "CALL () { MATCH (m:Memory) WHERE m.namespace = $ns"
         "  RETURN count(m) AS memories, sum(m.version) AS versions,"

@@ -143,6 +143,12 @@ CASES: list[Case] = [
     ("write value literal 1e400", lambda ns, ids: (
         ('mutation($ns: String!) { writeMemory(input: {namespace: $ns, content: "n",'
          f' value: 1e400, embedding: {basis(2)}}}) {{ id }} }}'), {"ns": ns}), V),
+    # Lone surrogates (a JSON "\ud800" escape) no UTF-8 encoder can write.
+    ("write content with a lone surrogate", lambda ns, ids: (WRITE, {"input": {
+        "namespace": ns, "content": "ok \ud800", "embedding": basis(5)}}), V),
+    ("patch summary with a lone surrogate", patch(summary="s\udfff"), V),
+    ("addEdge metadata with a lone surrogate", edge(metadata={"w": "\udfff"}), V),
+    ("write metadata key with a lone surrogate", write(metadata={"k\ud800": 1}), V),
     # Item 13: vectors that cosine cannot compare, or float32 cannot hold.
     ("write zero embedding", write(embedding=ZERO), V),
     ("write embedding beyond float32", write(embedding=[1e39] + [0.0] * (DIM - 1)), V),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memlattice.errors import ValidationError
-from memlattice.json_values import non_finite_path
+from memlattice.json_values import json_problem, unwritable
 from memlattice.names import blank, name_problem, require_name
 from memlattice.vector_checks import vector_problem
 
@@ -32,14 +32,17 @@ def test_blank_is_about_visibility() -> None:
     assert not blank(" . ")
 
 
-def test_non_finite_numbers_are_found_with_their_path() -> None:
-    assert non_finite_path({"a": [1, {"b": float("nan")}]}) == "a.1.b"
-    assert non_finite_path(float("-inf")) == "(the value)"
-    assert non_finite_path({"a": [1e308, -0.0, 1e-320, "NaN", None, True]}) is None
+def test_unwritable_json_is_found_with_its_path() -> None:
+    assert unwritable({"a": [1, {"b": float("nan")}]})[0] == "a.1.b"  # type: ignore[index]
+    assert unwritable(float("-inf")) == ("", "NaN or infinity (JSON has no such number)")
+    assert json_problem({"x": ["ok", "a\ud800"]}) == (
+        "a lone surrogate (not Unicode text) at x.1")
+    assert json_problem({"\udfff": 1}) is not None
+    assert json_problem({"a": [1e308, -0.0, 1e-320, "NaN", None, True, "🙂"]}) is None
     deep: object = 1.0
     for _ in range(5000):
         deep = [deep]
-    assert non_finite_path(deep) is None
+    assert json_problem(deep) is None
 
 
 @pytest.mark.parametrize("vector", [[1.0, 0.0], [-0.0, 1e-3], [1e19, 0.0], [1e-19, 1e-19]])
