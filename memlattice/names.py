@@ -67,6 +67,14 @@ def check_name(value: str, what: str = "name") -> str:
     return value
 
 
+def check_visible(value: str, what: str = "text") -> str:
+    """`value` when a person could see something in it; else ValueError (free text:
+    subjects, objects, steps, summaries of payloads)."""
+    if blank(value):
+        raise ValueError(f"{what} must not be blank (whitespace or invisible characters)")
+    return value
+
+
 def require_name(value: str, field: str) -> str:
     """`value` when it is a valid name; else the project's ValidationError naming `field`
     (for arguments that reach a service without an input model)."""

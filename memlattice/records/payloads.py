@@ -26,9 +26,13 @@ from pydantic import (
 
 from memlattice.errors import ValidationError
 from memlattice.model import _json_size_ok, as_utc, camel
-from memlattice.names import check_name
+from memlattice.names import check_name, check_visible
 
 _Text = Field(min_length=1, max_length=4_000)
+# Free text of a payload must show something (memlattice.names.blank); names follow the
+# name rule. Blank subjects or steps would become blank facts at consolidation.
+_Visible = AfterValidator(check_visible)
+_Named = AfterValidator(check_name)
 # Ids of payload nodes (tool calls, plan nodes, threads) are names (memlattice.names).
 _IdName = Annotated[str, Field(min_length=1, max_length=128), AfterValidator(check_name)]
 
@@ -86,9 +90,9 @@ class Outcome(StrEnum):
 
 class TimelineEvent(_Payload):
     time: datetime
-    kind: str = Field(min_length=1, max_length=64)
+    kind: Annotated[str, _Named] = Field(min_length=1, max_length=64)
     ref: str | None = Field(default=None, max_length=1_024)
-    summary: str = _Text
+    summary: Annotated[str, _Visible] = _Text
 
     _t = field_validator("time")(classmethod(lambda cls, v: as_utc(v)))
 
@@ -97,7 +101,7 @@ class ToolCallSpec(_Payload):
     """One node of an episode's tool graph."""
 
     id: _IdName
-    tool: str = Field(min_length=1, max_length=256)
+    tool: Annotated[str, _Named] = Field(min_length=1, max_length=256)
     args: dict[str, Any] = Field(default_factory=dict)
     result: str | None = Field(default=None, max_length=20_000)
     time: datetime | None = None
@@ -110,9 +114,9 @@ class ToolCallSpec(_Payload):
 class Observation(_Payload):
     """A subject-predicate-object an episode observed; consolidation makes it a fact."""
 
-    subject: str = Field(min_length=1, max_length=512)
-    predicate: str = Field(min_length=1, max_length=256)
-    object: str = Field(min_length=1, max_length=2_000)
+    subject: Annotated[str, _Visible] = Field(min_length=1, max_length=512)
+    predicate: Annotated[str, _Visible] = Field(min_length=1, max_length=256)
+    object: Annotated[str, _Visible] = Field(min_length=1, max_length=2_000)
     confidence: float = Field(default=0.8, ge=0.0, le=1.0)
 
 
@@ -217,9 +221,9 @@ class Validity(_Payload):
 
 
 class SemanticPayload(_Payload):
-    subject: str = Field(min_length=1, max_length=512)
-    predicate: str = Field(min_length=1, max_length=256)
-    object: str = Field(min_length=1, max_length=2_000)
+    subject: Annotated[str, _Visible] = Field(min_length=1, max_length=512)
+    predicate: Annotated[str, _Visible] = Field(min_length=1, max_length=256)
+    object: Annotated[str, _Visible] = Field(min_length=1, max_length=2_000)
     validity: Validity = Field(default_factory=Validity)
     evidence: tuple[EvidenceRef, ...] = Field(default=(), max_length=100)
 
@@ -228,14 +232,14 @@ class SemanticPayload(_Payload):
 
 
 class RecipeStep(_Payload):
-    step: str = _Text
+    step: Annotated[str, _Visible] = _Text
     tool: str | None = Field(default=None, max_length=256)
     args_schema: dict[str, Any] | None = None
     validation: str | None = Field(default=None, max_length=4_000)
 
 
 class CompetencePayload(_Payload):
-    skill: str = Field(min_length=1, max_length=256)
+    skill: Annotated[str, _Visible] = Field(min_length=1, max_length=256)
     triggers: tuple[str, ...] = ()
     steps: tuple[RecipeStep, ...] = Field(default=(), max_length=200)
     required_tools: tuple[str, ...] = ()
@@ -274,7 +278,7 @@ class PlanEdgeKind(StrEnum):
 
 class PlanNodeSpec(_Payload):
     id: _IdName
-    kind: str = Field(default="step", min_length=1, max_length=64)
+    kind: Annotated[str, _Named] = Field(default="step", min_length=1, max_length=64)
     label: str | None = Field(default=None, max_length=1_024)
     tool: str | None = Field(default=None, max_length=256)
     args: dict[str, Any] = Field(default_factory=dict)
@@ -291,7 +295,7 @@ class PlanEdgeSpec(_Payload):
 class PlanGraphPayload(_Payload):
     plan_id: _IdName
     version: int = Field(default=1, ge=1)
-    intent: str = _Text
+    intent: Annotated[str, _Visible] = _Text
     constraints: tuple[str, ...] = ()
     input_schema: dict[str, Any] | None = None
     output_schema: dict[str, Any] | None = None

@@ -19,7 +19,14 @@ from typing import Any
 import pytest
 
 from tests.conftest import GraphQLClient
-from tests.integration._knowledge import INVALIDATE, STORE_FACT, UPDATE_RECORD, WRITE_RECORD, fact
+from tests.integration._knowledge import (
+    INVALIDATE,
+    STORE_FACT,
+    UPDATE_RECORD,
+    WRITE_RECORD,
+    fact,
+    spo,
+)
 from tests.integration._support import (
     ADD_EDGE,
     DIM,
@@ -120,6 +127,13 @@ CASES: list[Case] = [
     ("storeFact blank taskId", store_fact(taskId=" "), V),
     ("storeFact blank evidence ref", store_fact(evidence=[{"kind": "file", "ref": " "}]), V),
     ("storeFact tag with bidi override", store_fact(tags=["\u202eabc"]), V),
+    ("writeRecord semantic subject blank", lambda ns, ids: (WRITE_RECORD, {"input": {
+        "namespace": ns, "type": "SEMANTIC", "payload": spo("\u200b ", "lives in", "Lisbon"),
+        "embedding": basis(3)}}), V),
+    ("configureNamespace blank embeddingModel", lambda ns, ids: (
+        ("mutation($ns: String!, $i: NamespaceConfigInput!) {"
+         " configureNamespace(namespace: $ns, input: $i) { version } }"),
+        {"ns": ns, "i": {"embeddingModel": " "}}), V),
     # Item 12: namespaces.
     *[(f"write namespace {bad!r}",
        lambda ns, ids, bad=bad: (WRITE, {"input": mem(bad, "a new note")}), V)
