@@ -73,6 +73,11 @@ def translated_errors() -> Iterator[None]:
         yield
     except MemlatticeError:
         raise
+    except UnicodeEncodeError as exc:
+        # A lone surrogate no input check caught: it cannot be sent, so nothing ran
+        # (or the transaction rolls back).
+        raise ValidationError("the input holds text that is not valid Unicode"
+                              " (a lone surrogate)") from exc
     except neo4j_errors.ConstraintError as exc:
         raise Conflict(
             "the write collides with an existing record (an id that is already taken)"

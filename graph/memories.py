@@ -45,6 +45,7 @@ from memlattice.errors import (
     ValidationError,
     VersionConflict,
 )
+from memlattice.json_values import json_problem
 from memlattice.lucene import all_terms
 from memlattice.model import (
     Direction,
@@ -476,6 +477,9 @@ class MemoryGraph:
             if not isinstance(metadata, Mapping):
                 raise ValidationError("relationship metadata must be a JSON object",
                                       field="metadata")
+            bad = json_problem(dict(metadata))
+            if bad is not None:
+                raise ValidationError(f"relationship metadata holds {bad}", field="metadata")
             if source == target:
                 raise ValidationError(f"memory {source} cannot be related to itself",
                                       field="target")
@@ -483,10 +487,14 @@ class MemoryGraph:
                          "edgeId": new_id(), "metadataJson": canonical_json(dict(metadata)),
                          "auditId": new_id()})
         wanted = {(r["source"], r["target"], r["type"]) for r in rows}
+        successions = [{"source": r["source"], "target": r["target"]} for r in rows
+                       if r["type"] == EdgeType.SUPERSEDES.value]
 
         async def work(tx: AsyncManagedTransaction) -> list[Edge]:
             records = await run(tx, queries.add_edges(rows, tenant=tenant, actor=actor,
                                                       now=now))
+            if successions:
+                await refuse_supersedes_cycle(tx, successions)
             made = [edge_from_record(r["r"], r["type"], r["source"], r["target"])
                     for r in records]
             missing = wanted - {(e.source_id, e.target_id, e.type.value) for e in made}
@@ -536,6 +544,21 @@ class MemoryGraph:
         if not records:
             raise NotFound(f"no memory {id} in namespace {tenant.namespace}", id=id)
         return memory_from_properties(records[0]["m"])
+
+
+async def refuse_supersedes_cycle(tx: AsyncManagedTransaction,
+                                  pairs: list[dict[str, str]]) -> None:
+    """Succession is a history: a SUPERSEDES cycle would make a memory its own
+    successor. Checked after the write, in its transaction, so the refusal
+    (CONFLICT, reason SUPERSEDES_CYCLE) rolls the whole batch back."""
+    await run(tx, queries.lock_supersedes_chains(pairs))
+    found = await run(tx, queries.supersedes_cycle(pairs))
+    if found:
+        cycle = list(found[0]["cycle"])
+        raise Conflict(
+            "these SUPERSEDES relationships would make a cycle ("
+            + " -> ".join(cycle) + f" -> {cycle[0]}); nothing was added",
+            reason="SUPERSEDES_CYCLE", cycle=cycle[:20])
 
 
 def refuse_episodic(current: Memory, verb: str) -> None:

@@ -477,9 +477,11 @@ def add_edges(
 ) -> Query:
     """Relate memories in one UNWIND; one relationship per (source, type, target).
 
-    Each row is `{source, target, type, edgeId, metadataJson, auditId}`; adding
-    an existing relationship again updates its metadata. Rows whose endpoints
-    are missing produce no output row, which is how the caller detects them.
+    Each row is `{source, target, type, edgeId, metadataJson, auditId}`. Adding
+    an existing relationship again is idempotent: with the same metadata it
+    changes nothing and writes no audit entry; with other metadata it updates
+    them, audited once. Rows whose endpoints are missing produce no output
+    row, which is how the caller detects them.
     """
     query = (
         "CYPHER 25\n"
@@ -487,14 +489,56 @@ def add_edges(
         f"MATCH (a:Memory {{id: row.source}}) WHERE {tenant_visible('a')}\n"
         f"MATCH (b:Memory {{id: row.target}}) WHERE {tenant_visible('b')}\n"
         "MERGE (a)-[r:$(row.type)]->(b)\n"
-        "ON CREATE SET r.id = row.edgeId, r.createdAt = $now\n"
+        "ON CREATE SET r.id = row.edgeId, r.createdAt = $now, r.metadataJson = row.metadataJson\n"
+        "WITH a, b, r, row, r.id = row.edgeId AS created,"
+        " coalesce(r.metadataJson, '') <> row.metadataJson AS changed\n"
         "SET r.metadataJson = row.metadataJson\n"
-        "WITH a, b, r, row\n"
+        "WITH a, b, r, row, created, changed\n"
+        "CALL (a, b, r, row, created, changed) {\n"
+        "  WITH * WHERE created OR changed\n  "
         + _audit("row.auditId", "a.id", "'link'", "null",
                  "'{\"edge\":\"' + r.id + '\",\"type\":\"' + type(r) + '\",\"target\":\"' + b.id + '\"}'")
-        + "\nRETURN r {.*} AS r, type(r) AS type, a.id AS source, b.id AS target"
+        + "\n}\n"
+        "RETURN r {.*} AS r, type(r) AS type, a.id AS source, b.id AS target"
     )
     return query, {"rows": rows, **tenant.params(), "actor": actor, "now": now}
+
+
+def lock_supersedes_chains(pairs: list[dict[str, str]]) -> Query:
+    """Write-lock every memory a new SUPERSEDES target leads to (itself included).
+
+    A concurrent addEdge that would close a cycle through these nodes holds one
+    of these locks (MERGE locks both ends), so the check that follows, in its
+    own statement, sees that edge committed (or deadlocks, and the retried
+    transaction sees it).
+    """
+    query = (
+        "CYPHER 25\n"
+        "UNWIND $pairs AS pair\n"
+        "MATCH (b:Memory {id: pair.target})\n"
+        "MATCH (b)-[:SUPERSEDES*0..]->(x:Memory)\n"
+        "WITH DISTINCT x\n"
+        "SET x.`_lock` = true REMOVE x.`_lock`\n"
+        "RETURN count(x) AS locked"
+    )
+    return query, {"pairs": pairs}
+
+
+def supersedes_cycle(pairs: list[dict[str, str]]) -> Query:
+    """A SUPERSEDES cycle through a new edge source -> target: a path target -> source.
+
+    Run after the edges are written, in their transaction: the cycle a batch
+    closes with its own rows is found too.
+    """
+    query = (
+        "CYPHER 25\n"
+        "UNWIND $pairs AS pair\n"
+        "MATCH (a:Memory {id: pair.source}), (b:Memory {id: pair.target})\n"
+        "MATCH p = SHORTEST 1 (b)-[:SUPERSEDES]->+(a)\n"
+        "RETURN [n IN nodes(p) | n.id] AS cycle\n"
+        "LIMIT 1"
+    )
+    return query, {"pairs": pairs}
 
 
 _PATTERNS = {

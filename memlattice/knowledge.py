@@ -30,8 +30,9 @@ from memlattice.auth import Tenant
 from memlattice.errors import Conflict, ValidationError
 from memlattice.events import EventBus
 from memlattice.knowledge_events import KnowledgeEvents
-from memlattice.lucene import all_terms, any_terms
-from memlattice.model import MemoryFilter, Status, utcnow
+from memlattice.lucene import all_terms, any_terms, words
+from memlattice.model import MemoryFilter, Status, camel, utcnow
+from memlattice.names import require_name
 from memlattice.records.hints import Hint, hints_for
 from memlattice.records.inputs import FactInput, RecordInput
 from memlattice.records.payloads import (
@@ -157,6 +158,9 @@ class KnowledgeService:
         (a lexical search that, unlike `search`, also travels in time with `as_of`)."""
         if not 1 <= limit <= 500:
             raise ValidationError("limit must be between 1 and 500", field="limit")
+        _names(threadId=thread_id, taskId=task_id)
+        for tag in tags:
+            require_name(tag, "tags")
         lucene = any_terms(query) if query is not None else None
         if query is not None and lucene is None:
             raise ValidationError("query has no word to match", field="query")
@@ -168,6 +172,7 @@ class KnowledgeService:
     async def discard_task(self, *, tenant: Tenant, task_id: str, actor: str) -> list[str]:
         """Tombstone the task's working records that the tenant may see."""
         tenant.require_write()
+        require_name(task_id, "taskId")
         ids = await self.records.discard_task(namespace=tenant.namespace, task_id=task_id,
                                               actor=actor, now=utcnow(), clearance=tenant)
         await self.events.forgotten_ids(tenant.namespace, ids, actor)
@@ -239,6 +244,12 @@ class KnowledgeService:
     ) -> list[str]:
         """Tombstone the matching active facts that the tenant may see (only those)."""
         tenant.require_write()
+        # A blank field matches nothing today, and would match everything if the
+        # query ever treated it as a substring: refused, like forget's predicate.
+        _names(**{f"predicate.{camel(k)}": v for k, v in predicate.__dict__.items()
+                  if isinstance(v, str) and k != "claim"})
+        if predicate.claim is not None and not words(predicate.claim):
+            raise ValidationError("claim has no word to match", field="predicate.claim")
         lucene = all_terms(query) if query is not None else None
         if query is not None and lucene is None:
             raise ValidationError("query has no word to match", field="predicate.query")
@@ -253,6 +264,7 @@ class KnowledgeService:
         return ids
 
     async def by_evidence(self, *, tenant: Tenant, ref: str, kind: str | None) -> list[Record]:
+        _names(ref=ref, kind=kind)
         return await self.facts.by_evidence(namespace=tenant.namespace, ref=ref, kind=kind,
                                             now=utcnow(), clearance=tenant)
 
@@ -347,6 +359,13 @@ class KnowledgeService:
                                       known=[r.memory for r in revised.records])
         await self.memories.embed_side_spaces(tenant.namespace, [merged.memory])
         return merged, sources
+
+
+def _names(**fields: str | None) -> None:
+    """Each given argument that names something must be a valid name (memlattice.names)."""
+    for field, value in fields.items():
+        if value is not None:
+            require_name(value, field)
 
 
 def _same_namespace(namespace: str, other: str, field: str) -> None:

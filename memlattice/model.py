@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -20,7 +19,11 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memlattice.errors import ValidationError
+from memlattice.json_values import check_json, unwritable
+from memlattice.lucene import words
+from memlattice.names import blank, check_name
 from memlattice.times import to_utc
+from memlattice.vector_checks import vector_problem
 
 MAX_CONTENT_CHARS = 100_000
 MAX_TAGS = 64
@@ -160,8 +163,10 @@ def utcnow() -> datetime:
 def validate_namespace(value: str) -> str:
     """Namespaces are relative paths of non-empty segments: `team/alice/notes`.
 
-    Absolute paths, `.`/`..` segments, empty segments and control characters are
-    rejected because namespaces end up in export paths and key prefixes.
+    Absolute paths, `.`/`..` segments, empty segments and backslashes are
+    rejected because namespaces end up in export paths and key prefixes; each
+    segment is a name (memlattice.names: no surrounding whitespace, no control,
+    format, separator or unassigned characters).
     """
     if not isinstance(value, str) or not value:
         raise ValueError("namespace must be a non-empty relative path such as 'team/notes'")
@@ -180,8 +185,9 @@ def _checked_namespace(value: str) -> str:
             raise ValueError(f"namespace {value!r} has an empty segment")
         if segment in (".", ".."):
             raise ValueError(f"namespace {value!r} contains {segment!r}; use plain segments")
-        if any(ord(ch) < 32 or ch == "\\" for ch in segment):
-            raise ValueError(f"namespace {value!r} contains a control character or backslash")
+        if "\\" in segment:
+            raise ValueError(f"namespace {value!r} contains a backslash")
+        check_name(segment, f"namespace {value!r}: segment {segment!r}")
     return value
 
 
@@ -199,12 +205,38 @@ def as_utc(value: datetime | None) -> datetime | None:
 
 
 def _json_size_ok(value: Any, what: str, limit: int = 1_000_000) -> Any:
+    check_json(value, what)
     try:
-        encoded = json.dumps(value, sort_keys=True)
+        encoded = json.dumps(value, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{what} is not JSON-serialisable") from exc
     if len(encoded) > limit:
         raise ValueError(f"{what} is larger than {limit} bytes of JSON")
+    return value
+
+
+def _name(value: str | None, what: str = "") -> str | None:
+    """None, or a valid name (memlattice.names); Pydantic names the field."""
+    return None if value is None else check_name(value, what or "it")
+
+
+def _tag_list(value: tuple[str, ...]) -> tuple[str, ...]:
+    if len(value) > MAX_TAGS:
+        raise ValueError(f"at most {MAX_TAGS} tags")
+    for tag in value:
+        if len(tag) > 256:
+            raise ValueError("tags must be at most 256 characters")
+        check_name(tag, f"tag {tag!r}")
+    return tuple(dict.fromkeys(value))
+
+
+def _finite_vector(value: tuple[float, ...] | None) -> tuple[float, ...] | None:
+    if value is not None:
+        if not value:
+            raise ValueError("embedding must not be empty")
+        problem = vector_problem(value)
+        if problem is not None:
+            raise ValueError(f"embedding {problem}")
     return value
 
 
@@ -220,6 +252,11 @@ class ScopeRef(_Input):
     user_id: str | None = Field(default=None, max_length=256)
     session_id: str | None = Field(default=None, max_length=256)
     task_id: str | None = Field(default=None, max_length=256)
+
+    @field_validator("agent_id", "user_id", "session_id", "task_id")
+    @classmethod
+    def _ids_are_names(cls, value: str | None) -> str | None:
+        return _name(value)
 
     @model_validator(mode="after")
     def _level_needs_its_id(self) -> ScopeRef:
@@ -263,23 +300,21 @@ class MemoryInput(ScopeRef):
     now: datetime | None = None
 
     _ns = field_validator("namespace")(classmethod(lambda cls, v: validate_namespace(v)))
+    # Strings that name something (memlattice.names); free text stays free.
+    _names = field_validator("id", "key", "source_type", "extraction_method",
+                             "embedding_model")(classmethod(lambda cls, v: _name(v)))
 
     @field_validator("content")
     @classmethod
     def _content_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("content must not be blank")
+        if blank(value):
+            raise ValueError("content must not be blank (whitespace or invisible characters)")
         return value
 
     @field_validator("tags")
     @classmethod
     def _tags(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        if len(value) > MAX_TAGS:
-            raise ValueError(f"at most {MAX_TAGS} tags")
-        for tag in value:
-            if not tag.strip() or len(tag) > 256:
-                raise ValueError("tags must be non-blank strings of at most 256 characters")
-        return tuple(dict.fromkeys(value))
+        return _tag_list(value)
 
     @field_validator("metadata")
     @classmethod
@@ -287,6 +322,7 @@ class MemoryInput(ScopeRef):
         for key in value:
             if not key or len(key) > 128:
                 raise ValueError("metadata keys must be 1 to 128 characters")
+            check_name(key, f"metadata key {key!r}")
         return _json_size_ok(value, "metadata")
 
     @field_validator("value", "provenance")
@@ -302,12 +338,7 @@ class MemoryInput(ScopeRef):
     @field_validator("embedding")
     @classmethod
     def _finite(cls, value: tuple[float, ...] | None) -> tuple[float, ...] | None:
-        if value is not None:
-            if not value:
-                raise ValueError("embedding must not be empty")
-            if not all(map(math.isfinite, value)):
-                raise ValueError("embedding contains NaN or infinity")
-        return value
+        return _finite_vector(value)
 
 
 class MemoryPatch(_Input):
@@ -341,6 +372,17 @@ class MemoryPatch(_Input):
     )
     _expires = field_validator("expires_at")(classmethod(lambda cls, v: as_utc(v)))
     _emb = field_validator("embedding")(classmethod(lambda cls, v: MemoryInput._finite(v)))
+    _names = field_validator("key", "source_type", "extraction_method",
+                             "embedding_model")(classmethod(lambda cls, v: _name(v)))
+    _json_values = field_validator("value", "provenance")(
+        classmethod(lambda cls, v: _json_size_ok(v, "value")))
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> MemoryPatch:
+        # An empty patch would still bump the version and write an audit entry.
+        if not self.model_fields_set:
+            raise ValueError("the patch is empty; set at least one field to change")
+        return self
 
     def changes(self) -> dict[str, Any]:
         """Only the fields the caller set (so `null` can clear a field on purpose)."""
@@ -357,11 +399,21 @@ class ForgetPredicate(_Input):
     tags: tuple[str, ...] | None = None
     query: str | None = Field(default=None, min_length=1, max_length=1024)
 
+    # A blank field would match everything (`contains: " "`) or nothing: refused.
+    _names = field_validator("id", "key", "tag")(classmethod(lambda cls, v: _name(v)))
+
+    @field_validator("contains")
+    @classmethod
+    def _contains_not_blank(cls, value: str | None) -> str | None:
+        if value is not None and blank(value):
+            raise ValueError("must not be blank: it would match every memory")
+        return value
+
     @field_validator("tags")
     @classmethod
     def _tags_not_blank(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
-        if value is not None and any(not tag for tag in value):
-            raise ValueError("tags must not contain an empty tag")
+        for tag in value or ():
+            check_name(tag, f"tag {tag!r}")
         return value
 
     @model_validator(mode="after")
@@ -372,7 +424,8 @@ class ForgetPredicate(_Input):
             )
         if self.contains is not None and len(self.model_fields_set) > 1:
             raise ValueError("contains is a predicate on its own; do not combine it")
-        if self.query is not None and not any(ch.isalnum() for ch in self.query):
+        # The same words the fulltext query is made of (memlattice.lucene).
+        if self.query is not None and not words(self.query):
             raise ValueError("query has no word to match")
         return self
 
@@ -478,7 +531,16 @@ def camel(name: str) -> str:
 
 
 def validated(model: type[M], **data: Any) -> M:
-    """Build `model` or raise the project's ValidationError with every problem named."""
+    """Build `model` or raise the project's ValidationError with every problem named.
+
+    Strings with a lone surrogate (a JSON `"\\ud800"` escape) are refused first,
+    whatever field holds them: no UTF-8 encoder, Neo4j's included, can write them.
+    """
+    found = unwritable(data)
+    if found is not None:
+        path, what = found
+        where = ".".join(camel(part) for part in path.split("."))
+        raise ValidationError(f"invalid input: {where}: {what}", fields=[where])
     try:
         return model(**data)
     except pydantic.ValidationError as exc:

@@ -8,12 +8,13 @@ here, so every layer (GraphQL, Python client, benchmarks) gets the same rules.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from memlattice.errors import ValidationError
 from memlattice.model import Direction, EdgeType, ScoringMode, SearchMode, validated
+from memlattice.names import check_name
 
 
 # Every float knob is bounded, so no ranking arithmetic can reach inf or NaN:
@@ -115,7 +116,8 @@ class NamespaceSettings(_Frozen):
     rrf_k: int | None = Field(default=None, ge=1, le=1000)
     # The vector space searched (see memlattice.vector_spaces); changing it
     # re-embeds in the background. Omitted on a later configuration: kept.
-    embedding_model: str | None = Field(default=None, min_length=1, max_length=200)
+    embedding_model: Annotated[str, AfterValidator(check_name)] | None = Field(
+        default=None, min_length=1, max_length=200)
     embedding_dimension: int | None = Field(default=None, ge=1, le=4096)
 
     @model_validator(mode="after")

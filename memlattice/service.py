@@ -59,6 +59,7 @@ from memlattice.records.payloads import TYPED_MEMORY_TYPES
 from memlattice.rerank import RerankerRegistry
 from memlattice.search_config import NamespaceSettings, SearchConfig
 from memlattice.spaces import EmbeddingReport, VectorSpaces
+from memlattice.vector_checks import vector_problem
 from memlattice.vector_spaces import VectorSpace
 
 log = logging.getLogger(__name__)
@@ -258,6 +259,9 @@ class MemoryService:
         vector = None
         if request.vector is not None:
             check_dimension(list(request.vector), dimension, what="query vector")
+            problem = vector_problem(request.vector)
+            if problem is not None:
+                raise ValidationError(f"the query vector {problem}", field="vector")
             vector = [float(x) for x in request.vector]
         if mode is not SearchMode.LEXICAL and vector is None and request.query:
             if embedder is not None:

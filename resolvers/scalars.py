@@ -4,13 +4,18 @@
 numpy pass, instead of graphql-core coercing every float as a `[Float!]` item
 (which cost more than the database write for a batch of 384-d vectors). It
 accepts a JSON array of numbers or, for compact transfers, a base64 string of
-little-endian float32 values.
+little-endian float32 values. Every vector must be one the index can compare
+(memlattice.vector_checks).
 
 `DateTime` and `JSON` replace strawberry's own scalars of those names, with
-the same syntax and two bounds: a DateTime must be an instant of the supported
-range (memlattice.times), and a JSON value may nest at most MAX_JSON_DEPTH
-levels (memlattice.nesting). Both are checked while variables and literals are
-coerced, so an input over a bound is VALIDATION before any resolver runs.
+the same syntax and more bounds: a DateTime must be an instant of the supported
+range (memlattice.times); a JSON value may nest at most MAX_JSON_DEPTH levels
+(memlattice.nesting) and holds no NaN, infinity or lone surrogate
+(memlattice.json_values), whichever input carries it (metadata, value,
+provenance, payload, edge metadata, filters), since no JSON document can hold
+them and a stored one would come back as invalid JSON. Both are checked while
+variables and literals are coerced, so an input over a bound is VALIDATION
+before any resolver runs.
 """
 
 from __future__ import annotations
@@ -25,8 +30,10 @@ import strawberry
 from strawberry.scalars import JSON
 
 from memlattice.errors import ValidationError
+from memlattice.json_values import json_problem
 from memlattice.nesting import MAX_JSON_DEPTH, check_json
 from memlattice.times import RANGE_TEXT, parse_instant
+from memlattice.vector_checks import vector_problem
 
 MAX_DIMENSION = 4096
 
@@ -53,8 +60,9 @@ def parse_vector(value: Any) -> tuple[float, ...]:
         raise ValidationError("a Vector is a list of numbers or a base64 float32 string")
     if array.size == 0 or array.size > MAX_DIMENSION:
         raise ValidationError(f"a Vector must have 1 to {MAX_DIMENSION} values")
-    if not np.isfinite(array).all():
-        raise ValidationError("a Vector must not contain NaN or infinity")
+    problem = vector_problem(array)
+    if problem is not None:
+        raise ValidationError(f"a Vector {problem}")
     return tuple(array.tolist())
 
 
@@ -67,8 +75,13 @@ def parse_datetime(value: Any) -> datetime:
 
 
 def parse_json(value: Any) -> Any:
-    """Any JSON value nested at most MAX_JSON_DEPTH levels (else ValueError)."""
-    return check_json(value, "a JSON value")
+    """A JSON input as sent, unless it nests deeper than MAX_JSON_DEPTH levels or
+    holds what JSON or UTF-8 cannot carry."""
+    check_json(value, "a JSON value")
+    problem = json_problem(value)
+    if problem is not None:
+        raise ValidationError(f"a JSON value holds {problem}")
+    return value
 
 
 Vector = NewType("Vector", tuple)

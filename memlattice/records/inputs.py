@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from memlattice.lucene import words
 from memlattice.model import MemoryInput, as_utc
 from memlattice.records.payloads import EvidenceRef, Payload, RecordType, parse_payload
 from memlattice.records.text import describe
@@ -71,8 +72,9 @@ class FactInput(MemoryInput):
     @field_validator("claim")
     @classmethod
     def _claim(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("claim must not be blank")
+        # A claim without a word can be neither searched nor told apart from another.
+        if not words(value):
+            raise ValueError("claim has no word (letters or digits)")
         return value.strip()
 
     _until = field_validator("valid_until")(classmethod(lambda cls, v: as_utc(v)))

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pydantic
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -25,9 +26,15 @@ from pydantic import (
 
 from memlattice.errors import ValidationError
 from memlattice.model import _json_size_ok, as_utc, camel
+from memlattice.names import check_name, check_visible
 
 _Text = Field(min_length=1, max_length=4_000)
-_Id = Field(min_length=1, max_length=128)
+# Free text of a payload must show something (memlattice.names.blank); names follow the
+# name rule. Blank subjects or steps would become blank facts at consolidation.
+_Visible = AfterValidator(check_visible)
+_Named = AfterValidator(check_name)
+# Ids of payload nodes (tool calls, plan nodes, threads) are names (memlattice.names).
+_IdName = Annotated[str, Field(min_length=1, max_length=128), AfterValidator(check_name)]
 
 
 class RecordType(StrEnum):
@@ -68,8 +75,8 @@ def _json(value: Any) -> Any:
 class EvidenceRef(_Payload):
     """What a claim rests on: `{kind: "file", ref: "README.md:1-3"}`."""
 
-    kind: str = Field(min_length=1, max_length=64)
-    ref: str = Field(min_length=1, max_length=1_024)
+    kind: Annotated[str, Field(min_length=1, max_length=64), AfterValidator(check_name)]
+    ref: Annotated[str, Field(min_length=1, max_length=1_024), AfterValidator(check_name)]
 
 
 # ------------------------------------------------------------------ episodic
@@ -83,9 +90,9 @@ class Outcome(StrEnum):
 
 class TimelineEvent(_Payload):
     time: datetime
-    kind: str = Field(min_length=1, max_length=64)
+    kind: Annotated[str, _Named] = Field(min_length=1, max_length=64)
     ref: str | None = Field(default=None, max_length=1_024)
-    summary: str = _Text
+    summary: Annotated[str, _Visible] = _Text
 
     _t = field_validator("time")(classmethod(lambda cls, v: as_utc(v)))
 
@@ -93,8 +100,8 @@ class TimelineEvent(_Payload):
 class ToolCallSpec(_Payload):
     """One node of an episode's tool graph."""
 
-    id: str = _Id
-    tool: str = Field(min_length=1, max_length=256)
+    id: _IdName
+    tool: Annotated[str, _Named] = Field(min_length=1, max_length=256)
     args: dict[str, Any] = Field(default_factory=dict)
     result: str | None = Field(default=None, max_length=20_000)
     time: datetime | None = None
@@ -107,9 +114,9 @@ class ToolCallSpec(_Payload):
 class Observation(_Payload):
     """A subject-predicate-object an episode observed; consolidation makes it a fact."""
 
-    subject: str = Field(min_length=1, max_length=512)
-    predicate: str = Field(min_length=1, max_length=256)
-    object: str = Field(min_length=1, max_length=2_000)
+    subject: Annotated[str, _Visible] = Field(min_length=1, max_length=512)
+    predicate: Annotated[str, _Visible] = Field(min_length=1, max_length=256)
+    object: Annotated[str, _Visible] = Field(min_length=1, max_length=2_000)
     confidence: float = Field(default=0.8, ge=0.0, le=1.0)
 
 
@@ -169,7 +176,7 @@ class WorkState(StrEnum):
 
 
 class WorkingPayload(_Payload):
-    thread_id: str = _Id
+    thread_id: _IdName
     state: WorkState
     constraints: tuple[str, ...] = ()
     next_actions: tuple[str, ...] = ()
@@ -214,9 +221,9 @@ class Validity(_Payload):
 
 
 class SemanticPayload(_Payload):
-    subject: str = Field(min_length=1, max_length=512)
-    predicate: str = Field(min_length=1, max_length=256)
-    object: str = Field(min_length=1, max_length=2_000)
+    subject: Annotated[str, _Visible] = Field(min_length=1, max_length=512)
+    predicate: Annotated[str, _Visible] = Field(min_length=1, max_length=256)
+    object: Annotated[str, _Visible] = Field(min_length=1, max_length=2_000)
     validity: Validity = Field(default_factory=Validity)
     evidence: tuple[EvidenceRef, ...] = Field(default=(), max_length=100)
 
@@ -225,14 +232,14 @@ class SemanticPayload(_Payload):
 
 
 class RecipeStep(_Payload):
-    step: str = _Text
+    step: Annotated[str, _Visible] = _Text
     tool: str | None = Field(default=None, max_length=256)
     args_schema: dict[str, Any] | None = None
     validation: str | None = Field(default=None, max_length=4_000)
 
 
 class CompetencePayload(_Payload):
-    skill: str = Field(min_length=1, max_length=256)
+    skill: Annotated[str, _Visible] = Field(min_length=1, max_length=256)
     triggers: tuple[str, ...] = ()
     steps: tuple[RecipeStep, ...] = Field(default=(), max_length=200)
     required_tools: tuple[str, ...] = ()
@@ -270,8 +277,8 @@ class PlanEdgeKind(StrEnum):
 
 
 class PlanNodeSpec(_Payload):
-    id: str = _Id
-    kind: str = Field(default="step", min_length=1, max_length=64)
+    id: _IdName
+    kind: Annotated[str, _Named] = Field(default="step", min_length=1, max_length=64)
     label: str | None = Field(default=None, max_length=1_024)
     tool: str | None = Field(default=None, max_length=256)
     args: dict[str, Any] = Field(default_factory=dict)
@@ -280,15 +287,15 @@ class PlanNodeSpec(_Payload):
 
 
 class PlanEdgeSpec(_Payload):
-    source: str = _Id
-    target: str = _Id
+    source: _IdName
+    target: _IdName
     kind: PlanEdgeKind = PlanEdgeKind.CONTROL
 
 
 class PlanGraphPayload(_Payload):
-    plan_id: str = _Id
+    plan_id: _IdName
     version: int = Field(default=1, ge=1)
-    intent: str = _Text
+    intent: Annotated[str, _Visible] = _Text
     constraints: tuple[str, ...] = ()
     input_schema: dict[str, Any] | None = None
     output_schema: dict[str, Any] | None = None

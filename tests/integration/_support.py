@@ -140,3 +140,18 @@ async def count_relationships(graph_client: Any, namespace: str) -> int:
 
 def code(error: dict[str, Any]) -> str:
     return str((error.get("extensions") or {}).get("code"))
+
+
+async def fingerprint(graph_client: Any, namespace: str) -> dict[str, int]:
+    """What a refused write must leave unchanged: the namespace's memories (by status),
+    their versions, their relationships (revisions' HAS_REVISION included) and their
+    audit entries."""
+    records = await graph_client.read((
+        "CALL () { MATCH (m:Memory) WHERE m.namespace = $ns"
+        "  RETURN count(m) AS memories, sum(m.version) AS versions,"
+        "  sum(CASE WHEN m.status = 'active' THEN 1 ELSE 0 END) AS active }"
+        " CALL () { MATCH (a:Memory)-[r]-(b) WHERE a.namespace = $ns"
+        "  RETURN count(DISTINCT r) AS relationships }"
+        " CALL () { MATCH (e:AuditEntry) WHERE e.namespace = $ns RETURN count(e) AS audits }"
+        " RETURN memories, versions, active, relationships, audits", {"ns": namespace}))
+    return {k: int(v or 0) for k, v in records[0].items()}
