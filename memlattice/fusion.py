@@ -23,11 +23,16 @@ def zscores(values: Mapping[str, float]) -> dict[str, float]:
     values do not vary)."""
     if not values:
         return {}
-    mean = sum(values.values()) / len(values)
-    spread = math.sqrt(sum((v - mean) ** 2 for v in values.values()) / len(values))
+    # z is scale-free: divide by the largest magnitude first so no square overflows.
+    scale = max(abs(v) for v in values.values())
+    if not math.isfinite(scale) or scale == 0.0:
+        return dict.fromkeys(values, 0.0)
+    scaled = {k: v / scale for k, v in values.items()}
+    mean = sum(scaled.values()) / len(scaled)
+    spread = math.sqrt(sum((v - mean) ** 2 for v in scaled.values()) / len(scaled))
     if spread <= 1e-12:
         return dict.fromkeys(values, 0.0)
-    return {k: (v - mean) / spread for k, v in values.items()}
+    return {k: (v - mean) / spread for k, v in scaled.items()}
 
 
 def completed(values: Mapping[str, float | None], ids: Sequence[str]) -> dict[str, float]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from memlattice.json_values import check_json
 from memlattice.model import (
     DEFAULT_SENSITIVITY,
     MAX_BATCH,
@@ -27,6 +28,7 @@ from memlattice.model import (
     as_utc,
     validate_namespace,
 )
+from memlattice.names import blank, check_name
 
 # Ids of turns: a UUID of their own, so that a derived id never collides with another's.
 _TURNS = uuid.UUID("6f1c2a7e-54b9-4c8e-9a55-3f1e4b2d7c10")
@@ -47,16 +49,14 @@ class MessageInput(_Input):
     @field_validator("content")
     @classmethod
     def _content(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("content must not be blank")
+        if blank(value):
+            raise ValueError("content must not be blank (whitespace or invisible characters)")
         return value
 
     @field_validator("id", "speaker", "role")
     @classmethod
-    def _not_blank(cls, value: str | None) -> str | None:
-        if value is not None and not value.strip():
-            raise ValueError("must not be blank")
-        return value
+    def _name(cls, value: str | None) -> str | None:
+        return check_name(value) if value is not None else None
 
     @field_validator("at")
     @classmethod
@@ -66,7 +66,7 @@ class MessageInput(_Input):
     @field_validator("metadata")
     @classmethod
     def _metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return _json_size_ok(value, "metadata")
+        return _json_size_ok(check_json(value, "metadata"), "metadata")
 
     @property
     def who(self) -> str | None:
@@ -98,7 +98,7 @@ class ConversationInput(ScopeRef):
 
     @model_validator(mode="after")
     def _needs_session(self) -> ConversationInput:
-        if not self.session_id or not self.session_id.strip():
+        if not self.session_id:
             raise ValueError("a conversation needs sessionId: the session its turns belong to")
         return self
 

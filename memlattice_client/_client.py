@@ -145,6 +145,7 @@ class MemlatticeClient(_Base):
 
     write_memory = _sync(ops.write_memory)
     write_memories = _sync(ops.write_memories)
+    ingest_conversation = _sync(ops.ingest_conversation)
     update_memory = _sync(ops.update_memory)
     supersede_memory = _sync(ops.supersede_memory)
     configure_namespace = _sync(ops.configure_namespace)
@@ -233,6 +234,7 @@ class AsyncMemlatticeClient(_Base):
 
     write_memory = _async(ops.write_memory)
     write_memories = _async(ops.write_memories)
+    ingest_conversation = _async(ops.ingest_conversation)
     update_memory = _async(ops.update_memory)
     supersede_memory = _async(ops.supersede_memory)
     configure_namespace = _async(ops.configure_namespace)

@@ -16,7 +16,15 @@ from typing import Any, TypedDict
 
 from pydantic.alias_generators import to_camel
 
-from memlattice_client._models import Direction, EdgeType, Scope, ScoringMode, SearchMode, Status
+from memlattice_client._models import (
+    Direction,
+    EdgeType,
+    Scope,
+    ScoringMode,
+    SearchMode,
+    Sensitivity,
+    Status,
+)
 
 JSONValue = Any
 _OPAQUE = frozenset({"metadata", "value", "provenance", "payload"})
@@ -150,7 +158,33 @@ class SearchOptions(TypedDict, total=False):
     min_score: float
     limit: int
     candidates: int
+    context_hops: int
+    context_decay: float
     now: datetime
+
+
+class Message(TypedDict, total=False):
+    """One turn of an `ingest_conversation` session; `content` is required."""
+
+    content: str
+    speaker: str
+    role: str
+    at: datetime
+    id: str
+    embedding: Sequence[float]
+    metadata: Mapping[str, JSONValue]
+
+
+class ConversationFields(TypedDict, total=False):
+    """The scope and labels of an ingested session's turns."""
+
+    scope: Scope | str
+    agent_id: str
+    user_id: str
+    task_id: str
+    tags: Sequence[str]
+    sensitivity: Sensitivity | str
+    source: str
 
 
 class ForgetPredicate(TypedDict, total=False):

@@ -70,6 +70,7 @@ class ScoringMode(str, Enum):
     SIMILARITY = "SIMILARITY"
     HYBRID = "HYBRID"
     RRF = "RRF"
+    FUSION = "FUSION"
 
 
 class Memory(_Result):
@@ -171,6 +172,14 @@ class ForgetResult(_Result):
 class SupersedeResult(_Result):
     previous: Memory
     current: Memory
+
+
+class IngestedConversation(_Result):
+    """The turns of an ingested session, in order; `created` of them written now."""
+
+    session_id: str
+    created: int
+    memories: list[Memory]
 
 
 class Weights(_Result):

@@ -15,11 +15,13 @@ from datetime import datetime
 from typing import Any, Generic, TypeVar, Unpack
 
 from memlattice_client._inputs import (
+    ConversationFields,
     EdgeSpec,
     FilterFields,
     ForgetPredicate,
     MemoryFields,
     MemoryInput,
+    Message,
     NamespaceConfigFields,
     PatchFields,
     SearchOptions,
@@ -32,6 +34,7 @@ from memlattice_client._models import (
     EdgeType,
     EmbeddingStatus,
     ForgetResult,
+    IngestedConversation,
     Memory,
     MemoryPage,
     MemoryVersion,
@@ -127,6 +130,19 @@ def write_memories(memories: Sequence[MemoryInput]) -> Call[list[Memory]]:
                 f"mutation($inputs: [MemoryInput!]!) {{ writeMemories(inputs: $inputs) "
                 f"{{ {MEMORY} }} }}",
                 {"inputs": [to_graphql(m) for m in memories]}, _memories)
+
+
+@operation("ingestConversation")
+def ingest_conversation(namespace: str, session_id: str, messages: Sequence[Message],
+                        **fields: Unpack[ConversationFields]) -> Call[IngestedConversation]:
+    """Store a session of messages: a memory per turn, the session, NEXT between turns
+    and the speakers as entities. Sending it again writes nothing."""
+    return Call("ingestConversation",
+                "mutation($input: ConversationInput!) { ingestConversation(input: $input)"
+                f" {{ sessionId created memories {{ {MEMORY} }} }} }}",
+                {"input": to_graphql({"namespace": namespace, "session_id": session_id,
+                                      "messages": messages, **fields})},
+                IngestedConversation.model_validate)
 
 
 @operation("updateMemory")
