@@ -136,6 +136,8 @@ class Reached:
 class SearchResult:
     semantic: list[Found] = field(default_factory=list)
     lexical: list[Found] = field(default_factory=list)
+    # The NEXT neighbours of both lists' candidates (no index score of their own).
+    adjacent: list[Found] = field(default_factory=list)
     reached: list[Reached] = field(default_factory=list)
     conflicts: dict[str, list[Memory]] = field(default_factory=dict)
 
@@ -436,7 +438,7 @@ class MemoryGraph:
             rows = [x for x in record[key] if _exists(x["m"])]
             for x in rows:
                 note_conflicts(x)
-            return [Found(x["m"], float(x["score"]), similarity=x.get("similarity"),
+            return [Found(x["m"], float(x.get("score") or 0.0), similarity=x.get("similarity"),
                           context=_context(x)) for x in rows]
 
         reached: list[Reached] = []
@@ -455,7 +457,8 @@ class MemoryGraph:
                         context=_context(x),
                     ))
         semantic, lexical = found("semantic"), found("lexical")
-        return SearchResult(semantic=semantic, lexical=lexical, reached=reached,
+        return SearchResult(semantic=semantic, lexical=lexical, adjacent=found("adjacent"),
+                            reached=reached,
                             conflicts={k: sorted(v, key=lambda m: m.id)
                                        for k, v in conflicts.items() if v})
 

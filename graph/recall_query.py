@@ -229,6 +229,21 @@ def search(
     # Element ids: the later steps find these nodes again without an index seek.
     candidate_ids = [f"[x IN {name} | x.eid]" for name in lists]
     returns = list(lists)
+    if context_hops > 0 and lists and not as_of:
+        # The turns right before and after each candidate are candidates too: the
+        # answer to a question is often the turn after the one that names its words.
+        adjacent = row("m", score=None,
+                       similarity=similarity_to_query("m") if vector is not None else None)
+        parts.append(
+            f"CALL ({', '.join(lists)}) {{\n"
+            f"  UNWIND {' + '.join(candidate_ids)} AS seedEid\n"
+            "  WITH DISTINCT seedEid\n"
+            "  MATCH (s) WHERE elementId(s) = seedEid\n"
+            "  MATCH (s)-[:NEXT]-(m:Memory)\n"
+            f"  WITH DISTINCT m WHERE {post}\n"
+            f"  RETURN collect({adjacent}) AS adjacent\n}}"
+        )
+        returns.append("adjacent")
     if expansion is not None:
         n_conds = " AND ".join([tenant_visible("n"), *filter_conditions(f, var="n")[0]])
         guard = f"{owned('pa')} AND {owned('pb')}"

@@ -60,12 +60,19 @@ def _stem(word: str) -> str:
 
 def terms(text: str) -> list[str]:
     """The index terms of `text`, in order, repeats kept (they are frequencies)."""
+    return list(_terms(text))
+
+
+# A search analyses each candidate's text and its neighbours' (the same turns come
+# back as neighbours of several candidates, and in the next search).
+@lru_cache(maxsize=16_384)
+def _terms(text: str) -> tuple[str, ...]:
     out = []
     for match in _WORD.finditer(text):
         word = _POSSESSIVE.sub("", match.group(0)).lower()
         if word and word not in STOP_WORDS:
             out.append(_stem(word))
-    return out
+    return tuple(out)
 
 
 def query_terms(text: str) -> dict[str, str]:

@@ -299,7 +299,7 @@ class MemoryService:
             # words too, the lexical side's on its cosine (read by the query).
             both = config.scoring is ScoringMode.FUSION
             for found, as_similarity in [(x, True) for x in result.semantic] + [
-                    (x, False) for x in result.lexical]:
+                    (x, False) for x in result.lexical + result.adjacent]:
                 props[found.id] = found.props
                 if found.embedding is not None:
                     embeddings[found.id] = found.embedding
