@@ -24,15 +24,15 @@ import httpx
 from asgi_lifespan import LifespanManager
 from starlette.applications import Starlette
 
-from graph.client import GraphClient
-from memlattice.app import create_app
-from memlattice.settings import (
+from memlattice.core.settings import (
     EmbeddingSettings,
     LocalNeo4jSettings,
     Neo4jSettings,
     Settings,
     default_cache_dir,
 )
+from memlattice.graph.client import GraphClient
+from memlattice.server.app import create_app
 
 SHARED_BENCH = Path(__file__).resolve().parents[2] / "shared" / "bench"
 PASSWORD = "memlattice-bench"

@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 
 from bench._harness import PASSWORD, _free_port
-from memlattice.settings import LocalNeo4jSettings, default_cache_dir
+from memlattice.core.settings import LocalNeo4jSettings, default_cache_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 

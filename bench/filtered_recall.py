@@ -31,11 +31,11 @@ from datetime import datetime, timezone
 import numpy as np
 
 from bench._harness import bench_service, synthetic_memories, text_like_memories
-from memlattice.app import runtime_of
-from memlattice.auth import Principal
-from memlattice.model import MemoryFilter, ScoringMode, SearchMode, validated
-from memlattice.search_config import SearchConfig
-from memlattice.service import SearchRequest
+from memlattice.core.auth import Principal
+from memlattice.core.model import MemoryFilter, ScoringMode, SearchMode, validated
+from memlattice.core.search_config import SearchConfig
+from memlattice.server.app import runtime_of
+from memlattice.services.memories import SearchRequest
 
 WRITE = "mutation($inputs: [MemoryInput!]!) { writeMemories(inputs: $inputs) { id } }"
 NAMESPACE = "bench/filtered"

@@ -47,10 +47,10 @@ from graphql.language import NameNode
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from memlattice.nesting import MAX_JSON_DEPTH, MAX_REQUEST_DEPTH
+from memlattice.core.nesting import MAX_JSON_DEPTH, MAX_REQUEST_DEPTH
 
 DIMENSION = 256
-# The ends of the supported range (memlattice.times) and the instants just past them.
+# The ends of the supported range (memlattice.core.times) and the instants just past them.
 EDGE_TIMES = ("0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999Z",
               "0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00",
               "9999-12-31T24:00:00", "0001-01-01T09:59:59.999999+10:00")

@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from bench._harness import bench_service, synthetic_memories
-from graph.codec import epoch_parts
-from graph.queries import instant
+from memlattice.graph.codec import epoch_parts
+from memlattice.graph.queries import instant
 
 WRITE = "mutation($inputs: [MemoryInput!]!) { writeMemories(inputs: $inputs) { id } }"
 # Times travel as epoch parts, as the service sends them (graph.codec.epoch_parts):

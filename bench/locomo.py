@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from bench._harness import SHARED_BENCH, Bench, bench_service
-from memlattice.messages import MessageInput, turn_id
+from memlattice.core.messages import MessageInput, turn_id
 
 INGEST = """mutation($input: ConversationInput!) {
   ingestConversation(input: $input) { created } }"""

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from memlattice import neo4j_local
-from memlattice.settings import LocalNeo4jSettings
+from memlattice.core.settings import LocalNeo4jSettings
 
 
 def _free_port() -> int:

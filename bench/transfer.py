@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 
 from bench._harness import bench_service, synthetic_memories
-from graph.transfer import TransferGraph
+from memlattice.graph.transfer import TransferGraph
 from memlattice.portability.exporter import export_namespace
 from memlattice.portability.importer import import_export
 

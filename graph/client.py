@@ -20,7 +20,7 @@ import neo4j
 from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncManagedTransaction, RoutingControl
 from neo4j import exceptions as neo4j_errors
 
-from memlattice.errors import Conflict, MemlatticeError, Unavailable, ValidationError
+from memlattice.core.errors import Conflict, MemlatticeError, Unavailable, ValidationError
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memlattice.model import DEFAULT_SENSITIVITY, EdgeType, MemoryInput, Scope, Sensitivity, Status
+from memlattice.core.model import (
+    DEFAULT_SENSITIVITY,
+    EdgeType,
+    MemoryInput,
+    Scope,
+    Sensitivity,
+    Status,
+)
 
 META_PREFIX = "meta."
 

@@ -15,21 +15,21 @@ from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
-from graph.client import GraphClient, run
-from graph.codec import Edge, canonical_json, to_datetime
-from graph.memories import PreparedMemory
-from graph.queries import _audit, snapshot
-from graph.record_codec import Record
-from graph.records import Query, RecordGraph
-from graph.revisions import linked
-from memlattice.model import EdgeType, Sensitivity
-from memlattice.records.consolidation import Derived, Episode, Existing
-from memlattice.records.payloads import (
+from memlattice.core.model import EdgeType, Sensitivity
+from memlattice.core.records.consolidation import Derived, Episode, Existing
+from memlattice.core.records.payloads import (
     EpisodicPayload,
     Observation,
     RecordType,
     dump_payload,
 )
+from memlattice.graph.client import GraphClient, run
+from memlattice.graph.codec import Edge, canonical_json, to_datetime
+from memlattice.graph.memories import PreparedMemory
+from memlattice.graph.queries import _audit, snapshot
+from memlattice.graph.record_codec import Record
+from memlattice.graph.records import Query, RecordGraph
+from memlattice.graph.revisions import linked
 
 Extractor = Callable[[Episode], Awaitable[list[Observation]]]
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.client import Query
-from graph.queries import owned, project
-from memlattice.auth import Tenant
+from memlattice.core.auth import Tenant
+from memlattice.graph.client import Query
+from memlattice.graph.queries import owned, project
 
 TURN_EDGES = ("IN_SESSION", "NEXT", "SPOKEN_BY")
 

@@ -30,12 +30,15 @@ from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
-from graph.client import GraphClient, run
-from graph.codec import Edge, canonical_json, memory_properties
-from graph.memories import PreparedMemory, new_id
-from graph.queries import _audit, fenced_lucene, snapshot, state_at, visible
-from graph.record_codec import Record, normalise, record_from_record
-from graph.records import (
+from memlattice.core.errors import Conflict
+from memlattice.core.model import EdgeType
+from memlattice.core.records.payloads import EvidenceRef
+from memlattice.graph.client import GraphClient, run
+from memlattice.graph.codec import Edge, canonical_json, memory_properties
+from memlattice.graph.memories import PreparedMemory, new_id
+from memlattice.graph.queries import _audit, fenced_lucene, snapshot, state_at, visible
+from memlattice.graph.record_codec import Record, normalise, record_from_record
+from memlattice.graph.records import (
     Clearance,
     Query,
     believed_at,
@@ -44,10 +47,7 @@ from graph.records import (
     record_return,
     record_return_then,
 )
-from graph.revisions import linked
-from memlattice.errors import Conflict
-from memlattice.model import EdgeType
-from memlattice.records.payloads import EvidenceRef
+from memlattice.graph.revisions import linked
 
 FACT_META_KIND = "factKind"
 REINFORCEMENT = 0.1

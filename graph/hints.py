@@ -3,7 +3,7 @@
 Candidates are active semantic records with the new record's subject and
 predicate (a range-index lookup), plus the best fulltext matches of its text
 and its nearest neighbours by vector among semantic records and facts;
-`memlattice.records.hints` decides. Every candidate comes back with its cosine
+`memlattice.core.records.hints` decides. Every candidate comes back with its cosine
 similarity to the new record's vector, so the pure rules can use it whichever
 way the candidate was found.
 
@@ -22,16 +22,16 @@ from datetime import datetime
 
 from neo4j import AsyncManagedTransaction
 
-from graph.client import run
-from graph.codec import Edge
-from graph.queries import VECTOR_INDEX, fenced_lucene, visible
-from graph.record_codec import Record, normalise
-from graph.records import Clearance, Query, clearance_condition
-from graph.revisions import linked
-from memlattice.lucene import any_terms
-from memlattice.model import EdgeType
-from memlattice.records.hints import Claim, Hint
-from memlattice.vector_spaces import VectorSpace
+from memlattice.core.lucene import any_terms
+from memlattice.core.model import EdgeType
+from memlattice.core.records.hints import Claim, Hint
+from memlattice.core.vector_spaces import VectorSpace
+from memlattice.graph.client import run
+from memlattice.graph.codec import Edge
+from memlattice.graph.queries import VECTOR_INDEX, fenced_lucene, visible
+from memlattice.graph.record_codec import Record, normalise
+from memlattice.graph.records import Clearance, Query, clearance_condition
+from memlattice.graph.revisions import linked
 
 MAX_TEXT_CANDIDATES = 20
 MAX_VECTOR_CANDIDATES = 20

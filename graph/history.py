@@ -34,13 +34,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from graph.client import GraphClient, Query
-from graph.codec import Memory, memory_from_properties, to_datetime
-from graph.queries import REVISION, allowed, project_state, tenant_visible
-from graph.record_codec import Record, record_from_record, subgraph_rows
-from memlattice.auth import Tenant
-from memlattice.errors import NotFound, ValidationError
-from memlattice.records.payloads import RecordType, parse_payload
+from memlattice.core.auth import Tenant
+from memlattice.core.errors import NotFound, ValidationError
+from memlattice.core.records.payloads import RecordType, parse_payload
+from memlattice.graph.client import GraphClient, Query
+from memlattice.graph.codec import Memory, memory_from_properties, to_datetime
+from memlattice.graph.queries import REVISION, allowed, project_state, tenant_visible
+from memlattice.graph.record_codec import Record, record_from_record, subgraph_rows
 
 MAX_HISTORY = 500
 

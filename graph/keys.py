@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from graph.client import GraphClient, Query
-from graph.codec import to_datetime
+from memlattice.graph.client import GraphClient, Query
+from memlattice.graph.codec import to_datetime
 
 _PROJECT = ("k {.id, .name, .secretHash, .namespaces, .maxScope, .clearance, .canWrite,"
             " .admin, .createdAt, .revokedAt}")

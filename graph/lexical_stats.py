@@ -1,9 +1,9 @@
-"""A namespace's own BM25 statistics (memlattice.lexical), read in one round trip.
+"""A namespace's own BM25 statistics (memlattice.search.lexical), read in one round trip.
 
 Document frequencies come from the fulltext index itself, fenced to the
 namespace, so a term counts a memory exactly when the search would match it
 for that term. Counting costs time in proportion to the memories counted, so
-the caller caches what it reads (memlattice.lexical_stats).
+the caller caches what it reads (memlattice.search.lexical_stats).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from graph.client import GraphClient, Query
-from graph.queries import FULLTEXT_INDEX, fenced_lucene
-from memlattice.lucene import escape
+from memlattice.core.lucene import escape
+from memlattice.graph.client import GraphClient, Query
+from memlattice.graph.queries import FULLTEXT_INDEX, fenced_lucene
 
 
 @dataclass(frozen=True, slots=True)

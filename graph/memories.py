@@ -18,9 +18,35 @@ from typing import Any
 import uuid_utils
 from neo4j import AsyncManagedTransaction
 
-from graph import conversations, queries, recall_query
-from graph.client import GraphClient, run
-from graph.codec import (
+from memlattice.core.auth import Tenant
+from memlattice.core.errors import (
+    Conflict,
+    EpisodicImmutable,
+    Forbidden,
+    NotFound,
+    ValidationError,
+    VersionConflict,
+)
+from memlattice.core.json_values import json_problem
+from memlattice.core.lucene import all_terms
+from memlattice.core.model import (
+    Direction,
+    EdgeType,
+    ForgetPredicate,
+    MemoryFilter,
+    MemoryInput,
+    MemoryPatch,
+    Status,
+    camel,
+    utcnow,
+)
+from memlattice.core.records.payloads import TYPED_MEMORY_TYPES
+from memlattice.core.search_config import ExpansionConfig
+from memlattice.core.times import to_utc
+from memlattice.core.vector_spaces import VectorSpace
+from memlattice.graph import conversations, queries, recall_query
+from memlattice.graph.client import GraphClient, run
+from memlattice.graph.codec import (
     MEMORY_TIMES,
     META_PREFIX,
     AuditEntry,
@@ -35,33 +61,7 @@ from graph.codec import (
     meta_properties,
     patch_properties,
 )
-from graph.history import MemoryVersion, read_history
-from memlattice.auth import Tenant
-from memlattice.errors import (
-    Conflict,
-    EpisodicImmutable,
-    Forbidden,
-    NotFound,
-    ValidationError,
-    VersionConflict,
-)
-from memlattice.json_values import json_problem
-from memlattice.lucene import all_terms
-from memlattice.model import (
-    Direction,
-    EdgeType,
-    ForgetPredicate,
-    MemoryFilter,
-    MemoryInput,
-    MemoryPatch,
-    Status,
-    camel,
-    utcnow,
-)
-from memlattice.records.payloads import TYPED_MEMORY_TYPES
-from memlattice.search_config import ExpansionConfig
-from memlattice.times import to_utc
-from memlattice.vector_spaces import VectorSpace
+from memlattice.graph.history import MemoryVersion, read_history
 
 
 def new_id() -> str:

@@ -14,12 +14,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from graph import scope_buckets
-from graph.client import GraphClient
-from graph.queries import FULLTEXT_INDEX, VECTOR_INDEX
-from memlattice.errors import Conflict
-from memlattice.model import EdgeType
-from memlattice.settings import VectorIndexSettings
+from memlattice.core.errors import Conflict
+from memlattice.core.model import EdgeType
+from memlattice.core.settings import VectorIndexSettings
+from memlattice.graph import scope_buckets
+from memlattice.graph.client import GraphClient
+from memlattice.graph.queries import FULLTEXT_INDEX, VECTOR_INDEX
 
 log = logging.getLogger(__name__)
 

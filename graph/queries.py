@@ -12,10 +12,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from graph.client import Query
-from graph.codec import MEMORY_TIMES, meta_value, search_token
-from memlattice.auth import Tenant
-from memlattice.model import Direction, EdgeType, MemoryFilter, Sensitivity
+from memlattice.core.auth import Tenant
+from memlattice.core.model import Direction, EdgeType, MemoryFilter, Sensitivity
+from memlattice.graph.client import Query
+from memlattice.graph.codec import MEMORY_TIMES, meta_value, search_token
 
 VECTOR_INDEX = "memory_embedding"
 FULLTEXT_INDEX = "memory_fulltext"

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from graph.queries import (
+from memlattice.core.auth import Tenant
+from memlattice.core.model import Direction, MemoryFilter
+from memlattice.core.search_config import ExpansionConfig
+from memlattice.core.vector_spaces import VectorSpace
+from memlattice.graph.queries import (
     FULLTEXT_INDEX,
     VECTOR_INDEX,
     Query,
@@ -22,10 +26,6 @@ from graph.queries import (
     state_at,
     tenant_visible,
 )
-from memlattice.auth import Tenant
-from memlattice.model import Direction, MemoryFilter
-from memlattice.search_config import ExpansionConfig
-from memlattice.vector_spaces import VectorSpace
 
 # Every node a path passes through must be the tenant's to see (namespace, clearance,
 # scope), or the path itself would reveal the id of a memory it may not see.
@@ -56,7 +56,7 @@ def search(
     each hit to its memory, where the rest of the filter applies.
 
     A `first_try` (a small pool whose shortfall the caller detects and answers
-    with a second, full query: memlattice.pool) filters status after the
+    with a second, full query: memlattice.search.pool) filters status after the
     vector index instead of in it, unless the query plans an exact scan (then
     the scan's one round trip is worth more). Every term of the index's filter
     costs a pass over the documents it matches, and status matches nearly all
@@ -65,7 +65,7 @@ def search(
 
     With `context_hops`, every candidate row carries the contents of its
     neighbours along NEXT up to that many steps away (`context`: hop and
-    content; memlattice.lexical.context_fields); with `cross_similarity`,
+    content; memlattice.search.lexical.context_fields); with `cross_similarity`,
     lexical rows carry their cosine to `vector` too (`similarity`), so that
     fusion scores every candidate on both signals.
     """
@@ -147,7 +147,7 @@ def search(
     in_index = ["m.namespace = $namespace"]
     if not (first_try and not exact_fallback):
         in_index.append("m.status IN $statuses")
-    # The buckets of memlattice.model.MemoryFilter.indexed_scope_keys.
+    # The buckets of memlattice.core.model.MemoryFilter.indexed_scope_keys.
     if f.scope_keys is not None:
         in_index.append("m.scopeKey IN $scopeKeys")
     if f.scope is not None:

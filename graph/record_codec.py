@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from graph.codec import Memory, canonical_json, memory_from_properties, to_datetime
-from memlattice.records.payloads import (
+from memlattice.core.records.payloads import (
     CompetencePayload,
     EpisodicPayload,
     EvidenceRef,
@@ -33,6 +32,7 @@ from memlattice.records.payloads import (
     WorkingPayload,
     dump_payload,
 )
+from memlattice.graph.codec import Memory, canonical_json, memory_from_properties, to_datetime
 
 # Relationship types of the plan graph: the only ones Cypher will see there.
 PLAN_EDGE_TYPES = {"data": "DATA", "control": "CONTROL"}

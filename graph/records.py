@@ -16,11 +16,15 @@ from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
-from graph.client import GraphClient, Query, run
-from graph.codec import canonical_json, memory_properties
-from graph.history import record_from_state
-from graph.memories import PreparedMemory, _check_version, new_id, refuse_episodic
-from graph.queries import (
+from memlattice.core.auth import Tenant
+from memlattice.core.errors import Conflict, NotFound
+from memlattice.core.model import Status
+from memlattice.core.records.payloads import LABELS, Payload, RecordType
+from memlattice.graph.client import GraphClient, Query, run
+from memlattice.graph.codec import canonical_json, memory_properties
+from memlattice.graph.history import record_from_state
+from memlattice.graph.memories import PreparedMemory, _check_version, new_id, refuse_episodic
+from memlattice.graph.queries import (
     _audit,
     allowed,
     fenced_lucene,
@@ -32,11 +36,12 @@ from graph.queries import (
     unrestricted,
     visible,
 )
-from graph.record_codec import Record, record_from_record, record_properties, subgraph_rows
-from memlattice.auth import Tenant
-from memlattice.errors import Conflict, NotFound
-from memlattice.model import Status
-from memlattice.records.payloads import LABELS, Payload, RecordType
+from memlattice.graph.record_codec import (
+    Record,
+    record_from_record,
+    record_properties,
+    subgraph_rows,
+)
 
 # The caller's bounds (sensitivity clearance, scope levels); None: no restriction.
 Clearance = Tenant | None

@@ -17,15 +17,15 @@ from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
-from graph.client import GraphClient, run
-from graph.codec import Edge, canonical_json, edge_from_record
-from graph.memories import PreparedMemory, _check_version, new_id, refuse_episodic
-from graph.queries import _audit, snapshot
-from graph.record_codec import Record
-from graph.records import Clearance, Query, RecordGraph, locked
-from memlattice.errors import Conflict, ValidationError
-from memlattice.model import EdgeType, Status
-from memlattice.records.payloads import Payload, RecordType, RevisionStatus
+from memlattice.core.errors import Conflict, ValidationError
+from memlattice.core.model import EdgeType, Status
+from memlattice.core.records.payloads import Payload, RecordType, RevisionStatus
+from memlattice.graph.client import GraphClient, run
+from memlattice.graph.codec import Edge, canonical_json, edge_from_record
+from memlattice.graph.memories import PreparedMemory, _check_version, new_id, refuse_episodic
+from memlattice.graph.queries import _audit, snapshot
+from memlattice.graph.record_codec import Record
+from memlattice.graph.records import Clearance, Query, RecordGraph, locked
 
 # What a retired record's status becomes, and the time property that records it.
 _RETIRE_TIME = {Status.SUPERSEDED: "supersededAt", Status.RETRACTED: "retractedAt"}

@@ -1,6 +1,6 @@
 """Re-bucketing stored memories after scope buckets learned their path.
 
-A memory's `scopeKey` names its visibility bucket (`memlattice.model.bucket_key`).
+A memory's `scopeKey` names its visibility bucket (`memlattice.core.model.bucket_key`).
 Buckets of sessions and tasks used to be their bare id (`session:s1`,
 `task:t1`), so a search in the chain of another user's session s1 (or task t1)
 read them too. They now carry the ids above them (`session:u1/s1`,
@@ -14,19 +14,19 @@ differ from what they should be, so it is safe to run again.
 
 from __future__ import annotations
 
-from graph.client import GraphClient
-from graph.codec import search_token
+from memlattice.graph.client import GraphClient
+from memlattice.graph.codec import search_token
 
 BATCH = 5000
 _LEVELS = "['session', 'task']"
 
 
 def _part(prop: str) -> str:
-    """Cypher for `memlattice.model._path_part` of `m.<prop>`."""
+    """Cypher for `memlattice.core.model._path_part` of `m.<prop>`."""
     return f"replace(replace(coalesce(m.{prop}, ''), '%', '%25'), '/', '%2F')"
 
 
-# Cypher for `memlattice.model.bucket_key` of a session or task memory `m`.
+# Cypher for `memlattice.core.model.bucket_key` of a session or task memory `m`.
 EXPECTED_KEY = (
     "CASE m.scope"
     f" WHEN 'session' THEN 'session:' + {_part('userId')} + '/' + {_part('sessionId')}"

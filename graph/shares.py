@@ -1,11 +1,11 @@
 """How much of a vector index one namespace, or one of its scope buckets, holds
-(see memlattice.pool).
+(see memlattice.search.pool).
 
 The whole is read from the label's count store, which Neo4j keeps current, so
 it costs nothing; the namespace's part and a bucket's are index seeks that
 count their entries, so they cost time in proportion to what they count
 (about 20 ms for 100k memories) and are cached by the caller
-(memlattice.index_shares).
+(memlattice.search.index_shares).
 
 The whole counts every node of the label, not only those in the index
 (memories without an embedding, vectors of other spaces): the share comes out
@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graph.client import GraphClient, Query
-from memlattice.auth import Tenant
-from memlattice.vector_spaces import VectorSpace
+from memlattice.core.auth import Tenant
+from memlattice.core.vector_spaces import VectorSpace
+from memlattice.graph.client import GraphClient, Query
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """Reads that give change events their subject: memories and relationships by id.
 
 Events are published only when someone listens, so these reads run only then
-(see memlattice.publishing). They ignore status and expiry on purpose: a
+(see memlattice.services.publishing). They ignore status and expiry on purpose: a
 forgotten or superseded memory is still the subject of its event.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graph.client import GraphClient, Query
-from graph.codec import Edge, Memory, edge_from_record, memory_from_properties
-from graph.queries import project, unrestricted
-from memlattice.model import EdgeType
+from memlattice.core.model import EdgeType
+from memlattice.graph.client import GraphClient, Query
+from memlattice.graph.codec import Edge, Memory, edge_from_record, memory_from_properties
+from memlattice.graph.queries import project, unrestricted
 
 
 def memories_by_id(*, namespace: str, ids: list[str]) -> Query:
@@ -20,11 +20,11 @@ def memories_by_id(*, namespace: str, ids: list[str]) -> Query:
         "CYPHER 25\nUNWIND $ids AS id\n"
         "MATCH (m:Memory {id: id}) WHERE m.namespace = $namespace\n"
         # Its successor too: whether a subscriber may see that one decides whether
-        # the event may name it (memlattice.events.Audience).
+        # the event may name it (memlattice.services.events.Audience).
         "OPTIONAL MATCH (later:Memory {id: m.supersededBy}) WHERE later.namespace = $namespace\n"
         f"RETURN {project()} AS m, {project('later')} AS later"
     )
-    # Unredacted: each subscriber's view is cut from it (memlattice.events.Audience).
+    # Unredacted: each subscriber's view is cut from it (memlattice.services.events.Audience).
     return query, {**unrestricted(), "namespace": namespace, "ids": ids}
 
 

@@ -18,12 +18,12 @@ from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
-from graph import history
-from graph.client import GraphClient, Query, run
-from graph.queries import snapshot
-from memlattice.errors import Conflict, NotFound
-from memlattice.model import EdgeType, as_utc
-from memlattice.settings import VectorIndexSettings
+from memlattice.core.errors import Conflict, NotFound
+from memlattice.core.model import EdgeType, as_utc
+from memlattice.core.settings import VectorIndexSettings
+from memlattice.graph import history
+from memlattice.graph.client import GraphClient, Query, run
+from memlattice.graph.queries import snapshot
 
 Cursor = tuple[datetime, str]
 

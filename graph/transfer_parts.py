@@ -23,12 +23,12 @@ from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
-from graph.client import GraphClient, Query, run
-from graph.transfer import Cursor, _memory_keyset
-from graph.vector_spaces import create_index
-from memlattice.errors import NotFound
-from memlattice.settings import VectorIndexSettings
-from memlattice.vector_spaces import VectorSpace
+from memlattice.core.errors import NotFound
+from memlattice.core.settings import VectorIndexSettings
+from memlattice.core.vector_spaces import VectorSpace
+from memlattice.graph.client import GraphClient, Query, run
+from memlattice.graph.transfer import Cursor, _memory_keyset
+from memlattice.graph.vector_spaces import create_index
 
 # Properties the export leaves out of a subgraph node: they are the record's own.
 OWNER_PROPERTIES = ("namespace", "recordId")

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from graph.client import GraphClient, Query
-from graph.queries import allowed, unrestricted
-from memlattice.auth import Tenant
-from memlattice.settings import VectorIndexSettings
-from memlattice.vector_spaces import BuildStatus, SpaceState, VectorSpace
+from memlattice.core.auth import Tenant
+from memlattice.core.settings import VectorIndexSettings
+from memlattice.core.vector_spaces import BuildStatus, SpaceState, VectorSpace
+from memlattice.graph.client import GraphClient, Query
+from memlattice.graph.queries import allowed, unrestricted
 
 
 def vector_key(memory_id: str, space: VectorSpace) -> str:

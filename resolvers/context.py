@@ -13,11 +13,11 @@ from typing import Any
 from strawberry.dataloader import DataLoader
 from strawberry.types import Info as _Info
 
-from graph.memories import MemoryGraph
-from memlattice.auth import Principal, Tenant
-from memlattice.consolidation import ConsolidationScheduler
-from memlattice.events import EventBus
-from memlattice.service import MemoryService
+from memlattice.core.auth import Principal, Tenant
+from memlattice.graph.memories import MemoryGraph
+from memlattice.services.consolidation import ConsolidationScheduler
+from memlattice.services.events import EventBus
+from memlattice.services.memories import MemoryService
 
 
 @dataclass
@@ -31,13 +31,13 @@ class Context:
     # graphql-transport-ws `connection_init` payload.
     events: EventBus | None = None
     connection_params: dict[str, Any] | None = None
-    # Who is calling (memlattice.auth); until a WebSocket authenticates, nobody.
+    # Who is calling (memlattice.core.auth); until a WebSocket authenticates, nobody.
     principal: Principal = field(default_factory=Principal.nobody)
     # A WebSocket's way to authenticate its key again (set at connection_init),
     # and how often a live subscription does (Settings.key_recheck_s).
     reauthenticate: Callable[[], Awaitable[Principal]] | None = None
     key_recheck_s: float = 30.0
-    # On-demand consolidation (memlattice.consolidation); None outside a running app.
+    # On-demand consolidation (memlattice.services.consolidation); None outside a running app.
     consolidation: ConsolidationScheduler | None = None
     embedding_loaders: dict[str, DataLoader[str, list[float] | None]] = field(
         default_factory=dict

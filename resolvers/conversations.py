@@ -1,4 +1,4 @@
-"""ingestConversation: a session of messages in one call (memlattice.conversations)."""
+"""ingestConversation: a session of messages in one call (memlattice.services.conversations)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from datetime import datetime
 import strawberry
 from strawberry.scalars import JSON
 
-from memlattice import messages, model
-from memlattice.conversations import ConversationService
-from resolvers.context import Info
-from resolvers.inputs import _set
-from resolvers.scalars import Vector
-from resolvers.types import Memory, Scope, Sensitivity
+from memlattice.core import messages, model
+from memlattice.resolvers.context import Info
+from memlattice.resolvers.inputs import _set
+from memlattice.resolvers.scalars import Vector
+from memlattice.resolvers.types import Memory, Scope, Sensitivity
+from memlattice.services.conversations import ConversationService
 
 
 @strawberry.input(description="One turn of a conversation.")

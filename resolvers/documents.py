@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from graphql import OperationDefinitionNode
 from strawberry.extensions import SchemaExtension
 
-from memlattice.errors import BadRequest
-from memlattice.nesting import MAX_REQUEST_DEPTH, document_depth
+from memlattice.core.errors import BadRequest
+from memlattice.core.nesting import MAX_REQUEST_DEPTH, document_depth
 
 MULTIPLE_OPERATIONS = "Must provide operation name if query contains multiple operations."
 

@@ -18,9 +18,9 @@ from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionResult
 
-from memlattice.errors import MemlatticeError
+from memlattice.core.errors import MemlatticeError
 
-log = logging.getLogger("memlattice.errors")
+log = logging.getLogger("memlattice.core.errors")
 
 
 def coded(error: GraphQLError) -> GraphQLError:

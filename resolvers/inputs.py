@@ -1,6 +1,6 @@
 """GraphQL input types and their conversion into validated domain inputs.
 
-Every conversion goes through `memlattice.model.validated`, so a bad input
+Every conversion goes through `memlattice.core.model.validated`, so a bad input
 raises the project's ValidationError (code VALIDATION) before anything runs.
 """
 
@@ -12,12 +12,12 @@ from typing import Any
 import strawberry
 from strawberry.scalars import JSON
 
-from memlattice import model
-from memlattice.errors import ValidationError
-from memlattice.search_config import PRESETS, NamespaceSettings, SearchConfig, resolve_config
-from resolvers.planned_inputs import planned
-from resolvers.scalars import Vector
-from resolvers.types import (
+from memlattice.core import model
+from memlattice.core.errors import ValidationError
+from memlattice.core.search_config import PRESETS, NamespaceSettings, SearchConfig, resolve_config
+from memlattice.resolvers.planned_inputs import planned
+from memlattice.resolvers.scalars import Vector
+from memlattice.resolvers.types import (
     Direction,
     EdgeType,
     Scope,

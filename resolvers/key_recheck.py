@@ -1,6 +1,6 @@
 """A WebSocket's queries and mutations run with its key checked again.
 
-HTTP authenticates every request as it arrives (memlattice.http_auth). A
+HTTP authenticates every request as it arrives (memlattice.server.http_auth). A
 WebSocket authenticates once, at connection_init, and may live for hours, so
 each operation it sends re-checks the key first: revoking a key stops a
 connection's reads and writes at its next operation. Subscriptions re-check
@@ -16,7 +16,7 @@ from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionResult
 
-from memlattice.errors import MemlatticeError
+from memlattice.core.errors import MemlatticeError
 
 
 class KeyRecheck(SchemaExtension):

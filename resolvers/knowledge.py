@@ -10,15 +10,14 @@ from datetime import datetime
 
 import strawberry
 
-from graph.facts import InvalidatePredicate
-from memlattice.auth import Tenant
-from memlattice.errors import Unavailable
-from memlattice.knowledge import KnowledgeService
-from memlattice.model import as_utc
-from memlattice.records.payloads import RecordType as DomainRecordType
-from resolvers.context import Info
-from resolvers.inputs import MemoryFilterInput
-from resolvers.knowledge_types import (
+from memlattice.core.auth import Tenant
+from memlattice.core.errors import Unavailable
+from memlattice.core.model import as_utc
+from memlattice.core.records.payloads import RecordType as DomainRecordType
+from memlattice.graph.facts import InvalidatePredicate
+from memlattice.resolvers.context import Info
+from memlattice.resolvers.inputs import MemoryFilterInput
+from memlattice.resolvers.knowledge_types import (
     ConsolidationReport,
     DerivedIds,
     FactHit,
@@ -36,7 +35,8 @@ from resolvers.knowledge_types import (
     SummaryBullet,
     SummaryWindowInput,
 )
-from resolvers.types import Memory, Status
+from memlattice.resolvers.types import Memory, Status
+from memlattice.services.knowledge import KnowledgeService
 
 
 def _knowledge(info: Info) -> KnowledgeService:

@@ -8,14 +8,14 @@ from typing import Any
 import strawberry
 from strawberry.scalars import JSON
 
-from graph import record_codec
-from memlattice import model
-from memlattice.knowledge import FactHit as DomainFactHit
-from memlattice.records import hints, inputs, payloads
-from resolvers.inputs import _SCOPE_FIELDS, _set
-from resolvers.planned_inputs import planned
-from resolvers.scalars import Vector
-from resolvers.types import EdgeType, Memory, Scope, Sensitivity
+from memlattice.core import model
+from memlattice.core.records import hints, inputs, payloads
+from memlattice.graph import record_codec
+from memlattice.resolvers.inputs import _SCOPE_FIELDS, _set
+from memlattice.resolvers.planned_inputs import planned
+from memlattice.resolvers.scalars import Vector
+from memlattice.resolvers.types import EdgeType, Memory, Scope, Sensitivity
+from memlattice.services.knowledge import FactHit as DomainFactHit
 
 RecordType = strawberry.enum(payloads.RecordType, description="The five typed record kinds.")
 RevisionStatus = strawberry.enum(payloads.RevisionStatus)

@@ -45,9 +45,9 @@ from graphql import (
 )
 from strawberry.extensions import DisableIntrospection, MaxTokensLimiter, SchemaExtension
 
-from memlattice.errors import TooComplex
-from memlattice.settings import LimitsSettings
-from resolvers.queries import MAX_PAGE
+from memlattice.core.errors import TooComplex
+from memlattice.core.settings import LimitsSettings
+from memlattice.resolvers.queries import MAX_PAGE
 
 DEFAULT_LIST_SIZE = 10
 SIZE_ARGUMENTS = ("first", "limit", "last")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import strawberry
 
-from memlattice.errors import ValidationError
-from memlattice.model import MAX_BATCH, utcnow
-from resolvers.context import Info
-from resolvers.inputs import (
+from memlattice.core.errors import ValidationError
+from memlattice.core.model import MAX_BATCH, utcnow
+from memlattice.resolvers.context import Info
+from memlattice.resolvers.inputs import (
     EdgeInput,
     EdgeSpecInput,
     ForgetPredicateInput,
@@ -15,7 +15,7 @@ from resolvers.inputs import (
     MemoryPatchInput,
     NamespaceConfigInput,
 )
-from resolvers.types import Edge, ForgetResult, Memory, NamespaceConfig, SupersedeResult
+from memlattice.resolvers.types import Edge, ForgetResult, Memory, NamespaceConfig, SupersedeResult
 
 
 @strawberry.type

@@ -7,13 +7,12 @@ from datetime import datetime
 
 import strawberry
 
-from graph.memories import encode_cursor
-from memlattice.errors import ValidationError
-from memlattice.model import as_utc, utcnow, validate_namespace
-from memlattice.service import SearchRequest
-from resolvers.context import Info
-from resolvers.inputs import MemoryFilterInput, SearchInput
-from resolvers.types import (
+from memlattice.core.errors import ValidationError
+from memlattice.core.model import as_utc, utcnow, validate_namespace
+from memlattice.graph.memories import encode_cursor
+from memlattice.resolvers.context import Info
+from memlattice.resolvers.inputs import MemoryFilterInput, SearchInput
+from memlattice.resolvers.types import (
     AuditEntry,
     Direction,
     Edge,
@@ -27,6 +26,7 @@ from resolvers.types import (
     PageInfo,
     SearchHit,
 )
+from memlattice.services.memories import SearchRequest
 
 MAX_PAGE = 500
 

@@ -5,13 +5,13 @@ numpy pass, instead of graphql-core coercing every float as a `[Float!]` item
 (which cost more than the database write for a batch of 384-d vectors). It
 accepts a JSON array of numbers or, for compact transfers, a base64 string of
 little-endian float32 values. Every vector must be one the index can compare
-(memlattice.vector_checks).
+(memlattice.core.vector_checks).
 
 `DateTime` and `JSON` replace strawberry's own scalars of those names, with
 the same syntax and more bounds: a DateTime must be an instant of the supported
-range (memlattice.times); a JSON value may nest at most MAX_JSON_DEPTH levels
-(memlattice.nesting) and holds no NaN, infinity or lone surrogate
-(memlattice.json_values), whichever input carries it (metadata, value,
+range (memlattice.core.times); a JSON value may nest at most MAX_JSON_DEPTH levels
+(memlattice.core.nesting) and holds no NaN, infinity or lone surrogate
+(memlattice.core.json_values), whichever input carries it (metadata, value,
 provenance, payload, edge metadata, filters), since no JSON document can hold
 them and a stored one would come back as invalid JSON. Both are checked while
 variables and literals are coerced, so an input over a bound is VALIDATION
@@ -29,11 +29,11 @@ import numpy as np
 import strawberry
 from strawberry.scalars import JSON
 
-from memlattice.errors import ValidationError
-from memlattice.json_values import json_problem
-from memlattice.nesting import MAX_JSON_DEPTH, check_json
-from memlattice.times import RANGE_TEXT, parse_instant
-from memlattice.vector_checks import vector_problem
+from memlattice.core.errors import ValidationError
+from memlattice.core.json_values import json_problem
+from memlattice.core.nesting import MAX_JSON_DEPTH, check_json
+from memlattice.core.times import RANGE_TEXT, parse_instant
+from memlattice.core.vector_checks import vector_problem
 
 MAX_DIMENSION = 4096
 

@@ -13,15 +13,15 @@ from strawberry.schema.name_converter import NameConverter
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
 
-from resolvers.conversations import ConversationMutation
-from resolvers.documents import DocumentShape
-from resolvers.errors import ErrorCodes, coded_stream
-from resolvers.key_recheck import KeyRecheck
-from resolvers.knowledge import KnowledgeMutation, KnowledgeQuery
-from resolvers.mutations import Mutation
-from resolvers.queries import Query
-from resolvers.scalars import SCALARS
-from resolvers.subscriptions import Subscription
+from memlattice.resolvers.conversations import ConversationMutation
+from memlattice.resolvers.documents import DocumentShape
+from memlattice.resolvers.errors import ErrorCodes, coded_stream
+from memlattice.resolvers.key_recheck import KeyRecheck
+from memlattice.resolvers.knowledge import KnowledgeMutation, KnowledgeQuery
+from memlattice.resolvers.mutations import Mutation
+from memlattice.resolvers.queries import Query
+from memlattice.resolvers.scalars import SCALARS
+from memlattice.resolvers.subscriptions import Subscription
 
 # Per-domain resolvers joined into the root types.
 RootQuery = merge_types("Query", (Query, KnowledgeQuery))

@@ -4,7 +4,7 @@ The resolver authorises the namespace like a query does, registers with the
 event bus, announces itself with a SUBSCRIBED event (from that moment no
 change is missed, so a client loads its initial state after it), then relays
 committed changes. Events about memories above the caller's clearance or
-maximum scope are never delivered (see memlattice.events.Audience).
+maximum scope are never delivered (see memlattice.services.events.Audience).
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from datetime import datetime
 
 import strawberry
 
-from memlattice import events as domain
-from memlattice.auth import scope_levels
-from memlattice.errors import Unavailable, ValidationError
-from memlattice.model import MAX_TAGS, utcnow
-from resolvers.context import Context, Info
-from resolvers.queries import _namespace
-from resolvers.types import Edge, Memory
+from memlattice.core.auth import scope_levels
+from memlattice.core.errors import Unavailable, ValidationError
+from memlattice.core.model import MAX_TAGS, utcnow
+from memlattice.resolvers.context import Context, Info
+from memlattice.resolvers.queries import _namespace
+from memlattice.resolvers.types import Edge, Memory
+from memlattice.services import events as domain
 
 MemoryEventKind = strawberry.enum(
     domain.EventKind, name="MemoryEventKind",
@@ -98,7 +98,7 @@ class Subscription:
     ) -> AsyncGenerator[MemoryEvent, None]:
         ns = _namespace(namespace)
         await info.context.recheck_key()  # the connection may be older than a revocation
-        principal = info.context.principal  # set by connection_init (memlattice.app)
+        principal = info.context.principal  # set by connection_init (memlattice.server.app)
         principal.authorize(ns, write=False)
         flt = filter.to_domain() if filter is not None else domain.EventFilter()
         bus = info.context.events

@@ -8,16 +8,16 @@ from typing import Any
 import strawberry
 from strawberry.scalars import JSON
 
-from graph import codec
-from graph.history import MemoryVersion as DomainVersion
-from graph.memories import NamespaceConfig as DomainNamespaceConfig
-from memlattice import model
-from memlattice.search_config import NamespaceSettings
-from memlattice.service import SearchHit as DomainHit
-from memlattice.spaces import EmbeddingReport
-from memlattice.vector_spaces import BuildStatus
-from resolvers.context import Info
-from resolvers.scalars import Vector
+from memlattice.core import model
+from memlattice.core.search_config import NamespaceSettings
+from memlattice.core.vector_spaces import BuildStatus
+from memlattice.graph import codec
+from memlattice.graph.history import MemoryVersion as DomainVersion
+from memlattice.graph.memories import NamespaceConfig as DomainNamespaceConfig
+from memlattice.resolvers.context import Info
+from memlattice.resolvers.scalars import Vector
+from memlattice.services.memories import SearchHit as DomainHit
+from memlattice.services.spaces import EmbeddingReport
 
 Scope = strawberry.enum(model.Scope, description="Visibility level, narrowest first.")
 Status = strawberry.enum(model.Status)

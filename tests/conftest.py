@@ -22,8 +22,8 @@ import httpx
 import pytest
 from asgi_lifespan import LifespanManager
 
-from memlattice.app import create_app
-from memlattice.settings import LocalNeo4jSettings, Neo4jSettings, Settings, default_cache_dir
+from memlattice.core.settings import LocalNeo4jSettings, Neo4jSettings, Settings, default_cache_dir
+from memlattice.server.app import create_app
 
 TEST_PASSWORD = "memlattice-test"
 
@@ -111,9 +111,9 @@ async def session_app(settings: Settings) -> AsyncIterator[tuple[Any, Any]]:
 @pytest.fixture(scope="session")
 async def admin_key(session_app: tuple[Any, Any]) -> str:
     """An operator key, created through the same code as `memlattice keys create --admin`."""
-    from graph.keys import ApiKeyGraph
-    from memlattice.apikeys import KeySpec, create_key
-    from memlattice.app import runtime_of
+    from memlattice.graph.keys import ApiKeyGraph
+    from memlattice.server.app import runtime_of
+    from memlattice.services.apikeys import KeySpec, create_key
 
     graph = ApiKeyGraph(runtime_of(session_app[0]).client)
     _, secret = await create_key(graph, KeySpec(name="test-admin", namespaces=None, admin=True))
@@ -184,7 +184,7 @@ async def graph_client(settings: Settings, app_client: httpx.AsyncClient) -> Asy
 
     Depends on `app_client` so that migrations have run.
     """
-    from graph.client import GraphClient
+    from memlattice.graph.client import GraphClient
 
     client = GraphClient.connect(settings.neo4j.uri or "", settings.neo4j.user,
                                  settings.neo4j.password.get_secret_value(),

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from memlattice.core.errors import ValidationError
+from memlattice.core.settings import EmbeddingSettings
 from memlattice.embeddings.base import Embedder, check_dimension, l2_normalise
 from memlattice.embeddings.cache import (
     DEFAULT_LRU_ENTRIES,
@@ -27,8 +29,6 @@ from memlattice.embeddings.cache import (
 )
 from memlattice.embeddings.local import WordLlamaEmbedder
 from memlattice.embeddings.openai_provider import OpenAIEmbedder
-from memlattice.errors import ValidationError
-from memlattice.settings import EmbeddingSettings
 
 _LOCAL_DEFAULT_MODEL = EmbeddingSettings.model_fields["model"].default
 

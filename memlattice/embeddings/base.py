@@ -21,7 +21,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from memlattice.errors import DimensionMismatch
+from memlattice.core.errors import DimensionMismatch
 
 
 class Embedder(ABC):
@@ -30,7 +30,7 @@ class Embedder(ABC):
     Subclasses set `model` and `dimension` in their constructor. The
     constructor must not do I/O: embedders are built while the app is wired
     together, and a slow model load or an unreachable endpoint should surface
-    on first use (as `memlattice.errors.Unavailable`), not crash start-up.
+    on first use (as `memlattice.core.errors.Unavailable`), not crash start-up.
     """
 
     model: str

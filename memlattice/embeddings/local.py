@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memlattice.core.errors import Unavailable
 from memlattice.embeddings.base import Embedder, check_dimension
-from memlattice.errors import Unavailable
 
 if TYPE_CHECKING:
     from wordllama.inference import WordLlamaInference

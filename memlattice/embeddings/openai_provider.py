@@ -34,13 +34,13 @@ from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
+from memlattice.core.errors import MemlatticeError, Unavailable, ValidationError
 from memlattice.embeddings.base import Embedder, check_dimension, l2_normalise
-from memlattice.errors import MemlatticeError, Unavailable, ValidationError
 
 if TYPE_CHECKING:
     import openai
 
-    from memlattice.settings import EmbeddingSettings
+    from memlattice.core.settings import EmbeddingSettings
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 # Sent when a keyless local server is used: the `openai` client refuses to

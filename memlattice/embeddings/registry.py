@@ -8,11 +8,11 @@ dimension, wrapped in the same two-level cache as the default one.
 
 from __future__ import annotations
 
+from memlattice.core.errors import MemlatticeError, ValidationError
+from memlattice.core.settings import EmbeddingSettings
+from memlattice.core.vector_spaces import VectorSpace
 from memlattice.embeddings import CachedEmbedder, Embedder, EmbeddingCacheStore, make_embedder
 from memlattice.embeddings.base import check_dimension
-from memlattice.errors import MemlatticeError, ValidationError
-from memlattice.settings import EmbeddingSettings
-from memlattice.vector_spaces import VectorSpace
 
 
 class EmbedderRegistry:

@@ -12,8 +12,8 @@ import json
 from collections.abc import Sequence
 from typing import Any, Protocol, TextIO
 
-from graph.transfer import TransferGraph
-from memlattice.model import utcnow
+from memlattice.core.model import utcnow
+from memlattice.graph.transfer import TransferGraph
 from memlattice.portability.kinds import KINDS, Kind
 
 FORMAT = "memlattice-export"

@@ -32,14 +32,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from graph.codec import memory_properties
-from graph.memories import new_id
-from graph.transfer import TransferGraph
-from memlattice.errors import Conflict, MemlatticeError, ValidationError
-from memlattice.model import MemoryInput, utcnow, validate_namespace, validated
+from memlattice.core.errors import Conflict, MemlatticeError, ValidationError
+from memlattice.core.model import MemoryInput, utcnow, validate_namespace, validated
+from memlattice.graph.codec import memory_properties
+from memlattice.graph.memories import new_id
+from memlattice.graph.transfer import TransferGraph
 from memlattice.portability.exporter import NoProgress, Progress
 from memlattice.portability.importer import BATCH, at_line, read_lines
-from memlattice.service import MemoryService
+from memlattice.services.memories import MemoryService
 
 RECORD_TYPES = frozenset({"memory_record", "record", "memory"})
 TOMBSTONE_TYPES = frozenset({"tombstone", "memory_tombstone", "forget", "delete"})

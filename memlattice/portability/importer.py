@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graph.transfer import TransferGraph
+from memlattice.core.errors import Conflict, MemlatticeError, ValidationError
+from memlattice.core.model import validate_namespace
 from memlattice.embeddings import Embedder
-from memlattice.errors import Conflict, MemlatticeError, ValidationError
-from memlattice.model import validate_namespace
+from memlattice.graph.transfer import TransferGraph
 from memlattice.portability.exporter import FORMAT, VERSION, NoProgress, Progress
 from memlattice.portability.kinds import BY_NAME, KINDS, ImportEnv, Kind, Row
 

@@ -15,16 +15,16 @@ from typing import Any
 
 import pydantic
 
-from graph import history
-from graph.codec import meta_properties, search_token
-from graph.queries import TIME_PROPERTIES
-from graph.record_codec import evidence_rows
-from graph.transfer import Cursor, TransferGraph
-from memlattice.errors import ValidationError
-from memlattice.model import NAMESPACE_SCOPE_KEY, EdgeType, Scope, Status, bucket_key
+from memlattice.core.errors import ValidationError
+from memlattice.core.model import NAMESPACE_SCOPE_KEY, EdgeType, Scope, Status, bucket_key
+from memlattice.core.records.payloads import LABELS, EvidenceRef
+from memlattice.graph import history
+from memlattice.graph.codec import meta_properties, search_token
+from memlattice.graph.queries import TIME_PROPERTIES
+from memlattice.graph.record_codec import evidence_rows
+from memlattice.graph.transfer import Cursor, TransferGraph
 from memlattice.portability import part_kinds as parts
 from memlattice.portability.values import from_json, parse_time, to_json
-from memlattice.records.payloads import LABELS, EvidenceRef
 
 Record = dict[str, Any]
 Row = dict[str, Any]

@@ -27,15 +27,15 @@ import math
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from graph import transfer_parts as queries
-from graph.record_codec import PLAN_EDGE_TYPES
-from graph.transfer import Cursor, TransferGraph
-from graph.transfer_parts import OWNER_PROPERTIES, PartsTransfer
-from memlattice.errors import ValidationError
-from memlattice.model import validated
+from memlattice.core.errors import ValidationError
+from memlattice.core.model import validated
+from memlattice.core.search_config import NamespaceSettings
+from memlattice.core.vector_spaces import BuildStatus, VectorSpace
+from memlattice.graph import transfer_parts as queries
+from memlattice.graph.record_codec import PLAN_EDGE_TYPES
+from memlattice.graph.transfer import Cursor, TransferGraph
+from memlattice.graph.transfer_parts import OWNER_PROPERTIES, PartsTransfer
 from memlattice.portability.values import compact_json, from_json, to_json
-from memlattice.search_config import NamespaceSettings
-from memlattice.vector_spaces import BuildStatus, VectorSpace
 
 if TYPE_CHECKING:
     from memlattice.portability.kinds import ImportEnv

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from memlattice.errors import ValidationError
+from memlattice.core.errors import ValidationError
 
 DATETIME_TAG = "$datetime"
 

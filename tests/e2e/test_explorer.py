@@ -25,12 +25,12 @@ import httpx
 import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
 
-from graph.client import GraphClient
-from graph.keys import ApiKeyGraph
-from memlattice.apikeys import KeySpec, create_key
-from memlattice.app import create_app
-from memlattice.explorer import STATIC_DIR, is_built
-from memlattice.settings import Settings
+from memlattice.core.settings import Settings
+from memlattice.graph.client import GraphClient
+from memlattice.graph.keys import ApiKeyGraph
+from memlattice.server.app import create_app
+from memlattice.server.explorer import STATIC_DIR, is_built
+from memlattice.services.apikeys import KeySpec, create_key
 from tests._live import serve_in_thread
 
 expect.set_options(timeout=20_000)  # a shared CI machine can be slow; failures still fail
@@ -205,7 +205,7 @@ async def test_explorer_search_detail_graph_and_chain(
         "els => els.map(e => e.getBoundingClientRect().width)")
     assert max(widths) > 0, "the score bars are drawn"
     assert await page.evaluate(
-        "k => sessionStorage.getItem('memlattice.explorer.apiKey') === k", keys["reader"])
+        "k => sessionStorage.getItem('memlattice.server.explorer.apiKey') === k", keys["reader"])
     await shot(page, "01-results")
 
     # Open the current version: detail, audit history, chain, and its neighbourhood.

@@ -20,9 +20,9 @@ from typing import Any
 import httpx
 from asgi_lifespan import LifespanManager
 
-from memlattice.app import create_app
-from memlattice.rerank import RerankerRegistry
-from memlattice.settings import Settings
+from memlattice.core.settings import Settings
+from memlattice.search.rerank import RerankerRegistry
+from memlattice.server.app import create_app
 
 ROOT = Path(__file__).resolve().parents[2]
 

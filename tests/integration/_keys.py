@@ -13,9 +13,9 @@ from typing import Any
 
 import httpx
 
-from graph.keys import ApiKeyGraph
-from memlattice.apikeys import KeySpec, create_key
-from memlattice.model import Scope, Sensitivity
+from memlattice.core.model import Scope, Sensitivity
+from memlattice.graph.keys import ApiKeyGraph
+from memlattice.services.apikeys import KeySpec, create_key
 from tests.conftest import GraphQLClient
 
 

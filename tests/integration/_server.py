@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from memlattice.app import create_app
-from memlattice.rerank import RerankerRegistry
-from memlattice.serving import run_server
-from memlattice.settings import Settings
+from memlattice.core.settings import Settings
+from memlattice.search.rerank import RerankerRegistry
+from memlattice.server.app import create_app
+from memlattice.server.serving import run_server
 
 SLOW_S = 3.0
 

@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from memlattice import cli
-from memlattice.model import Scope, Sensitivity
-from memlattice.settings import Settings
+from memlattice.core.model import Scope, Sensitivity
+from memlattice.core.settings import Settings
 from tests.conftest import Neo4jServer
 from tests.integration._apps import app_with
 from tests.integration._keys import as_key, client_with, make_key
@@ -224,7 +224,7 @@ async def test_scopes_above_the_keys_maximum(
 async def test_keyless_mode_is_loud_and_refused_in_production(
     settings: Settings, namespace: str, caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with caplog.at_level("WARNING", logger="memlattice.app"):
+    with caplog.at_level("WARNING", logger="memlattice.server.app"):
         async with app_with(settings, auth_mode="keyless") as client:
             health = (await client.get("/healthz")).json()
             assert health["auth"] == "keyless" and "AUTH IS OFF" in health["warning"]
@@ -246,7 +246,7 @@ async def test_the_health_check_reports_keys_mode(app_client: httpx.AsyncClient)
 
 
 def test_clearance_values_match_the_graphql_enum() -> None:
-    from resolvers.schema import schema
+    from memlattice.resolvers.schema import schema
 
     sdl = schema.as_str()
     block = sdl[sdl.index("enum Sensitivity"):]

@@ -6,8 +6,8 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memlattice.app import runtime_of
-from memlattice.consolidation import ConsolidationScheduler
+from memlattice.server.app import runtime_of
+from memlattice.services.consolidation import ConsolidationScheduler
 from tests.conftest import GraphQLClient
 from tests.integration._knowledge import GET_RECORD, LIST_RECORDS, write_record
 from tests.integration._support import EDGES, code

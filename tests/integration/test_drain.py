@@ -1,6 +1,6 @@
 """Graceful shutdown: SIGTERM mid-request lets the request finish, then drains the rest.
 
-A real uvicorn process (served by `memlattice.serving.run_server`, like
+A real uvicorn process (served by `memlattice.server.serving.run_server`, like
 `memlattice serve`) on the suite's Neo4j. A search that takes 3 s is in
 flight when SIGTERM arrives: its answer must still arrive complete, new
 connections must be refused, the process must exit 0, and the access count
@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from memlattice.settings import Settings
+from memlattice.core.settings import Settings
 from tests.integration._apps import spawned_server
 from tests.integration._support import seeded
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.memories import EmbeddingCacheGraph
 from memlattice.embeddings import text_digest
+from memlattice.graph.memories import EmbeddingCacheGraph
 from tests.conftest import GraphQLClient
 from tests.integration._support import WRITE_MANY
 

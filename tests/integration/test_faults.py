@@ -28,15 +28,15 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from graph.client import GraphClient
 from memlattice import neo4j_local
-from memlattice.settings import (
+from memlattice.core.settings import (
     EmbeddingSettings,
     LocalNeo4jSettings,
     Neo4jSettings,
     Settings,
     default_cache_dir,
 )
+from memlattice.graph.client import GraphClient
 from tests.integration._apps import app_with
 from tests.integration._support import seeded
 

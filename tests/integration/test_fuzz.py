@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.fuzz import fuzz, fuzz_bodies
-from memlattice.settings import Settings
+from memlattice.core.settings import Settings
 from tests.integration._apps import spawned_server
 
 EXAMPLES = 10

@@ -7,7 +7,7 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memlattice.model import Sensitivity
+from memlattice.core.model import Sensitivity
 from tests.conftest import GraphQLClient
 from tests.integration._keys import as_key, make_key
 from tests.integration._knowledge import GET_RECORD, UPDATE_RECORD, write_record

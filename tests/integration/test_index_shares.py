@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from graph.shares import IndexShareGraph
-from memlattice.auth import Tenant
-from memlattice.index_shares import IndexShares
+from memlattice.core.auth import Tenant
+from memlattice.graph.shares import IndexShareGraph
+from memlattice.search.index_shares import IndexShares
 from tests.conftest import GraphQLClient
 
 WRITE_MANY = "mutation($inputs: [MemoryInput!]!) { writeMemories(inputs: $inputs) { id } }"

@@ -109,7 +109,7 @@ ODD_DATETIMES = st.one_of(
         st.integers(-23 * 60 - 59, 23 * 60 + 59)),
 )
 # Instants whose conversion to UTC leaves the calendar (year 0 or 10000): refused
-# with VALIDATION (memlattice.times), never an OverflowError.
+# with VALIDATION (memlattice.core.times), never an OverflowError.
 OVERFLOWING_DATETIMES = st.sampled_from([
     "0001-01-01T00:00:00+14:00", "0001-01-01T05:00:00+05:01", "9999-12-31T23:59:59-14:00",
     "9999-12-31T12:00:00-12:01",

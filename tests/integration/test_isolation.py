@@ -29,7 +29,7 @@ import time
 import uuid
 from typing import Any
 
-from memlattice.model import Sensitivity
+from memlattice.core.model import Sensitivity
 from tests.conftest import GraphQLClient
 from tests.integration._keys import as_key, make_key
 from tests.integration._support import seeded

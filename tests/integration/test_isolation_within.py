@@ -26,9 +26,9 @@ import httpx
 from httpx_ws import AsyncWebSocketSession, aconnect_ws
 from httpx_ws.transport import ASGIWebSocketTransport
 
-from graph.codec import search_token
-from graph.scope_buckets import rebucket
-from memlattice.model import Scope, Sensitivity
+from memlattice.core.model import Scope, Sensitivity
+from memlattice.graph.codec import search_token
+from memlattice.graph.scope_buckets import rebucket
 from tests.conftest import GraphQLClient
 from tests.integration._keys import as_key, make_key
 from tests.integration._knowledge import (
@@ -344,7 +344,7 @@ async def test_a_task_or_session_id_only_matches_within_its_user_and_session(
               " m.scopeToken AS token")
     rows = await graph_client.read((stored, {"ids": [mine, their, odd]}))
     keys = {r["id"]: (r["key"], r["token"]) for r in rows}
-    # The migration's Cypher escapes ids exactly as memlattice.model.bucket_key does.
+    # The migration's Cypher escapes ids exactly as memlattice.core.model.bucket_key does.
     assert keys[odd] == (odd_key["key"], search_token("task:u%2F1%25/s%252F1/t%2F1"))
     assert keys[mine] == ("task:u1/s1/t1", search_token("task:u1/s1/t1"))
     assert keys[their] == ("task:u2/s2/t1", search_token("task:u2/s2/t1"))

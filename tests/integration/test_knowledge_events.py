@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from memlattice.model import Scope, Sensitivity
+from memlattice.core.model import Scope, Sensitivity
 from tests.conftest import GraphQLClient
 from tests.integration._knowledge import (
     CONTEST,

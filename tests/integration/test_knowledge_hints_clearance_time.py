@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from memlattice.model import Sensitivity
+from memlattice.core.model import Sensitivity
 from tests.conftest import GraphQLClient
 from tests.integration._keys import as_key, make_key
 from tests.integration._knowledge import (

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from memlattice.model import Scope, Sensitivity
+from memlattice.core.model import Scope, Sensitivity
 from tests.conftest import GraphQLClient
 from tests.integration._keys import as_key, make_key
 from tests.integration._knowledge import (

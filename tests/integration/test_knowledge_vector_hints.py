@@ -7,9 +7,9 @@ import math
 import random
 from typing import Any
 
-from memlattice.app import runtime_of
-from memlattice.model import Sensitivity
-from memlattice.records.hints import NEAR_DUPLICATE_COSINE, overlap
+from memlattice.core.model import Sensitivity
+from memlattice.core.records.hints import NEAR_DUPLICATE_COSINE, overlap
+from memlattice.server.app import runtime_of
 from tests.conftest import GraphQLClient
 from tests.integration._keys import as_key, make_key
 from tests.integration._knowledge import STORE_FACT, fact, spo, write_record

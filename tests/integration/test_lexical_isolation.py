@@ -2,7 +2,7 @@
 
 Lucene's own BM25 takes its statistics from the whole fulltext index, which
 every tenant shares, so a memory's score moved with other tenants' writes.
-Scores now come from the namespace's own statistics (memlattice.lexical):
+Scores now come from the namespace's own statistics (memlattice.search.lexical):
 the same memory and query score the same whatever other namespaces hold.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from memlattice.lexical import Bm25, NamespaceStats, document_text, length, terms
-from memlattice.settings import Settings
+from memlattice.core.settings import Settings
+from memlattice.search.lexical import Bm25, NamespaceStats, document_text, length, terms
 from tests.integration._apps import app_with
 from tests.integration._support import SEARCH, WRITE_MANY, mem
 

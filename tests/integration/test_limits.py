@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from memlattice.rerank import RerankerRegistry
-from memlattice.settings import LimitsSettings, Settings
+from memlattice.core.settings import LimitsSettings, Settings
+from memlattice.search.rerank import RerankerRegistry
 from tests.conftest import GraphQLClient
 from tests.integration._apps import app_with
 from tests.integration._support import WRITE, code, count_memories, mem

@@ -11,11 +11,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from memlattice.app import runtime_of
-from memlattice.auth import Tenant
-from memlattice.consolidation import Consolidator
-from memlattice.llm_extract import openai_extractor, parse_observations
-from memlattice.records.config import ConsolidationSettings
+from memlattice.core.auth import Tenant
+from memlattice.core.records.config import ConsolidationSettings
+from memlattice.server.app import runtime_of
+from memlattice.services.consolidation import Consolidator
+from memlattice.services.llm_extract import openai_extractor, parse_observations
 from tests._fake_endpoint import serving
 from tests.conftest import GraphQLClient
 from tests.integration._knowledge import LIST_RECORDS, write_record

@@ -19,13 +19,13 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from graph.keys import ApiKeyGraph
-from memlattice.apikeys import KeySpec, create_key
-from memlattice.app import runtime_of
-from memlattice.mcp_server import http_app
-from memlattice.mcp_server.gateway import Gateway
-from memlattice.mcp_server.tools import build_server
-from memlattice.settings import Settings
+from memlattice.core.settings import Settings
+from memlattice.graph.keys import ApiKeyGraph
+from memlattice.mcp import http_app
+from memlattice.mcp.gateway import Gateway
+from memlattice.mcp.tools import build_server
+from memlattice.server.app import runtime_of
+from memlattice.services.apikeys import KeySpec, create_key
 from tests._live import serve_in_thread
 from tests.conftest import Neo4jServer
 

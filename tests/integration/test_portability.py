@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from graph.transfer import TransferGraph
-from memlattice.app import runtime_of
-from memlattice.errors import Conflict, ValidationError
+from memlattice.core.errors import Conflict, ValidationError
+from memlattice.core.settings import Settings
+from memlattice.graph.transfer import TransferGraph
 from memlattice.portability import foreign, kinds
 from memlattice.portability.exporter import export_namespace
 from memlattice.portability.importer import import_export, remapper
-from memlattice.settings import Settings
+from memlattice.server.app import runtime_of
 from tests.conftest import GraphQLClient
 from tests.integration._support import (
     ADD_EDGE,

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from graph.transfer import TransferGraph
-from memlattice.app import runtime_of
-from memlattice.errors import ValidationError
+from memlattice.core.errors import ValidationError
+from memlattice.graph.transfer import TransferGraph
 from memlattice.portability.importer import import_export, remapper
+from memlattice.server.app import runtime_of
 from tests.conftest import GraphQLClient
 from tests.integration._knowledge import EPISODE, GET_RECORD, STORE_FACT, write_record
 from tests.integration._support import count_memories

@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from memlattice.app import create_app
-from memlattice.settings import Settings
+from memlattice.core.settings import Settings
+from memlattice.server.app import create_app
 from memlattice_client import (
     AsyncMemlatticeClient,
     EdgeType,
@@ -192,9 +192,9 @@ async def test_async_iter_memories_and_tenant_isolation(
 
 async def test_keys_bound_to_a_namespace_and_bad_keys(session_app: tuple[Any, Any],
                                                      namespace: str) -> None:
-    from graph.keys import ApiKeyGraph
-    from memlattice.apikeys import KeySpec, create_key
-    from memlattice.app import runtime_of
+    from memlattice.graph.keys import ApiKeyGraph
+    from memlattice.server.app import runtime_of
+    from memlattice.services.apikeys import KeySpec, create_key
 
     app, asgi = session_app
     _, key = await create_key(ApiKeyGraph(runtime_of(app).client),

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from memlattice.settings import Settings
+from memlattice.core.settings import Settings
 from tests.conftest import GraphQLClient
 from tests.integration._apps import app_with
 from tests.integration._support import GET, SUPERSEDE, UPDATE, WRITE, code, mem

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from memlattice.rerank import RerankerRegistry
+from memlattice.search.rerank import RerankerRegistry
 from tests.conftest import GraphQLClient
 from tests.integration._support import WRITE_MANY, basis, code, mix
 
@@ -244,7 +244,7 @@ async def test_a_registered_python_reranker_reorders_the_head(
     import httpx
     from asgi_lifespan import LifespanManager
 
-    from memlattice.app import create_app
+    from memlattice.server.app import create_app
 
     async def by_length(query: str, docs: Any) -> list[float]:
         return [float(len(text)) for _, text in docs]

@@ -16,11 +16,11 @@ import pytest
 from asgi_lifespan import LifespanManager
 from starlette.applications import Starlette
 
-from graph.shares import IndexShareGraph
-from memlattice.app import create_app, runtime_of
-from memlattice.auth import Tenant
-from memlattice.settings import Settings
-from memlattice.vector_spaces import VectorSpace
+from memlattice.core.auth import Tenant
+from memlattice.core.settings import Settings
+from memlattice.core.vector_spaces import VectorSpace
+from memlattice.graph.shares import IndexShareGraph
+from memlattice.server.app import create_app, runtime_of
 from tests.conftest import GraphQLClient
 from tests.integration._support import code
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-from resolvers.schema import schema
+from memlattice.resolvers.schema import schema
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schema.graphql"
 
@@ -16,7 +16,7 @@ def test_schema_file_matches_the_code() -> None:
     if actual != expected:
         diff = "".join(difflib.unified_diff(
             actual.splitlines(keepends=True), expected.splitlines(keepends=True),
-            fromfile="schema.graphql", tofile="resolvers.schema (code)", n=2))
+            fromfile="schema.graphql", tofile="memlattice.resolvers.schema (code)", n=2))
         raise AssertionError(
             "schema.graphql is out of date with the code; regenerate it with\n"
             "    memlattice export-schema > schema.graphql\n\n" + diff[:4000]

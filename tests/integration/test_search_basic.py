@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-from memlattice.app import runtime_of
-from memlattice.auth import Tenant
-from memlattice.index_shares import IndexShares
-from memlattice.vector_spaces import VectorSpace
+from memlattice.core.auth import Tenant
+from memlattice.core.vector_spaces import VectorSpace
+from memlattice.search.index_shares import IndexShares
+from memlattice.server.app import runtime_of
 from tests.conftest import GraphQLClient
 from tests.integration._support import FORGET, SEARCH, WRITE_MANY, basis, mem, mix
 
 
 class WholeIndex(IndexShares):
     """Every namespace counted as the whole vector index, so that similarity
-    searches take the smallest first pool (memlattice.pool) in a test database
+    searches take the smallest first pool (memlattice.search.pool) in a test database
     that many namespaces share."""
 
     def share(self, tenant: Tenant, space: VectorSpace | None,

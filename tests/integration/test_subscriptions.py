@@ -18,10 +18,10 @@ import pytest
 from httpx_ws import AsyncWebSocketSession, WebSocketDisconnect, aconnect_ws
 from httpx_ws.transport import ASGIWebSocketTransport
 
-from graph.keys import ApiKeyGraph
-from memlattice.apikeys import KeySpec, create_key, revoke_key
-from memlattice.app import runtime_of
-from memlattice.model import Scope, Sensitivity
+from memlattice.core.model import Scope, Sensitivity
+from memlattice.graph.keys import ApiKeyGraph
+from memlattice.server.app import runtime_of
+from memlattice.services.apikeys import KeySpec, create_key, revoke_key
 from tests.conftest import GraphQLClient
 from tests.integration._support import (
     ADD_EDGE,

@@ -18,7 +18,7 @@ import pytest
 from httpx_ws import WebSocketDisconnect, aconnect_ws
 from httpx_ws.transport import ASGIWebSocketTransport
 
-from memlattice.nesting import MAX_JSON_DEPTH, MAX_REQUEST_DEPTH
+from memlattice.core.nesting import MAX_JSON_DEPTH, MAX_REQUEST_DEPTH
 from tests.conftest import GraphQLClient
 from tests.integration._support import LIST, SEARCH, WRITE, code, count_memories, mem
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memlattice.settings import Settings
+from memlattice.core.settings import Settings
 from tests.conftest import GraphQLClient
 from tests.integration._support import (
     DIM,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from memlattice.apikeys import KeySpec, bearer, digest, mint
-from memlattice.auth import Principal, Tenant, namespace_pattern
-from memlattice.errors import Forbidden, Unauthenticated, ValidationError
-from memlattice.model import Scope, Sensitivity
+from memlattice.core.auth import Principal, Tenant, namespace_pattern
+from memlattice.core.errors import Forbidden, Unauthenticated, ValidationError
+from memlattice.core.model import Scope, Sensitivity
+from memlattice.services.apikeys import KeySpec, bearer, digest, mint
 
 
 def key(namespaces: set[str] | None = frozenset({"acme/crm"}), *, write: bool = True,

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pydantic.alias_generators import to_snake
 
 import memlattice_client
+from memlattice.resolvers.schema import schema
 from memlattice_client import (
     AsyncMemlatticeClient,
     ForbiddenError,
@@ -25,7 +26,6 @@ from memlattice_client._errors import ERRORS_BY_CODE, error_from_graphql, error_
 from memlattice_client._events import SUBSCRIPTIONS
 from memlattice_client._inputs import to_graphql
 from memlattice_client._operations import OPERATIONS
-from resolvers.schema import schema
 
 
 def _schema_operations() -> set[str]:
@@ -112,7 +112,7 @@ def test_errors_map_by_code() -> None:
 
 
 def test_every_server_error_code_has_its_client_class() -> None:
-    import memlattice.errors as server
+    import memlattice.core.errors as server
 
     codes = {cls.code for cls in vars(server).values()
              if isinstance(cls, type) and issubclass(cls, server.MemlatticeError)}

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
+from memlattice.core.errors import Unavailable
+from memlattice.core.settings import EmbeddingSettings
 from memlattice.embeddings import WordLlamaEmbedder, make_embedder
-from memlattice.errors import Unavailable
-from memlattice.settings import EmbeddingSettings
 
 
 @pytest.fixture(autouse=True)

@@ -26,9 +26,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from memlattice.core.errors import DimensionMismatch, Unavailable, ValidationError
+from memlattice.core.settings import EmbeddingSettings
 from memlattice.embeddings import OpenAIEmbedder, check_dimension, l2_normalise, make_embedder
-from memlattice.errors import DimensionMismatch, Unavailable, ValidationError
-from memlattice.settings import EmbeddingSettings
 
 DIM = 8
 API_KEY = "sk-test-key-0123456789"

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graph.codec import epoch_parts
+from memlattice.graph.codec import epoch_parts
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

@@ -7,9 +7,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from graph.codec import Edge, Memory
-from memlattice.events import Audience, EventBus, EventFilter, EventKind, MemoryEvent
-from memlattice.model import EdgeType, Scope, Sensitivity, Status
+from memlattice.core.model import EdgeType, Scope, Sensitivity, Status
+from memlattice.graph.codec import Edge, Memory
+from memlattice.services.events import Audience, EventBus, EventFilter, EventKind, MemoryEvent
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -180,7 +180,7 @@ def test_a_superseded_event_names_only_the_successors_its_audience_may_see() -> 
 
 
 def test_audit_details_lose_the_ids_their_reader_may_not_see() -> None:
-    from graph.codec import redact_ids
+    from memlattice.graph.codec import redact_ids
 
     details = {"edge": "e1", "type": "RELATED", "target": "h"}
     assert redact_ids(details, frozenset({"h"})) == {"edge": None, "type": "RELATED",

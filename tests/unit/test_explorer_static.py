@@ -8,9 +8,9 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from memlattice import app as app_module
-from memlattice.explorer import CONTENT_SECURITY_POLICY, explorer_routes
-from memlattice.settings import Settings
+from memlattice.core.settings import Settings
+from memlattice.server import app as app_module
+from memlattice.server.explorer import CONTENT_SECURITY_POLICY, explorer_routes
 
 
 def client_for(directory: Path) -> httpx.AsyncClient:

@@ -1,4 +1,4 @@
-"""memlattice.fusion: z-score fusion of signals over a candidate pool."""
+"""memlattice.search.fusion: z-score fusion of signals over a candidate pool."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlattice.fusion import completed, fuse_z, zscores
+from memlattice.search.fusion import completed, fuse_z, zscores
 
 
 def test_zscores_standardise_and_flat_signals_say_nothing() -> None:

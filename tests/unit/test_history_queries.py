@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from graph import history, queries, recall_query, records
-from memlattice.auth import Principal
-from memlattice.model import MemoryFilter, Sensitivity
-from memlattice.search_config import ExpansionConfig
+from memlattice.core.auth import Principal
+from memlattice.core.model import MemoryFilter, Sensitivity
+from memlattice.core.search_config import ExpansionConfig
+from memlattice.graph import history, queries, recall_query, records
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 TENANT = Principal.development().tenant("acme/crm", write=True)

@@ -1,13 +1,13 @@
-"""The input rules of memlattice.names, json_values and vector_checks, without I/O."""
+"""The input rules of memlattice.core.names, json_values and vector_checks, without I/O."""
 
 from __future__ import annotations
 
 import pytest
 
-from memlattice.errors import ValidationError
-from memlattice.json_values import json_problem, unwritable
-from memlattice.names import blank, name_problem, require_name
-from memlattice.vector_checks import vector_problem
+from memlattice.core.errors import ValidationError
+from memlattice.core.json_values import json_problem, unwritable
+from memlattice.core.names import blank, name_problem, require_name
+from memlattice.core.vector_checks import vector_problem
 
 
 @pytest.mark.parametrize("name", ["team", "a b", "Équipe d'été", "東京", "🙂", "x\u00a0y",

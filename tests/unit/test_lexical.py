@@ -1,4 +1,4 @@
-"""memlattice.lexical: the English analyzer's terms and BM25 on namespace statistics."""
+"""memlattice.search.lexical: the English analyzer's terms and BM25 on namespace statistics."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlattice.lexical import (
+from memlattice.search.lexical import (
     Bm25,
     Field,
     NamespaceStats,

@@ -6,8 +6,8 @@ import time
 
 from graphql import parse
 
-from resolvers.limits import DEFAULT_LIST_SIZE, measure
-from resolvers.schema import schema
+from memlattice.resolvers.limits import DEFAULT_LIST_SIZE, measure
+from memlattice.resolvers.schema import schema
 
 GRAPHQL = schema._schema
 

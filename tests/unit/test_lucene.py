@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlattice.lucene import MAX_TERMS, all_terms, any_terms, escape, words
+from memlattice.core.lucene import MAX_TERMS, all_terms, any_terms, escape, words
 
 
 def test_words_are_lowercased_deduplicated_and_ordered() -> None:

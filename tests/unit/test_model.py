@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memlattice.errors import ValidationError
-from memlattice.model import (
+from memlattice.core.errors import ValidationError
+from memlattice.core.model import (
     ForgetPredicate,
     MemoryInput,
     MemoryPatch,
@@ -68,7 +68,7 @@ def test_embedding_must_be_finite() -> None:
 
 
 def test_scope_chain_sees_broader_levels_that_the_context_names() -> None:
-    from memlattice.model import ScopeRef, visible_scope_keys
+    from memlattice.core.model import ScopeRef, visible_scope_keys
 
     ctx = validated(ScopeRef, agent_id="a", user_id="u", session_id="s", task_id="t")
     assert visible_scope_keys(ctx, scope=Scope.SESSION) == (
@@ -87,7 +87,7 @@ def test_scope_chain_sees_broader_levels_that_the_context_names() -> None:
 
 
 def test_a_session_or_task_bucket_lies_within_its_user_and_session() -> None:
-    from memlattice.model import ScopeRef, bucket_key, visible_scope_keys
+    from memlattice.core.model import ScopeRef, bucket_key, visible_scope_keys
 
     def task(**ids: str) -> str:
         return validated(MemoryInput, namespace="n", content="x", scope=Scope.TASK,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from memlattice import neo4j_local
-from memlattice.errors import ProvisioningError
-from memlattice.settings import LocalNeo4jSettings
+from memlattice.core.errors import ProvisioningError
+from memlattice.core.settings import LocalNeo4jSettings
 
 
 def test_java_21_is_found(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlattice.nesting import TooDeep, check_json, document_depth, json_depth, loads
+from memlattice.core.nesting import TooDeep, check_json, document_depth, json_depth, loads
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
                     lambda inner: st.lists(inner, max_size=3)

@@ -11,8 +11,8 @@ import pytest
 from graphql import coerce_input_value
 from strawberry.types.arguments import convert_argument
 
-from resolvers import inputs, knowledge_types
-from resolvers.schema import schema
+from memlattice.resolvers import inputs, knowledge_types
+from memlattice.resolvers.schema import schema
 
 VECTOR = base64.b64encode(np.arange(4, dtype="<f4").tobytes()).decode()
 SAMPLES: list[tuple[type, dict[str, Any]]] = [

@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlattice.model import ScoringMode, SearchMode
-from memlattice.pool import factor_ceiling, first_pool, settled, similarity_bounded
-from memlattice.ranking import Scored
-from memlattice.search_config import ExpansionConfig, SearchConfig
+from memlattice.core.model import ScoringMode, SearchMode
+from memlattice.core.search_config import ExpansionConfig, SearchConfig
+from memlattice.search.pool import factor_ceiling, first_pool, settled, similarity_bounded
+from memlattice.search.ranking import Scored
 
 PRECISE = SearchConfig(mode=SearchMode.SEMANTIC, scoring=ScoringMode.SIMILARITY)
 

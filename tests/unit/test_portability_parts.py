@@ -6,8 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from graph.transfer_parts import parse_space_key, replace_payload_graphs, upsert_vectors
-from memlattice.errors import ValidationError
+from memlattice.core.errors import ValidationError
+from memlattice.core.vector_spaces import VectorSpace
+from memlattice.graph.transfer_parts import parse_space_key, replace_payload_graphs, upsert_vectors
 from memlattice.portability.kinds import ImportEnv
 from memlattice.portability.part_kinds import (
     _payload_graph_record,
@@ -15,7 +16,6 @@ from memlattice.portability.part_kinds import (
     decode_vector,
     decode_vector_space,
 )
-from memlattice.vector_spaces import VectorSpace
 
 ENV = ImportEnv(namespace="dest", remap=lambda id: f"new-{id}")
 AT = datetime(2026, 1, 2, 3, 4, 5, 600000, tzinfo=UTC)

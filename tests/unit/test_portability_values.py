@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memlattice.errors import ValidationError
+from memlattice.core.errors import ValidationError
 from memlattice.portability.foreign import harn_logs, parse_time
 from memlattice.portability.importer import remapper
 from memlattice.portability.values import DATETIME_TAG, from_json, to_json

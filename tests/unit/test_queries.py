@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from graph import queries, recall_query
-from memlattice.auth import Principal, Tenant
-from memlattice.model import Direction, EdgeType, MemoryFilter, Scope, Sensitivity, validated
-from memlattice.search_config import ExpansionConfig
+from memlattice.core.auth import Principal, Tenant
+from memlattice.core.model import Direction, EdgeType, MemoryFilter, Scope, Sensitivity, validated
+from memlattice.core.search_config import ExpansionConfig
+from memlattice.graph import queries, recall_query
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 HOSTILE = "x' OR 1=1 //`) DETACH DELETE m"
@@ -73,8 +73,8 @@ def test_edge_types_are_parameters_not_text() -> None:
 
 
 def test_vector_index_build_settings_reach_the_migration() -> None:
-    from graph.migrations import migrations
-    from memlattice.settings import VectorIndexSettings
+    from memlattice.core.settings import VectorIndexSettings
+    from memlattice.graph.migrations import migrations
 
     (statement,) = [s for m in migrations(384, VectorIndexSettings(hnsw_m=32, search_expansion=2))
                     for s in m.statements if "VECTOR INDEX" in s]

@@ -6,8 +6,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from memlattice.model import ScoringMode, SearchMode
-from memlattice.ranking import (
+from memlattice.core.model import ScoringMode, SearchMode
+from memlattice.core.search_config import ExpansionConfig, SearchConfig, Weights
+from memlattice.search.ranking import (
     Candidate,
     Neighbour,
     Step,
@@ -18,7 +19,6 @@ from memlattice.ranking import (
     popularity,
     recency,
 )
-from memlattice.search_config import ExpansionConfig, SearchConfig, Weights
 
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from graph import consolidation, facts, hints, records, revisions
-from memlattice.model import EdgeType, Scope, Sensitivity, Status
+from memlattice.core.model import EdgeType, Scope, Sensitivity, Status
+from memlattice.graph import consolidation, facts, hints, records, revisions
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 SNEAKY = "x' OR 1=1 //"
@@ -52,7 +52,7 @@ def test_as_of_replaces_the_status_filter_with_belief_at_that_time() -> None:
 
 
 def test_fact_builders_apply_the_tenants_visibility() -> None:
-    from memlattice.auth import Principal
+    from memlattice.core.auth import Principal
 
     tenant = Principal(key_id="k", name="k", namespaces=None, max_scope=Scope.SESSION,
                        clearance=Sensitivity.LOW, can_write=True).tenant("ns", write=True)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from graph.facts import fact_id
-from graph.record_codec import normalise, subgraph_rows
-from memlattice.errors import ValidationError
-from memlattice.records.hints import Claim, hints_for, overlap
-from memlattice.records.payloads import RecordType, check_dag, dump_payload, parse_payload
-from memlattice.records.summary import extract, first_sentence
-from memlattice.records.text import describe
+from memlattice.core.errors import ValidationError
+from memlattice.core.records.hints import Claim, hints_for, overlap
+from memlattice.core.records.payloads import RecordType, check_dag, dump_payload, parse_payload
+from memlattice.core.records.summary import extract, first_sentence
+from memlattice.core.records.text import describe
+from memlattice.graph.facts import fact_id
+from memlattice.graph.record_codec import normalise, subgraph_rows
 
 
 def test_tool_graph_must_be_a_dag_with_known_ids() -> None:

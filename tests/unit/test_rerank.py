@@ -11,8 +11,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from memlattice.errors import Unavailable, ValidationError
-from memlattice.rerank import RerankerRegistry, http_reranker
+from memlattice.core.errors import Unavailable, ValidationError
+from memlattice.search.rerank import RerankerRegistry, http_reranker
 from tests._fake_endpoint import serving
 
 SEEN: list[dict[str, Any]] = []

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from memlattice.errors import ValidationError
-from memlattice.model import ScoringMode, SearchMode
-from memlattice.search_config import NamespaceSettings, Weights, resolve_config
+from memlattice.core.errors import ValidationError
+from memlattice.core.model import ScoringMode, SearchMode
+from memlattice.core.search_config import NamespaceSettings, Weights, resolve_config
 
 NS = NamespaceSettings(backend=SearchMode.LEXICAL, weights=Weights(similarity=1, fulltext=0),
                        decay_half_life_days=3)
@@ -51,8 +51,8 @@ def test_the_extremes_allowed_still_score_finite() -> None:
     import math
     from datetime import UTC, datetime
 
-    from memlattice.ranking import Candidate, base_scores
-    from memlattice.search_config import MAX_HALF_LIFE_DAYS, MAX_WEIGHT, MIN_HALF_LIFE_DAYS
+    from memlattice.core.search_config import MAX_HALF_LIFE_DAYS, MAX_WEIGHT, MIN_HALF_LIFE_DAYS
+    from memlattice.search.ranking import Candidate, base_scores
 
     top = {"similarity": MAX_WEIGHT, "fulltext": MAX_WEIGHT, "recency": MAX_WEIGHT,
            "popularity": MAX_WEIGHT}

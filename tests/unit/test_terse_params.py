@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graph.client import terse
+from memlattice.graph.client import terse
 
 
 def test_lists_and_maps_keep_their_values_and_print_short() -> None:

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlattice.model import MemoryInput, as_utc
-from memlattice.times import MAX_INSTANT, MIN_INSTANT, OutOfRange, parse_instant, to_utc
+from memlattice.core.model import MemoryInput, as_utc
+from memlattice.core.times import MAX_INSTANT, MIN_INSTANT, OutOfRange, parse_instant, to_utc
 
 OFFSETS = st.integers(-(24 * 60 - 1), 24 * 60 - 1).map(
     lambda m: timezone(timedelta(minutes=m)))

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from graph import hints
-from memlattice.records.hints import (
+from memlattice.core.records.hints import (
     NEAR_DUPLICATE_COSINE,
     Claim,
     agree,
@@ -13,7 +12,8 @@ from memlattice.records.hints import (
     negated,
     numbers,
 )
-from memlattice.vector_spaces import VectorSpace
+from memlattice.core.vector_spaces import VectorSpace
+from memlattice.graph import hints
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 HIGH = NEAR_DUPLICATE_COSINE + 0.01

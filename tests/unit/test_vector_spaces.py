@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlattice.errors import ValidationError
-from memlattice.vector_spaces import BuildStatus, SpaceState, VectorSpace, requested_space
+from memlattice.core.errors import ValidationError
+from memlattice.core.vector_spaces import BuildStatus, SpaceState, VectorSpace, requested_space
 
 NAME = re.compile(r"^[a-z0-9_]+$")
 

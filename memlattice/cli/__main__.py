@@ -1,0 +1,5 @@
+"""`python -m memlattice.cli`: the same as the `memlattice` command."""
+
+from memlattice.cli import main
+
+main()

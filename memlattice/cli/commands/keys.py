@@ -1,0 +1,105 @@
+"""`memlattice keys`: create, list and revoke API keys (stored hashed in Neo4j).
+
+The secret is printed once, on creation; the graph keeps only its SHA-256.
+Revocation takes effect on the next request (the server does not cache keys).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import textwrap
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from memlattice.core.model import Scope, Sensitivity
+from memlattice.core.settings import Settings
+from memlattice.graph.client import GraphClient
+from memlattice.graph.keys import ApiKeyGraph
+from memlattice.services.apikeys import KeySpec, create_key, describe, list_keys, revoke_key
+
+T = TypeVar("T")
+
+EPILOG = textwrap.dedent("""\
+    examples:
+      memlattice keys create --name crm-agent --namespace acme/crm --namespace 'acme/shared/*' \\
+          --max-scope agent --clearance medium --read-write
+      memlattice keys create --name ops --admin
+      memlattice keys list
+      memlattice keys revoke 3f9a0c1b2d4e
+    """)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("keys", help="create, list and revoke API keys",
+                            description=__doc__, epilog=EPILOG,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    actions = parser.add_subparsers(dest="keys_action", required=True)
+
+    create = actions.add_parser("create", help="create a key; prints its secret once")
+    create.add_argument("--name", required=True, help="who or what the key is for")
+    create.add_argument("--namespace", action="append", default=[], metavar="NS",
+                        help="a namespace the key may use: exact (acme/crm), a prefix pattern"
+                        " (acme/*), or * for all; repeatable")
+    create.add_argument("--max-scope", choices=[s.value for s in Scope], default="agent",
+                        help="broadest scope the key may read or write (default: agent = all)")
+    create.add_argument("--clearance", choices=[s.value for s in Sensitivity], default="low",
+                        help="most sensitive records the key may see or write (default: low)")
+    access = create.add_mutually_exclusive_group()
+    access.add_argument("--read-only", dest="write", action="store_false",
+                        help="the key may only read (the default)")
+    access.add_argument("--read-write", dest="write", action="store_true",
+                        help="the key may also write")
+    create.add_argument("--admin", action="store_true",
+                        help="an operator's key: every namespace, scope and clearance, writes")
+    create.set_defaults(func=cmd_create, write=False)
+
+    actions.add_parser("list", help="list keys (never their secrets)").set_defaults(
+        func=cmd_list)
+    revoke = actions.add_parser("revoke", help="revoke a key by id; effective at once")
+    revoke.add_argument("key_id")
+    revoke.set_defaults(func=cmd_revoke)
+
+
+def _with_keys(settings: Settings, work: Callable[[ApiKeyGraph], Awaitable[T]]) -> T:
+    from memlattice.server.app import resolve_neo4j_uri
+
+    async def run() -> T:
+        client = GraphClient.connect(resolve_neo4j_uri(settings), settings.neo4j.user,
+                                     settings.neo4j.password.get_secret_value(),
+                                     settings.neo4j.database)
+        try:
+            return await work(ApiKeyGraph(client))
+        finally:
+            await client.close()
+
+    return asyncio.run(run())
+
+
+def cmd_create(args: argparse.Namespace, settings: Settings) -> None:
+    spec = KeySpec(name=args.name, namespaces=tuple(args.namespace) or None,
+                   max_scope=Scope(args.max_scope), clearance=Sensitivity(args.clearance),
+                   can_write=args.write, admin=args.admin)
+    stored, secret = _with_keys(settings, lambda graph: create_key(graph, spec))
+    (row,) = describe([stored])
+    print(f"created key {row['id']} ({row['name']}): namespaces {row['namespaces']},"
+          f" max scope {row['max_scope']}, clearance {row['clearance']}, {row['access']}")
+    print("secret (shown once; store it now):")
+    print(secret)
+
+
+def cmd_list(args: argparse.Namespace, settings: Settings) -> None:
+    rows = describe(_with_keys(settings, list_keys))
+    if not rows:
+        print("no keys")
+        return
+    columns = list(rows[0])
+    widths = {c: max(len(c), *(len(r[c]) for r in rows)) for c in columns}
+    print("  ".join(c.upper().ljust(widths[c]) for c in columns).rstrip())
+    for row in rows:
+        print("  ".join(row[c].ljust(widths[c]) for c in columns).rstrip())
+
+
+def cmd_revoke(args: argparse.Namespace, settings: Settings) -> None:
+    stored = _with_keys(settings, lambda graph: revoke_key(graph, args.key_id))
+    print(f"revoked key {stored.id} ({stored.name})")

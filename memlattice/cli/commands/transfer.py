@@ -1,0 +1,234 @@
+"""`memlattice export` / `memlattice import`: a namespace as JSONL, out and back in.
+
+Export streams page by page to a file or stdout. Import validates the whole
+file before it writes anything, then writes batches of 500 (MERGE by id,
+so importing again is harmless). Besides memlattice exports it reads harn
+event logs (`.harn/memory/<namespace>/events.jsonl`, or a whole `.harn`
+directory) and JSONL memory entries (`{id, content, tags, source,
+created_ms, expires_ms}`). Progress bars go to stderr when it is a
+terminal, plain lines otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import sys
+import textwrap
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from memlattice.core.errors import ValidationError
+from memlattice.core.settings import Settings
+
+EPILOG = textwrap.dedent("""\
+    examples:
+      memlattice export --namespace team/alice --output alice.jsonl
+      memlattice import alice.jsonl --namespace team/alice-copy --remap-ids
+      memlattice import ~/project/.harn --format harn            # every namespace in the log
+      memlattice import notes.jsonl --format entries --namespace notes --dry-run
+    """)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    export = sub.add_parser(
+        "export", help="write a namespace as JSONL (memories, relationships, audit)",
+        description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    export.add_argument("--namespace", required=True)
+    export.add_argument("--output", default="-", help="file to write, or - for stdout")
+    export.set_defaults(func=run_export)
+
+    imp = sub.add_parser(
+        "import", help="import a memlattice export, a harn event log, or JSONL entries",
+        description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    imp.add_argument("file", type=Path, help="the JSONL file (or a .harn directory)")
+    imp.add_argument("--namespace", help="destination (default: the one the file names)")
+    imp.add_argument("--format", choices=["memlattice", "harn", "entries"], default="memlattice")
+    imp.add_argument("--dry-run", action="store_true", help="validate everything, write nothing")
+    imp.add_argument("--remap-ids", action="store_true",
+                     help="memlattice format: give every record a new id derived from the"
+                     " destination namespace (to copy a namespace that still exists)")
+    imp.add_argument("--actor", default="cli:import", help="actor recorded in the audit trail")
+    imp.set_defaults(func=run_import)
+
+
+class BarProgress:
+    """rich progress bars on a terminal; one plain line per finished task elsewhere."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.live = console.is_terminal
+        self.bars = Progress(TextColumn("{task.description:<24}"), BarColumn(),
+                             MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                             disable=not self.live)
+        self.tasks: dict[str, TaskID] = {}
+        self.done: dict[str, int] = {}
+
+    def start(self, task: str, total: int | None) -> None:
+        self._report_previous()
+        self.tasks[task] = self.bars.add_task(task, total=total)
+        self.done[task] = 0
+
+    def advance(self, task: str, amount: int) -> None:
+        self.bars.advance(self.tasks[task], amount)
+        self.done[task] += amount
+
+    def _report_previous(self) -> None:
+        if not self.live and self.done:
+            task, count = list(self.done.items())[-1]
+            self.console.print(f"{task}: {count}", highlight=False)
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[BarProgress]:
+        with self.bars:
+            yield self
+        self._report_previous()
+
+
+@dataclass
+class _Runtime:
+    client: Any
+    service: Any
+
+
+@contextlib.asynccontextmanager
+async def _runtime(settings: Settings, *, embed: bool) -> AsyncIterator[_Runtime]:
+    from memlattice.embeddings import CachedEmbedder, make_embedder
+    from memlattice.graph.client import GraphClient
+    from memlattice.graph.memories import EmbeddingCacheGraph, MemoryGraph
+    from memlattice.graph.migrations import migrate
+    from memlattice.server.app import resolve_neo4j_uri
+    from memlattice.services.memories import MemoryService
+
+    client = GraphClient.connect(resolve_neo4j_uri(settings), settings.neo4j.user,
+                                 settings.neo4j.password.get_secret_value(),
+                                 settings.neo4j.database)
+    embedder = None
+    try:
+        await migrate(client, dimension=settings.embedding.dimension, index=settings.vector_index)
+        if embed:
+            raw = make_embedder(settings.embedding)
+            embedder = CachedEmbedder(raw, EmbeddingCacheGraph(client)) if raw else None
+        service = MemoryService(MemoryGraph(client), embedder,
+                                dimension=settings.embedding.dimension)
+        yield _Runtime(client=client, service=service)
+    finally:
+        if embedder is not None:
+            await embedder.aclose()
+        await client.close()
+
+
+def _console() -> Console:
+    return Console(stderr=True)
+
+
+def run_export(args: argparse.Namespace, settings: Settings) -> None:
+    asyncio.run(_export(args, settings))
+
+
+async def _export(args: argparse.Namespace, settings: Settings) -> None:
+    from memlattice.core.model import validate_namespace
+    from memlattice.graph.transfer import TransferGraph
+    from memlattice.portability.exporter import export_namespace
+
+    try:
+        namespace = validate_namespace(args.namespace)
+    except ValueError as exc:
+        raise ValidationError(str(exc), field="namespace") from None
+    console = _console()
+    async with _runtime(settings, embed=False) as rt:
+        with _sink(args.output) as sink, BarProgress(console).running() as progress:
+            counts = await export_namespace(TransferGraph(rt.client), namespace, sink,
+                                            progress=progress)
+    summary = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n) or "nothing"
+    console.print(f"exported {namespace}: {summary}", highlight=False)
+
+
+@contextlib.contextmanager
+def _sink(output: str) -> Iterator[TextIO]:
+    if output == "-":
+        yield sys.stdout
+        return
+    with open(output, "w", encoding="utf-8") as sink:
+        yield sink
+
+
+def run_import(args: argparse.Namespace, settings: Settings) -> None:
+    asyncio.run(_import(args, settings))
+
+
+async def _import(args: argparse.Namespace, settings: Settings) -> None:
+    from memlattice.graph.transfer import TransferGraph
+    from memlattice.portability.importer import import_export
+
+    path: Path = args.file
+    if not path.exists():
+        raise ValidationError(f"{path} does not exist")
+    if args.format != "harn" and not path.is_file():
+        raise ValidationError(f"{path} is not a file")
+    console = _console()
+    verb = "would import" if args.dry_run else "imported"
+    async with _runtime(settings, embed=True) as rt:
+        graph = TransferGraph(rt.client, settings.vector_index)
+        with BarProgress(console).running() as progress:
+            if args.format == "memlattice":
+                report = await import_export(
+                    graph, path, embedder=rt.service.embedder, dimension=rt.service.dimension,
+                    namespace=args.namespace, remap_ids=args.remap_ids, dry_run=args.dry_run,
+                    progress=progress)
+                lines = [f"{verb} into {report.namespace}: " + ", ".join(
+                    f"{n} {kind}" for kind, n in report.counts.items())
+                    + (f" ({report.reembedded} re-embedded)" if report.reembedded else "")]
+            else:
+                lines = await _import_log(graph, rt.service, path, args, progress, verb)
+    for line in lines:
+        console.print(line, highlight=False)
+
+
+async def _import_log(graph: Any, service: Any, path: Path, args: argparse.Namespace,
+                      progress: BarProgress, verb: str) -> list[str]:
+    from memlattice.portability import foreign
+
+    if args.format == "harn":
+        logs = foreign.harn_logs(path, args.namespace)
+    else:
+        if not args.namespace:
+            raise ValidationError("entries carry no namespace: pass --namespace",
+                                  field="namespace")
+        logs = [(path, foreign.validate(args.namespace))]
+    lines = []
+    for log, namespace in logs:
+        report = foreign.LogReport(namespace=namespace)
+
+        def ops(r: foreign.LogReport, log: Path = log, namespace: str = namespace,
+                ) -> Iterator[foreign.LogOp]:
+            if args.format == "harn":
+                return foreign.harn_ops(log, namespace, remap_namespace=bool(args.namespace),
+                                        report=r)
+            return foreign.entry_ops(log, namespace, report=r)
+
+        await foreign.apply_ops(graph, service, ops, report, actor=args.actor,
+                                dry_run=args.dry_run, progress=progress)
+        line = (f"{verb} {log} into {namespace}: {report.records} records,"
+                f" {report.tombstones} tombstones")
+        if not args.dry_run:
+            line += f" ({report.written} written or changed, {report.forgotten} forgotten)"
+        if report.expired:
+            line += f", {report.expired} already expired"
+        if report.skipped:
+            line += ", skipped " + ", ".join(f"{n} {t}" for t, n in report.skipped.items())
+        lines.append(line)
+    return lines

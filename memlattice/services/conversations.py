@@ -1,0 +1,70 @@
+"""Ingesting a conversation: one memory per turn, and the session's structure.
+
+The turns are written like any memory (embedded when they bring no vector,
+audited, announced); `graph.conversations` adds the session node, NEXT
+between consecutive turns and the speakers as entities, in the same
+transaction. Sending a session again writes nothing and answers the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memlattice.core.auth import Tenant
+from memlattice.core.errors import ValidationError
+from memlattice.core.messages import ConversationInput, speaker_key, turn_content, turn_id
+from memlattice.core.model import MemoryInput, validated
+from memlattice.graph.codec import Memory
+from memlattice.graph.memories import MemoryGraph
+from memlattice.services.memories import MemoryService
+
+
+@dataclass(frozen=True)
+class IngestedConversation:
+    session_id: str
+    memories: list[Memory]  # one per message, in order
+    created: int  # how many of them this call wrote
+
+
+class ConversationService:
+    """Built on the memory service (and its graph, which announces what it writes)."""
+
+    def __init__(self, memories: MemoryService) -> None:
+        self.memories = memories
+        self.graph: MemoryGraph = memories.graph
+
+    async def ingest(self, conversation: ConversationInput, *, tenant: Tenant,
+                     actor: str) -> IngestedConversation:
+        session = conversation.session_id
+        assert session is not None  # ConversationInput requires it
+        inputs = [
+            validated(
+                MemoryInput, namespace=conversation.namespace,
+                id=turn_id(conversation.namespace, session, message),
+                content=turn_content(message), memory_type="message",
+                scope=conversation.scope, agent_id=conversation.agent_id,
+                user_id=conversation.user_id, session_id=session,
+                task_id=conversation.task_id, tags=conversation.tags,
+                sensitivity=conversation.sensitivity, source=conversation.source,
+                source_type="conversation", embedding=message.embedding, now=message.at,
+                metadata={**message.metadata,
+                          **({"speaker": message.speaker} if message.speaker else {}),
+                          **({"role": message.role} if message.role else {})},
+            )
+            for message in conversation.messages
+        ]
+        ids = [str(m.id) for m in inputs]
+        if len(set(ids)) != len(ids):
+            raise ValidationError("the session holds the same message twice (same id, or same"
+                                  " speaker, time and content)", field="messages")
+        for m in inputs:  # before embedding: a refused write costs no provider call
+            tenant.check_record(namespace=m.namespace, scope=m.scope, sensitivity=m.sensitivity)
+        known = await self.graph.existing_ids(conversation.namespace, ids, tenant=tenant)
+        prepared = await self.memories.prepare([m for m in inputs if m.id not in known])
+        speakers = [message.who for message in conversation.messages]
+        memories, written = await self.graph.ingest_session(
+            prepared, session=session, turn_ids=ids,
+            speakers=[(speaker_key(s), s) if s else None for s in speakers],
+            namespace=conversation.namespace, tenant=tenant, actor=actor)
+        await self.memories.embed_side_spaces(conversation.namespace, written)
+        return IngestedConversation(session_id=session, memories=memories, created=len(written))

@@ -1,0 +1,86 @@
+"""The optional LLM extractor of consolidation (off unless a model is configured).
+
+For a successful episode that lists no observations, an OpenAI-compatible
+chat model is asked for subject-predicate-object observations as JSON; each
+one is validated like a caller's observation and invalid ones are dropped.
+The answer is stored on the episode once (`extractedJson`), so later runs
+reuse it and consolidation stays idempotent whatever the model would say
+the second time.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Protocol
+
+import pydantic
+
+from memlattice.core.records.config import ConsolidationSettings
+from memlattice.core.records.consolidation import Episode
+from memlattice.core.records.payloads import Observation
+from memlattice.core.records.text import describe
+
+log = logging.getLogger(__name__)
+
+MAX_OBSERVATIONS = 20
+PROMPT = (
+    "You extract durable facts from an agent's successful episode. Answer with JSON only:"
+    ' {"observations": [{"subject": str, "predicate": str, "object": str,'
+    ' "confidence": number between 0 and 1}]}. At most 20 observations; none if nothing'
+    " durable was learned."
+)
+
+
+def parse_observations(text: str) -> list[Observation]:
+    """Valid observations from a model's JSON answer; anything malformed is skipped."""
+    try:
+        data: Any = json.loads(text)
+    except ValueError:
+        return []
+    items = data.get("observations") if isinstance(data, dict) else None
+    found: list[Observation] = []
+    for item in items if isinstance(items, list) else []:
+        try:
+            found.append(Observation.model_validate(item))
+        except pydantic.ValidationError:
+            continue
+    return found[:MAX_OBSERVATIONS]
+
+
+class Extractor(Protocol):
+    """Reads one episode, returns observations; closed when consolidation stops."""
+
+    async def __call__(self, episode: Episode) -> list[Observation]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class OpenAIExtractor:
+    """Any OpenAI-compatible chat endpoint, asked for JSON at temperature 0."""
+
+    def __init__(self, model: str, base_url: str | None, api_key: str) -> None:
+        import openai
+
+        self.model = model
+        self.client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=2,
+                                         timeout=60.0)
+
+    async def __call__(self, episode: Episode) -> list[Observation]:
+        response = await self.client.chat.completions.create(
+            model=self.model, temperature=0, response_format={"type": "json_object"},
+            messages=[{"role": "system", "content": PROMPT},
+                      {"role": "user", "content": describe(episode.payload)}],
+        )
+        return parse_observations(response.choices[0].message.content or "")
+
+    async def aclose(self) -> None:
+        await self.client.close()
+
+
+def openai_extractor(settings: ConsolidationSettings) -> OpenAIExtractor | None:
+    """An extractor for the configured model, or None when none is configured."""
+    if not settings.llm_model:
+        return None
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else "unused"
+    return OpenAIExtractor(settings.llm_model, settings.llm_base_url, key)
