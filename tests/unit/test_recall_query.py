@@ -1,0 +1,82 @@
+"""The recall query's blocks (memlattice.graph.recall_query): what each builds."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from memlattice.core.auth import Principal, Tenant
+from memlattice.core.model import MemoryFilter, validated
+from memlattice.core.search_config import ExpansionConfig
+from memlattice.core.vector_spaces import VectorSpace
+from memlattice.graph import recall_query
+from memlattice.graph.recall_plan import RecallPlan, sequence_context
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _tenant() -> Tenant:
+    return Principal.development().tenant("a/b", write=True)
+
+
+def _plan(**over: object) -> RecallPlan:
+    args: dict[str, object] = {"f": MemoryFilter(namespace="a/b"), "tenant": _tenant(),
+                               "now": NOW, "vector": [0.1, 0.2], "lucene": "orchid",
+                               "candidates": 50}
+    args.update(over)
+    return RecallPlan(**args)  # type: ignore[arg-type]
+
+
+def test_the_blocks_and_what_the_query_returns_follow_the_request() -> None:
+    lexical, _ = recall_query.search(MemoryFilter(namespace="a/b"), tenant=_tenant(), now=NOW,
+                                     vector=None, lucene="orchid", candidates=50)
+    assert "db.index.fulltext.queryNodes" in lexical and "VECTOR INDEX" not in lexical
+    assert lexical.rstrip().endswith("RETURN lexical")
+    everything, params = recall_query.search(
+        MemoryFilter(namespace="a/b"), tenant=_tenant(), now=NOW, vector=[0.1, 0.2],
+        lucene="orchid", candidates=50, expansion=ExpansionConfig(max_expand=2),
+        context_hops=3, cross_similarity=True)
+    assert everything.rstrip().endswith("RETURN semantic, lexical, adjacent, expanded")
+    assert params["ftLimit"] == 200 and params["vector"] == [0.1, 0.2]
+    assert params["expandTypes"] == ["RELATED", "SUPPORTS", "DERIVED"]
+
+
+def test_vector_candidates_plan_an_exact_scan_only_when_filters_follow_the_index() -> None:
+    plain = recall_query.vector_candidates(_plan())
+    assert "AS exact" not in plain and plain.endswith("WITH approximate AS semantic")
+    tagged = recall_query.vector_candidates(_plan(f=validated(
+        MemoryFilter, namespace="a/b", tags_any=("x",))))
+    assert "AS exact" in tagged and "ELSE approximate END AS semantic" in tagged
+
+
+def test_a_first_try_leaves_status_to_the_filter_after_the_index() -> None:
+    assert "m.status IN $statuses" in _plan().in_index()
+    assert "m.status IN $statuses" not in _plan(first_try=True).in_index()
+
+
+def test_a_side_space_searches_its_own_index_and_joins_memories() -> None:
+    block = recall_query.side_vector_candidates(_plan(space=VectorSpace("mini", 8)))
+    assert "MATCH (v)-[:EMBEDS]->(m:Memory)" in block and "v.namespace = $namespace" in block
+    assert "v.status" not in block
+
+
+def test_rows_carry_similarity_and_context_only_when_asked() -> None:
+    bare = recall_query.lexical_candidates(_plan(vector=None))
+    assert "similarity:" not in bare and "context:" not in bare
+    rich = recall_query.lexical_candidates(_plan(cross_similarity=True, context_hops=2))
+    assert "similarity: CASE WHEN m.embedding IS NOT NULL" in rich
+    assert "[:NEXT]-(cb)" in rich and "{1,2}" in rich
+
+
+def test_context_and_expansion_stay_inside_a_scope_chain() -> None:
+    assert "cb.scopeKey IN $scopeKeys" in sequence_context("m", 3, in_chain=True)
+    assert "scopeKey" not in sequence_context("m", 3)
+    scoped = _plan(f=validated(MemoryFilter, namespace="a/b", scope_keys=("user:u",)))
+    block = recall_query.graph_expansion(scoped, ["lexical"], ExpansionConfig(max_expand=1))
+    assert "pa.scopeKey IN $scopeKeys AND pb.scopeKey IN $scopeKeys" in block
+
+
+def test_adjacent_turns_are_the_candidates_next_neighbours_under_the_filter() -> None:
+    plan = _plan(context_hops=3)
+    block = recall_query.adjacent_turns(plan, ["semantic", "lexical"])
+    assert block.startswith("CALL (semantic, lexical) {")
+    assert "MATCH (s)-[:NEXT]-(m:Memory)" in block and plan.post in block
