@@ -124,7 +124,7 @@ class WeightsInput(TypedDict, total=False):
 
 
 class Expansion(TypedDict, total=False):
-    """Graph expansion of recall; see the README's Recall section."""
+    """Graph expansion of recall; see docs/recall.md."""
 
     max_expand: int
     depth: int

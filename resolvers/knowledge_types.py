@@ -154,7 +154,7 @@ _RECORD_FIELDS = ("id", "key", "content", "summary", "tags", "metadata", "confid
 
 @planned
 @strawberry.input(description="A typed record; `payload` is validated against `type`"
-                  " (camelCase keys, see the README); `content` defaults to a text of it.")
+                  " (camelCase keys, see docs/knowledge.md); `content` defaults to a text of it.")
 class RecordInput:
     namespace: str
     type: RecordType

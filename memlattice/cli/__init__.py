@@ -1,7 +1,7 @@
 """`memlattice`: a Neo4j-backed memory service for AI agents, and its tools.
 
 Every command reads the same settings from the environment (NEO4J_URI,
-NEO4J_PASSWORD, MEMLATTICE_*; see the README). `memlattice COMMAND --help`
+NEO4J_PASSWORD, MEMLATTICE_*; see docs/operating.md). `memlattice COMMAND --help`
 explains a command with examples.
 
 run it

@@ -21,7 +21,7 @@ Request errors carry no `data` entry (graphql-over-http: the request was not
 executed). A well-formed request is answered 200, errors or not, as
 graphql-over-http asks of application/json: syntax errors and an unknown or
 missing `operationName` (BAD_REQUEST), VALIDATION, and UNAVAILABLE too (see
-the README's "Errors").
+docs/api.md, "Errors").
 """
 
 from __future__ import annotations
