@@ -32,8 +32,8 @@ from typing import Any
 import pytest
 from graphql import OperationType, parse, validate
 
-from memlattice.app import create_app
-from memlattice.settings import Settings
+from memlattice.server.app import create_app
+from memlattice.core.settings import Settings
 from tests._live import serve_in_thread
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,7 +50,7 @@ def _schema() -> Any:
     try:
         from memlattice.resolvers.schema import schema
     except ImportError:
-        from resolvers.schema import schema
+        from memlattice.resolvers.schema import schema
     return schema._schema
 
 
