@@ -4,8 +4,9 @@ Resolvers validate and authorise; the graph speaks Cypher; this layer holds
 the few decisions between them: which id and time a write gets, where its
 vector comes from (the client's, else the embedder's, cached), how search
 candidates are fused and cut, and which events a committed change announces
-(memlattice.services.change_events). Every memory write goes through here;
-reads the resolvers need are passed through unchanged.
+(memlattice.services.change_events). Every plain memory write goes through here
+(records and facts through KnowledgeService, announced the same way); the reads
+the resolvers need are passed through unchanged.
 """
 
 from __future__ import annotations
