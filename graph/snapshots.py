@@ -1,7 +1,7 @@
 """Reads that give change events their subject: memories and relationships by id.
 
 Events are published only when someone listens, so these reads run only then
-(see memlattice.services.publishing). They ignore status and expiry on purpose: a
+(see memlattice.services.change_events). They ignore status and expiry on purpose: a
 forgotten or superseded memory is still the subject of its event.
 """
 

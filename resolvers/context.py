@@ -1,7 +1,8 @@
 """The typed per-request context every resolver receives.
 
-DataLoaders are created here, per request, never at module level: a loader's
-cache must not outlive the request that filled it.
+Resolvers reach the app's services through it (built once, shared by every
+request), never the graph. DataLoaders are created here, per request, never
+at module level: a loader's cache must not outlive the request that filled it.
 """
 
 from __future__ import annotations
@@ -14,15 +15,17 @@ from strawberry.dataloader import DataLoader
 from strawberry.types import Info as _Info
 
 from memlattice.core.auth import Principal, Tenant
-from memlattice.graph.memories import MemoryGraph
 from memlattice.services.consolidation import ConsolidationScheduler
 from memlattice.services.events import EventBus
+from memlattice.services.knowledge import KnowledgeService
 from memlattice.services.memories import MemoryService
 
 
 @dataclass
 class Context:
     service: MemoryService
+    # Typed records and facts (memlattice.services.knowledge), on the same memory service.
+    knowledge: KnowledgeService
     # Who audit entries and events name (Principal.actor): on a WebSocket, set
     # again once `connection_init` has authenticated the key.
     actor: str
@@ -50,10 +53,6 @@ class Context:
         if self.reauthenticate is not None:
             self.principal = await self.reauthenticate()
 
-    @property
-    def graph(self) -> MemoryGraph:
-        return self.service.graph
-
     def tenant(self, namespace: str, *, write: bool = False) -> Tenant:
         """Authorise the caller for `namespace`: the value every graph operation requires.
         Raises UNAUTHENTICATED, FORBIDDEN, or VALIDATION for a malformed namespace."""
@@ -66,7 +65,7 @@ class Context:
             tenant = self.tenant(namespace)
 
             async def load(ids: Sequence[str]) -> list[list[float] | None]:
-                found = await self.graph.embeddings(tenant=tenant, ids=ids)
+                found = await self.service.embeddings(tenant=tenant, ids=ids)
                 return [found.get(i) for i in ids]
 
             loader = DataLoader(load_fn=load)

@@ -14,7 +14,7 @@ from strawberry.scalars import JSON
 
 from memlattice.core import model
 from memlattice.core.errors import ValidationError
-from memlattice.core.search_config import PRESETS, NamespaceSettings, SearchConfig, resolve_config
+from memlattice.core.search_config import PRESETS, NamespaceSettings
 from memlattice.resolvers.planned_inputs import planned
 from memlattice.resolvers.scalars import Vector
 from memlattice.resolvers.types import (
@@ -228,7 +228,9 @@ class SearchInput:
         default=None, description="The clock for expiry and recency, for replays."
     )
 
-    def to_config(self, namespace: NamespaceSettings | None = None) -> SearchConfig:
+    def options(self) -> dict[str, Any]:
+        """The options the caller set, as `SearchConfig` fields; the service lays them
+        over the namespace's defaults or `preset` (`MemoryService.configured_search`)."""
         overrides: dict[str, Any] = {
             name: getattr(self, name)
             for name in ("mode", "scoring", "decay_half_life_days", "key_boost", "tag_boost",
@@ -243,7 +245,7 @@ class SearchInput:
             if expansion["types"] is None:
                 del expansion["types"]
             overrides["expansion"] = expansion
-        return resolve_config(self.preset, namespace, overrides)
+        return overrides
 
     def to_filter(self) -> model.MemoryFilter:
         flt = self.filter.to_domain()

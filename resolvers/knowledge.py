@@ -40,7 +40,7 @@ from memlattice.services.knowledge import KnowledgeService
 
 
 def _knowledge(info: Info) -> KnowledgeService:
-    return KnowledgeService(info.context.service, info.context.events)
+    return info.context.knowledge
 
 
 def _tenant(info: Info, namespace: str, *, write: bool) -> Tenant:

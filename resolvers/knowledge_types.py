@@ -10,7 +10,7 @@ from strawberry.scalars import JSON
 
 from memlattice.core import model
 from memlattice.core.records import hints, inputs, payloads
-from memlattice.graph import record_codec
+from memlattice.graph.record_codec import Record as DomainRecord
 from memlattice.resolvers.inputs import _SCOPE_FIELDS, _set
 from memlattice.resolvers.planned_inputs import planned
 from memlattice.resolvers.scalars import Vector
@@ -72,7 +72,7 @@ class Record:
     evidence: list[Evidence]
 
     @classmethod
-    def from_domain(cls, r: record_codec.Record) -> Record:
+    def from_domain(cls, r: DomainRecord) -> Record:
         return cls(
             memory=Memory.from_domain(r.memory), record_type=r.type, payload=r.payload,
             kind=r.kind, recorded_at=r.memory.created_at, valid_from=r.valid_from,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import strawberry
 
 from memlattice.core.errors import ValidationError
-from memlattice.core.model import MAX_BATCH, utcnow
+from memlattice.core.model import MAX_BATCH
 from memlattice.resolvers.context import Info
 from memlattice.resolvers.inputs import (
     EdgeInput,
@@ -85,10 +85,10 @@ class Mutation:
 
     @strawberry.mutation(description="Relate two memories of one namespace.")
     async def add_edge(self, info: Info, input: EdgeInput) -> Edge:
-        (edge,) = await info.context.graph.add_edges(
+        (edge,) = await info.context.service.add_edges(
             tenant=info.context.tenant(input.namespace, write=True),
             edges=[(str(input.source_id), str(input.target_id), input.type, input.metadata or {})],
-            actor=info.context.actor, now=utcnow(),
+            actor=info.context.actor,
         )
         return Edge.from_domain(edge)
 
@@ -98,19 +98,19 @@ class Mutation:
     ) -> list[Edge]:
         if len(inputs) > MAX_BATCH:
             raise ValidationError(f"at most {MAX_BATCH} relationships per batch")
-        made = await info.context.graph.add_edges(
+        made = await info.context.service.add_edges(
             tenant=info.context.tenant(namespace, write=True),
             edges=[(str(i.source_id), str(i.target_id), i.type, i.metadata or {})
                    for i in inputs],
-            actor=info.context.actor, now=utcnow(),
+            actor=info.context.actor,
         )
         return [Edge.from_domain(e) for e in made]
 
     @strawberry.mutation(description="Remove one relationship by id.")
     async def delete_edge(self, info: Info, namespace: str, id: strawberry.ID) -> bool:
-        await info.context.graph.delete_edge(tenant=info.context.tenant(namespace, write=True),
-                                             edge_id=str(id),
-                                             actor=info.context.actor, now=utcnow())
+        await info.context.service.delete_edge(
+            tenant=info.context.tenant(namespace, write=True), edge_id=str(id),
+            actor=info.context.actor)
         return True
 
     @strawberry.mutation(
@@ -119,15 +119,14 @@ class Mutation:
     async def forget(
         self, info: Info, namespace: str, predicate: ForgetPredicateInput
     ) -> ForgetResult:
-        ids = await info.context.graph.forget(
+        ids = await info.context.service.forget(
             tenant=info.context.tenant(namespace, write=True), predicate=predicate.to_domain(),
-            actor=info.context.actor, now=utcnow(),
+            actor=info.context.actor,
         )
         return ForgetResult(count=len(ids), ids=[strawberry.ID(i) for i in ids])
 
     @strawberry.mutation(description="Erase a memory and its relationships for good.")
     async def delete_memory(self, info: Info, namespace: str, id: strawberry.ID) -> bool:
-        await info.context.graph.delete(tenant=info.context.tenant(namespace, write=True),
-                                        id=str(id),
-                                        actor=info.context.actor, now=utcnow())
+        await info.context.service.delete(tenant=info.context.tenant(namespace, write=True),
+                                          id=str(id), actor=info.context.actor)
         return True

@@ -1,5 +1,5 @@
-"""Read operations. Each resolver converts its input, calls one service or graph
-method and wraps the records; nothing else happens here."""
+"""Read operations. Each resolver converts its input, calls one service method
+and wraps the records; nothing else happens here."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from datetime import datetime
 import strawberry
 
 from memlattice.core.errors import ValidationError
-from memlattice.core.model import as_utc, utcnow, validate_namespace
-from memlattice.graph.memories import encode_cursor
+from memlattice.core.model import as_utc, validate_namespace
 from memlattice.resolvers.context import Info
 from memlattice.resolvers.inputs import MemoryFilterInput, SearchInput
 from memlattice.resolvers.types import (
@@ -26,7 +25,7 @@ from memlattice.resolvers.types import (
     PageInfo,
     SearchHit,
 )
-from memlattice.services.memories import SearchRequest
+from memlattice.services.memories import SearchQuery
 
 MAX_PAGE = 500
 
@@ -45,16 +44,16 @@ class Query:
                       " not yet superseded, retracted, forgotten or expired).")
     async def memory(self, info: Info, namespace: str, id: strawberry.ID,
                      as_of: datetime | None = None) -> Memory:
-        m = await info.context.graph.get(tenant=info.context.tenant(namespace), id=str(id),
-                                         now=utcnow(), as_of=as_utc(as_of))
+        m = await info.context.service.get(tenant=info.context.tenant(namespace), id=str(id),
+                                           as_of=as_utc(as_of))
         return Memory.from_domain(m)
 
     @strawberry.field(description="The versions of a memory, newest (the current one) first,"
                       " each with the system time it was current in.")
     async def memory_history(self, info: Info, namespace: str, id: strawberry.ID,
                              limit: int = 100) -> list[MemoryVersion]:
-        versions = await info.context.graph.history(tenant=info.context.tenant(namespace),
-                                                    id=str(id), now=utcnow(), limit=limit)
+        versions = await info.context.service.history(tenant=info.context.tenant(namespace),
+                                                      id=str(id), limit=limit)
         return [MemoryVersion.from_domain(v) for v in versions]
 
     @strawberry.field(description="Memories matching a filter, newest first, as a connection.")
@@ -64,11 +63,11 @@ class Query:
         if not 1 <= first <= MAX_PAGE:
             raise ValidationError(f"first must be between 1 and {MAX_PAGE}", field="first")
         flt = filter.to_domain()
-        page = await info.context.graph.list(flt, tenant=info.context.tenant(flt.namespace),
-                                             now=flt.as_of or utcnow(), first=first,
-                                             after=after)
+        service = info.context.service
+        page = await service.page(flt, tenant=info.context.tenant(flt.namespace), first=first,
+                                  after=after)
         return MemoryConnection(
-            edges=[MemoryEdge(cursor=encode_cursor(m), node=Memory.from_domain(m))
+            edges=[MemoryEdge(cursor=service.cursor(m), node=Memory.from_domain(m))
                    for m in page.items],
             page_info=PageInfo(has_next_page=page.has_next, end_cursor=page.end_cursor),
             total_count=page.total,
@@ -79,9 +78,9 @@ class Query:
         self, info: Info, namespace: str, id: strawberry.ID,
         types: list[EdgeType] | None = None, direction: Direction = Direction.BOTH,
     ) -> list[Edge]:
-        found = await info.context.graph.edges(
+        found = await info.context.service.edges(
             tenant=info.context.tenant(namespace), id=str(id), types=types or [],
-            direction=direction, now=utcnow(),
+            direction=direction,
         )
         return [Edge.from_domain(e) for e in found]
 
@@ -99,8 +98,8 @@ class Query:
 
     @strawberry.field(description="Every recorded mutation of a memory, oldest first.")
     async def audit_trail(self, info: Info, namespace: str, id: strawberry.ID) -> list[AuditEntry]:
-        entries = await info.context.graph.audit_trail(tenant=info.context.tenant(namespace),
-                                                       id=str(id))
+        entries = await info.context.service.audit_trail(tenant=info.context.tenant(namespace),
+                                                         id=str(id))
         return [AuditEntry.from_domain(a) for a in entries]
 
     @strawberry.field(
@@ -110,14 +109,13 @@ class Query:
     async def search(self, info: Info, input: SearchInput) -> list[SearchHit]:
         flt = input.to_filter()
         tenant = info.context.tenant(flt.namespace)
-        for scope in [*(input.scopes or ()), *([input.scope] if input.scope else [])]:
-            tenant.check_scope(scope)  # asking for a level above the key's maximum
-        defaults = await info.context.service.namespaces.settings(flt.namespace)
-        request = SearchRequest(
+        asked = SearchQuery(
             filter=flt, query=input.query,
             vector=tuple(input.vector) if input.vector is not None else None,
-            config=input.to_config(defaults), now=as_utc(input.now),
+            preset=input.preset, options=input.options(),
+            scopes=(*(input.scopes or ()), *([input.scope] if input.scope else [])),
+            now=as_utc(input.now),
         )
-        hits = await info.context.service.search(request, tenant=tenant)
+        hits = await info.context.service.configured_search(asked, tenant=tenant)
         return [SearchHit.from_domain(h) for h in hits]
 

@@ -11,7 +11,9 @@ from strawberry.scalars import JSON
 from memlattice.core import model
 from memlattice.core.search_config import NamespaceSettings
 from memlattice.core.vector_spaces import BuildStatus
-from memlattice.graph import codec
+from memlattice.graph.codec import AuditEntry as DomainAuditEntry
+from memlattice.graph.codec import Edge as DomainEdge
+from memlattice.graph.codec import Memory as DomainMemory
 from memlattice.graph.history import MemoryVersion as DomainVersion
 from memlattice.graph.memories import NamespaceConfig as DomainNamespaceConfig
 from memlattice.resolvers.context import Info
@@ -71,7 +73,7 @@ class Memory:
         return await info.context.embedding_loader(self.namespace).load(str(self.id))
 
     @classmethod
-    def from_domain(cls, m: codec.Memory) -> Memory:
+    def from_domain(cls, m: DomainMemory) -> Memory:
         values: dict[str, Any] = {name: getattr(m, name) for name in _MEMORY_FIELDS}
         values["id"] = strawberry.ID(m.id)
         values["tags"] = list(m.tags)
@@ -91,7 +93,7 @@ class Edge:
     metadata: JSON
 
     @classmethod
-    def from_domain(cls, e: codec.Edge) -> Edge:
+    def from_domain(cls, e: DomainEdge) -> Edge:
         return cls(id=strawberry.ID(e.id), type=e.type, source_id=strawberry.ID(e.source_id),
                    target_id=strawberry.ID(e.target_id), created_at=e.created_at,
                    metadata=e.metadata)
@@ -110,7 +112,7 @@ class AuditEntry:
     details: JSON
 
     @classmethod
-    def from_domain(cls, a: codec.AuditEntry) -> AuditEntry:
+    def from_domain(cls, a: DomainAuditEntry) -> AuditEntry:
         return cls(id=strawberry.ID(a.id), memory_id=strawberry.ID(a.memory_id),
                    operation=a.operation, actor=a.actor, at=a.at, version=a.version,
                    details=a.details)

@@ -45,7 +45,8 @@ class Gateway:
     async def run(self, call: Call[T], principal: Principal) -> T:
         """Execute `call` as `principal`; a GraphQL error becomes the client's typed
         exception (`ForbiddenError`, `ValidationError`, ...) carrying its code."""
-        context = Context(service=self.runtime.service, actor=principal.actor("mcp"),
+        context = Context(service=self.runtime.service, knowledge=self.runtime.knowledge,
+                          actor=principal.actor("mcp"),
                           events=self.runtime.events, principal=principal)
         result = await self.schema.execute(call.document, variable_values=call.variables,
                                            context_value=context)

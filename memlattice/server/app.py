@@ -32,7 +32,7 @@ from memlattice.embeddings import CachedEmbedder, make_embedder
 from memlattice.embeddings.registry import EmbedderRegistry
 from memlattice.graph.client import GraphClient
 from memlattice.graph.keys import ApiKeyGraph
-from memlattice.graph.memories import EmbeddingCacheGraph
+from memlattice.graph.memories import EmbeddingCacheGraph, MemoryGraph
 from memlattice.graph.migrations import migrate, pending
 from memlattice.graph.vector_spaces import VectorSpaceGraph
 from memlattice.resolvers.context import Context
@@ -53,8 +53,8 @@ from memlattice.services.access import AccessRecorder
 from memlattice.services.apikeys import Authenticator
 from memlattice.services.consolidation import ConsolidationScheduler, start_consolidation
 from memlattice.services.events import EventBus
+from memlattice.services.knowledge import KnowledgeService
 from memlattice.services.memories import MemoryService
-from memlattice.services.publishing import PublishingMemoryGraph
 from memlattice.services.reembed import Reembedder
 from memlattice.services.spaces import VectorSpaces
 
@@ -69,6 +69,7 @@ class Runtime:
 
     client: GraphClient
     service: MemoryService
+    knowledge: KnowledgeService
     reembedder: Reembedder
     # Committed changes, fanned out to GraphQL subscriptions (memlattice.services.events).
     events: EventBus = field(default_factory=EventBus)
@@ -118,7 +119,8 @@ class MemlatticeGraphQL(GuardedView, CodedHTTP, GraphQL[Context, None]):
         runtime = self._runtime["runtime"]
         principal = principal_of(request.scope)
         declared = request.headers.get(ACTOR_HEADER)
-        return Context(service=runtime.service, actor=principal.actor(declared),
+        return Context(service=runtime.service, knowledge=runtime.knowledge,
+                       actor=principal.actor(declared),
                        declared_actor=declared, events=runtime.events,
                        consolidation=runtime.consolidation, principal=principal)
 
@@ -170,7 +172,7 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
             if embedder is not None:
                 embedder = TimedEmbedder(embedder, metrics, settings.embedding.provider)
                 embedder = CachedEmbedder(embedder, EmbeddingCacheGraph(client))
-            graph = PublishingMemoryGraph(client, events)
+            graph = MemoryGraph(client)
             access = AccessRecorder(graph)
             access.start()
             spaces = VectorSpaces(
@@ -183,9 +185,11 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
             service = MemoryService(
                 graph, embedder, dimension=settings.embedding.dimension,
                 candidates=settings.search_candidates, access=access, rerankers=registry,
-                spaces=spaces,
+                spaces=spaces, events=events,
             )
-            holder["runtime"] = Runtime(client=client, service=service, reembedder=reembedder,
+            holder["runtime"] = Runtime(client=client, service=service,
+                                        knowledge=KnowledgeService(service),
+                                        reembedder=reembedder,
                                         events=events,
                                         auth=Authenticator(ApiKeyGraph(client),
                                                            settings.auth_mode),

@@ -32,8 +32,8 @@ from memlattice.core.records.text import describe
 from memlattice.graph.codec import Edge, Memory
 from memlattice.graph.consolidation import ConsolidationGraph
 from memlattice.graph.records import RecordGraph
+from memlattice.services.change_events import ChangeEvents
 from memlattice.services.events import EventBus
-from memlattice.services.knowledge_events import KnowledgeEvents
 from memlattice.services.llm_extract import Extractor
 from memlattice.services.memories import MemoryService
 
@@ -69,7 +69,7 @@ class Consolidator:
         self.extractor = extractor
         self.client = memories.graph.client
         self.graph = ConsolidationGraph(self.client, RecordGraph(self.client))
-        self.events = KnowledgeEvents(self.client, events)
+        self.events = ChangeEvents(self.client, events) if events is not None else memories.events
 
     async def namespaces(self) -> list[str]:
         return await self.graph.namespaces()

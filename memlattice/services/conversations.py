@@ -1,9 +1,9 @@
 """Ingesting a conversation: one memory per turn, and the session's structure.
 
-The turns are written like any memory (embedded when they bring no vector,
-audited, announced); `graph.conversations` adds the session node, NEXT
-between consecutive turns and the speakers as entities, in the same
-transaction. Sending a session again writes nothing and answers the same.
+The turns are written like any memory, through the memory service (embedded
+when they bring no vector, audited, announced); `graph.conversations` adds the
+session node, NEXT between consecutive turns and the speakers as entities, in
+the same transaction. Sending a session again writes nothing and answers the same.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from memlattice.core.errors import ValidationError
 from memlattice.core.messages import ConversationInput, speaker_key, turn_content, turn_id
 from memlattice.core.model import MemoryInput, validated
 from memlattice.graph.codec import Memory
-from memlattice.graph.memories import MemoryGraph
 from memlattice.services.memories import MemoryService
 
 
@@ -27,11 +26,10 @@ class IngestedConversation:
 
 
 class ConversationService:
-    """Built on the memory service (and its graph, which announces what it writes)."""
+    """Built on the memory service, which writes the turns and announces them."""
 
     def __init__(self, memories: MemoryService) -> None:
         self.memories = memories
-        self.graph: MemoryGraph = memories.graph
 
     async def ingest(self, conversation: ConversationInput, *, tenant: Tenant,
                      actor: str) -> IngestedConversation:
@@ -59,12 +57,11 @@ class ConversationService:
                                   " speaker, time and content)", field="messages")
         for m in inputs:  # before embedding: a refused write costs no provider call
             tenant.check_record(namespace=m.namespace, scope=m.scope, sensitivity=m.sensitivity)
-        known = await self.graph.existing_ids(conversation.namespace, ids, tenant=tenant)
+        known = await self.memories.existing_ids(conversation.namespace, ids, tenant=tenant)
         prepared = await self.memories.prepare([m for m in inputs if m.id not in known])
         speakers = [message.who for message in conversation.messages]
-        memories, written = await self.graph.ingest_session(
+        memories, written = await self.memories.ingest_session(
             prepared, session=session, turn_ids=ids,
             speakers=[(speaker_key(s), s) if s else None for s in speakers],
             namespace=conversation.namespace, tenant=tenant, actor=actor)
-        await self.memories.embed_side_spaces(conversation.namespace, written)
         return IngestedConversation(session_id=session, memories=memories, created=len(written))

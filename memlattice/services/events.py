@@ -1,7 +1,7 @@
 """Live change events: an in-process bus from committed writes to subscribers.
 
 Writers publish *after* their transaction has committed (see
-`memlattice.services.publishing`), so a subscriber never hears of rolled-back work.
+`memlattice.services.change_events`), so a subscriber never hears of rolled-back work.
 Publishing never waits: each subscriber owns a bounded queue, and when a
 subscriber falls behind its **oldest** undelivered events are dropped; the
 next event it does receive carries `missed`, the number dropped since its

@@ -8,7 +8,11 @@ inside the same transaction as the write.
 Every method takes the caller's `Tenant` (namespace, clearance, scopes,
 writable): reads and writes see only what it may see, writes check it may
 write, new records must lie inside its bounds. Committed changes are then
-announced on the event bus (`memlattice.services.knowledge_events`).
+announced on the event bus through the memory service's `ChangeEvents`
+(`memlattice.services.change_events`).
+
+Built once, with the app's other services, and reached through the resolver
+context like the memory service.
 """
 
 from __future__ import annotations
@@ -41,8 +45,6 @@ from memlattice.graph.hints import HintProbe, claim_of, find_candidates, link_hi
 from memlattice.graph.record_codec import Record
 from memlattice.graph.records import RecordGraph
 from memlattice.graph.revisions import NewRecord, RevisionGraph
-from memlattice.services.events import EventBus
-from memlattice.services.knowledge_events import KnowledgeEvents
 from memlattice.services.memories import MemoryService, SearchRequest
 
 MAX_RECALL = 100
@@ -71,14 +73,15 @@ class FactHit:
 
 
 class KnowledgeService:
-    def __init__(self, memories: MemoryService, events: EventBus | None = None) -> None:
+    def __init__(self, memories: MemoryService) -> None:
         self.memories = memories
         client = memories.graph.client
         self.client = client
         self.records = RecordGraph(client)
         self.facts = FactGraph(client)
         self.revisions = RevisionGraph(client, self.records)
-        self.events = KnowledgeEvents(client, events)
+        # The memory service's: one bus, one way of announcing.
+        self.events = memories.events
 
     # ------------------------------------------------------------ records
 

@@ -2,8 +2,11 @@
 
 Resolvers validate and authorise; the graph speaks Cypher; this layer holds
 the few decisions between them: which id and time a write gets, where its
-vector comes from (the client's, else the embedder's, cached), and how
-search candidates are fused and cut.
+vector comes from (the client's, else the embedder's, cached), how search
+candidates are fused and cut, and which events a committed change announces
+(memlattice.services.change_events). Every plain memory write goes through here
+(records and facts through KnowledgeService, announced the same way); the reads
+the resolvers need are passed through unchanged.
 """
 
 from __future__ import annotations
@@ -20,26 +23,33 @@ from memlattice.core.errors import MemlatticeError, ValidationError
 from memlattice.core.lucene import any_terms
 from memlattice.core.model import (
     MAX_BATCH,
+    Direction,
+    EdgeType,
+    ForgetPredicate,
     MemoryFilter,
     MemoryInput,
     MemoryPatch,
+    Scope,
     ScoringMode,
     SearchMode,
     utcnow,
 )
 from memlattice.core.records.payloads import TYPED_MEMORY_TYPES
-from memlattice.core.search_config import NamespaceSettings, SearchConfig
+from memlattice.core.search_config import NamespaceSettings, SearchConfig, resolve_config
 from memlattice.core.vector_checks import vector_problem
 from memlattice.core.vector_spaces import VectorSpace
 from memlattice.embeddings import Embedder, check_dimension
-from memlattice.graph.codec import Memory, memory_from_properties, to_datetime
+from memlattice.graph.codec import AuditEntry, Edge, Memory, memory_from_properties, to_datetime
+from memlattice.graph.history import MemoryVersion
 from memlattice.graph.lexical_stats import LexicalStatsGraph
 from memlattice.graph.memories import (
     MemoryGraph,
     NamespaceConfig,
     NamespaceConfigGraph,
+    Page,
     PreparedMemory,
     SearchResult,
+    encode_cursor,
     new_id,
 )
 from memlattice.graph.shares import IndexShareGraph
@@ -59,6 +69,8 @@ from memlattice.search.ranking import (
 )
 from memlattice.search.rerank import RerankerRegistry
 from memlattice.services.access import AccessRecorder
+from memlattice.services.change_events import ChangeEvents
+from memlattice.services.events import EventBus
 from memlattice.services.namespaces import NamespaceDefaults
 from memlattice.services.spaces import EmbeddingReport, VectorSpaces
 
@@ -84,6 +96,24 @@ class SearchHit:
     conflicts: tuple[Memory, ...] = ()
 
 
+@dataclass(frozen=True)
+class SearchQuery:
+    """A search as the API asks for it: the options the caller set, over the
+    namespace's defaults (or the named preset), and the scope levels it named."""
+
+    filter: MemoryFilter
+    query: str | None = None
+    vector: tuple[float, ...] | None = None
+    preset: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    scopes: tuple[Scope, ...] = ()
+    now: datetime | None = None
+
+
+# A relationship to add: (source id, target id, type, metadata).
+EdgeSpec = tuple[str, str, EdgeType, Mapping[str, Any]]
+
+
 class MemoryService:
     def __init__(
         self, graph: MemoryGraph, embedder: Embedder | None, *, dimension: int,
@@ -91,8 +121,11 @@ class MemoryService:
         rerankers: RerankerRegistry | None = None,
         namespaces: NamespaceDefaults | None = None, spaces: VectorSpaces | None = None,
         shares: IndexShares | None = None, lexical: LexicalStatistics | None = None,
+        events: EventBus | None = None,
     ) -> None:
         self.graph = graph
+        # Committed writes are announced here (nothing is, without a bus).
+        self.events = ChangeEvents(graph.client, events)
         self.lexical = lexical or LexicalStatistics(LexicalStatsGraph(graph.client))
         self.namespaces = namespaces or NamespaceDefaults(NamespaceConfigGraph(graph.client))
         self.shares = shares or IndexShares(IndexShareGraph(graph.client))
@@ -158,8 +191,26 @@ class MemoryService:
             tenant.check_record(namespace=m.namespace, scope=m.scope, sensitivity=m.sensitivity)
         prepared = await self.prepare(inputs)
         written = await self.graph.create(prepared, tenant=tenant, actor=actor)
+        self.events.written(written, actor)
         await self.embed_side_spaces(inputs[0].namespace, written)
         return written
+
+    async def ingest_session(
+        self, memories: Sequence[PreparedMemory], *, session: str, turn_ids: list[str],
+        speakers: Sequence[tuple[str, str] | None], namespace: str, tenant: Tenant,
+        actor: str,
+    ) -> tuple[list[Memory], list[Memory]]:
+        """Write a session's new turns and link all of them (`MemoryGraph.ingest_session`):
+        (every turn as stored, the turns this call wrote, which are announced)."""
+        turns, written = await self.graph.ingest_session(
+            memories, session=session, turn_ids=turn_ids, speakers=speakers,
+            namespace=namespace, tenant=tenant, actor=actor)
+        self.events.written(written, actor)
+        await self.embed_side_spaces(namespace, written)
+        return turns, written
+
+    async def existing_ids(self, namespace: str, ids: list[str], *, tenant: Tenant) -> set[str]:
+        return await self.graph.existing_ids(namespace, ids, tenant=tenant)
 
     async def embed_side_spaces(self, namespace: str, memories: Sequence[Memory]) -> None:
         """Keep the namespace's other vector spaces (see memlattice.services.spaces) current."""
@@ -206,6 +257,7 @@ class MemoryService:
             tenant=tenant, id=id, patch=patch, expected_version=expected_version,
             embedding=embedding, embedding_model=model, actor=actor, now=utcnow(),
         )
+        self.events.updated([updated], actor)
         if "content" in changes:
             await self.embed_side_spaces(tenant.namespace, [updated])
         return updated
@@ -220,8 +272,79 @@ class MemoryService:
             tenant=tenant, id=id, successor=prepared,
             expected_version=expected_version, actor=actor,
         )
+        self.events.replaced(current, [previous], actor)
         await self.embed_side_spaces(successor.namespace, [current])
         return previous, current
+
+    async def forget(self, *, tenant: Tenant, predicate: ForgetPredicate,
+                     actor: str) -> list[str]:
+        """Tombstone every memory matching the predicate; the ids forgotten."""
+        now = utcnow()
+        ids = await self.graph.forget(tenant=tenant, predicate=predicate, actor=actor, now=now)
+        await self.events.forgotten_ids(tenant.namespace, ids, actor, at=now)
+        return ids
+
+    async def delete(self, *, tenant: Tenant, id: str, actor: str) -> None:
+        """Erase a memory and its relationships for good."""
+        now = utcnow()
+        before = await self.events.before_delete(tenant.namespace, id)
+        await self.graph.delete(tenant=tenant, id=id, actor=actor, now=now)
+        self.events.deleted(before, actor, at=now)
+
+    async def add_edges(self, *, tenant: Tenant, edges: Sequence[EdgeSpec],
+                        actor: str) -> list[Edge]:
+        """Relate pairs of memories, atomically: all of them or none."""
+        now = utcnow()
+        made = await self.graph.add_edges(tenant=tenant, edges=edges, actor=actor, now=now)
+        await self.events.edges_added(tenant.namespace, made, actor, at=now)
+        return made
+
+    async def delete_edge(self, *, tenant: Tenant, edge_id: str, actor: str) -> None:
+        now = utcnow()
+        before = await self.events.before_edge_delete(tenant.namespace, edge_id)
+        await self.graph.delete_edge(tenant=tenant, edge_id=edge_id, actor=actor, now=now)
+        self.events.edge_deleted(tenant.namespace, before, actor, at=now)
+
+    # ------------------------------------------------------------ reads
+
+    async def get(self, *, tenant: Tenant, id: str, as_of: datetime | None = None) -> Memory:
+        return await self.graph.get(tenant=tenant, id=id, now=utcnow(), as_of=as_of)
+
+    async def history(self, *, tenant: Tenant, id: str, limit: int) -> list[MemoryVersion]:
+        return await self.graph.history(tenant=tenant, id=id, now=utcnow(), limit=limit)
+
+    async def page(self, flt: MemoryFilter, *, tenant: Tenant, first: int,
+                   after: str | None) -> Page:
+        """A page of the filter's memories, newest first (as of `flt.as_of`, if given)."""
+        return await self.graph.list(flt, tenant=tenant, now=flt.as_of or utcnow(),
+                                     first=first, after=after)
+
+    @staticmethod
+    def cursor(memory: Memory) -> str:
+        """The cursor `page` continues after `memory` from."""
+        return encode_cursor(memory)
+
+    async def edges(self, *, tenant: Tenant, id: str, types: Sequence[EdgeType],
+                    direction: Direction) -> list[Edge]:
+        return await self.graph.edges(tenant=tenant, id=id, types=types, direction=direction,
+                                      now=utcnow())
+
+    async def audit_trail(self, *, tenant: Tenant, id: str) -> list[AuditEntry]:
+        return await self.graph.audit_trail(tenant=tenant, id=id)
+
+    async def embeddings(self, *, tenant: Tenant, ids: Sequence[str]) -> dict[str, list[float]]:
+        return await self.graph.embeddings(tenant=tenant, ids=ids)
+
+    async def configured_search(self, asked: SearchQuery, *, tenant: Tenant) -> list[SearchHit]:
+        """`search` as the API asks for it: every scope level named must be within the
+        key's maximum, and the namespace's defaults fill the options left unset."""
+        for scope in asked.scopes:
+            tenant.check_scope(scope)  # asking for a level above the key's maximum
+        defaults = await self.namespaces.settings(asked.filter.namespace)
+        config = resolve_config(asked.preset, defaults, dict(asked.options))
+        return await self.search(SearchRequest(
+            filter=asked.filter, query=asked.query, vector=asked.vector, config=config,
+            now=asked.now), tenant=tenant)
 
     async def configure_namespace(self, settings: NamespaceSettings, *, tenant: Tenant,
                                   actor: str) -> NamespaceConfig:

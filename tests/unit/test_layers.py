@@ -9,6 +9,7 @@ violation fails here before it becomes an import cycle somewhere else.
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import memlattice
@@ -81,3 +82,55 @@ def test_the_checker_sees_a_violation(tmp_path: Path) -> None:
     source.write_text("from memlattice.server.app import create_app\n")
     assert {"memlattice.server.app", "memlattice.server.app.create_app"} <= imported(source)
     assert LAYERS[layer_of("memlattice.server.app") or ""] > LAYERS["graph"]
+
+
+def graph_names(path: Path) -> set[tuple[str, str]]:
+    """(module, name) of everything `path` imports from memlattice.graph; a whole
+    module (`import memlattice.graph.x`, `from memlattice.graph import x`) as (x, "*")."""
+    found: set[tuple[str, str]] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update((alias.name, "*") for alias in node.names
+                         if layer_of(alias.name) == "graph")
+        elif (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+              and layer_of(node.module) == "graph"):
+            for alias in node.names:
+                if node.module == "memlattice.graph":
+                    found.add((f"memlattice.graph.{alias.name}", "*"))
+                else:
+                    found.add((node.module, alias.name))
+    return found
+
+
+def test_resolvers_reach_the_graph_only_through_services() -> None:
+    """Resolvers call services, never the graph: from memlattice.graph they may import
+    only the record types the services themselves take and return (Memory, Edge,
+    Record...), to convert them; no graph class, query or helper, no whole module."""
+    found = modules()
+    service_types = {pair for name, path in found.items() if layer_of(name) == "services"
+                     for pair in graph_names(path)}
+    violations = []
+    for name, path in found.items():
+        if layer_of(name) != "resolvers":
+            continue
+        for module, imported_name in sorted(graph_names(path)):
+            what = f"{name} imports {module}.{imported_name}"
+            if imported_name == "*":
+                violations.append(f"{what} (a whole graph module)")
+                continue
+            value = getattr(importlib.import_module(module), imported_name)
+            if not isinstance(value, type) or hasattr(value, "client") or (
+                    imported_name.endswith("Graph")):
+                violations.append(f"{what} (not a record type)")
+            elif (module, imported_name) not in service_types:
+                violations.append(f"{what} (no service takes or returns it)")
+    assert not violations, "\n".join(violations)
+
+
+def test_the_resolver_rule_sees_a_graph_call(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text("from memlattice.graph import memories\n"
+                      "from memlattice.graph.memories import MemoryGraph, encode_cursor\n")
+    assert graph_names(source) == {("memlattice.graph.memories", "*"),
+                                   ("memlattice.graph.memories", "MemoryGraph"),
+                                   ("memlattice.graph.memories", "encode_cursor")}
