@@ -116,17 +116,11 @@ def summary(values: Sequence[float]) -> str:
             f" ms  mean {statistics.fmean(values) * 1000:7.2f} ms  n={len(values)}")
 
 
-WORDS = (
-    "alice bob carol dave erin frank grace heidi ivan judy kettle garden lisbon porto paris "
-    "berlin coffee tea music guitar piano running hiking swimming book novel poem meeting "
-    "project deadline budget invoice travel flight hotel dinner lunch breakfast birthday gift "
-    "doctor dentist school teacher exam holiday summer winter spring autumn rain snow sunny "
-    "dog cat bird fish car bike train bus plane ship river mountain lake forest beach city"
-).split()
+WORDS = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "kettle", "garden", "lisbon", "porto", "paris", "berlin", "coffee", "tea", "music", "guitar", "piano", "running", "hiking", "swimming", "book", "novel", "poem", "meeting", "project", "deadline", "budget", "invoice", "travel", "flight", "hotel", "dinner", "lunch", "breakfast", "birthday", "gift", "doctor", "dentist", "school", "teacher", "exam", "holiday", "summer", "winter", "spring", "autumn", "rain", "snow", "sunny", "dog", "cat", "bird", "fish", "car", "bike", "train", "bus", "plane", "ship", "river", "mountain", "lake", "forest", "beach", "city"]
 
 
 def synthetic_memories(count: int, dimension: int, *, seed: int = 7, start: int = 0,
-                       noise: float = 0.5) -> tuple[list[str], "np.ndarray"]:  # noqa: F821
+                       noise: float = 0.5) -> tuple[list[str], np.ndarray]:  # noqa: F821
     """Reproducible texts and unit vectors around 64 topic centres.
 
     `noise` is the per-dimension spread around a centre (centres have unit
@@ -146,7 +140,7 @@ def synthetic_memories(count: int, dimension: int, *, seed: int = 7, start: int 
 
 
 def text_like_memories(count: int, *, seed: int = 7, start: int = 0, spread: float = 1.0,
-                       source: Path | None = None) -> tuple[list[str], "np.ndarray"]:  # noqa: F821
+                       source: Path | None = None) -> tuple[list[str], np.ndarray]:  # noqa: F821
     """Reproducible texts and 384-d unit vectors shaped like real sentence embeddings.
 
     Each vector is a real MiniLM embedding of a LoCoMo turn (the anchor) plus

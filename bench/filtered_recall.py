@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -96,7 +96,7 @@ async def main() -> None:
         # Past every stored offset: new samples around the same topics.
         _, queries = sample(args.queries, 10**9)
         rng = np.random.default_rng(5)
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         # Right after loading, caches are cold and the index is still merging its
         # segments: the first queries take twice as long, which is not the figure.
         _, warmup = sample(100, 2 * 10**9)

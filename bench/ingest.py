@@ -22,7 +22,7 @@ import base64
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -49,7 +49,7 @@ async def main() -> None:
     args = parser.parse_args()
     writer_counts = [int(w) for w in args.writers.split(",")]
     texts, vectors = synthetic_memories(args.count, args.dimension)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     async with bench_service(dimension=args.dimension) as bench:
         # Warm up both paths (JIT, page cache, query plans) outside the timing.
         await bench.gql(WRITE, {"inputs": [{"namespace": "bench/warm", "content": "warm up",

@@ -65,14 +65,16 @@ async def main() -> None:
                 v = vector.tolist()
                 sent = encode(vector, args.vectors)
                 runs = [
-                    ("bare", lambda: bench.graph.read((BARE, {"vector": v,
-                                                              "namespace": namespace}))),
+                    # Each call runs in this iteration only (awaited below), so the
+                    # loop's current values are the ones they read.
+                    ("bare", lambda: bench.graph.read((BARE, {
+                        "vector": v, "namespace": namespace}))),  # noqa: B023
                     ("semantic", lambda: bench.gql(SEARCH, {"input": {
-                        "filter": {"namespace": namespace}, "vector": sent, "mode": "SEMANTIC",
-                        "scoring": "SIMILARITY", "limit": 10}})),
+                        "filter": {"namespace": namespace}, "vector": sent,  # noqa: B023
+                        "mode": "SEMANTIC", "scoring": "SIMILARITY", "limit": 10}})),
                     ("hybrid", lambda: bench.gql(SEARCH, {"input": {
-                        "filter": {"namespace": namespace}, "vector": sent,
-                        "query": " ".join(text.split()[:4]), "limit": 10}})),
+                        "filter": {"namespace": namespace}, "vector": sent,  # noqa: B023
+                        "query": " ".join(text.split()[:4]), "limit": 10}})),  # noqa: B023
                 ]
                 for name, call in runs[i % 3:] + runs[:i % 3]:
                     started = time.perf_counter()

@@ -178,7 +178,7 @@ def _checked_namespace(value: str) -> str:
     # A batch names its namespace once per memory: check each distinct one once.
     if len(value) > 512:
         raise ValueError("namespace is longer than 512 characters")
-    if value.startswith("/") or value.startswith("\\") or (len(value) > 1 and value[1] == ":"):
+    if value.startswith(("/", "\\")) or len(value) > 1 and value[1] == ":":
         raise ValueError(f"namespace {value!r} is absolute; use a relative path like 'team/notes'")
     for segment in value.split("/"):
         if segment == "":

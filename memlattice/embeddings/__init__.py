@@ -60,8 +60,8 @@ def make_embedder(settings: EmbeddingSettings) -> Embedder | None:
 
 
 __all__ = [
-    "CachedEmbedder",
     "DEFAULT_LRU_ENTRIES",
+    "CachedEmbedder",
     "Embedder",
     "EmbeddingCacheStore",
     "OpenAIEmbedder",

@@ -48,7 +48,7 @@ class Embedder(ABC):
 
     async def aclose(self) -> None:
         """Release held resources (HTTP connections, ...). Safe to call twice."""
-        return None
+        return
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, dimension={self.dimension})"

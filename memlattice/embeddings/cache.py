@@ -157,4 +157,4 @@ class CachedEmbedder(Embedder):
             self._lru.popitem(last=False)
 
 
-__all__ = ["CachedEmbedder", "DEFAULT_LRU_ENTRIES", "EmbeddingCacheStore", "text_digest"]
+__all__ = ["DEFAULT_LRU_ENTRIES", "CachedEmbedder", "EmbeddingCacheStore", "text_digest"]

@@ -110,7 +110,7 @@ def _ids(items: list[dict[str, Any]], name: str, key: str,
     for item in items:
         unknown = set(item) - fields
         if unknown:
-            raise ValidationError(f"{name}: unknown field {sorted(unknown)[0]!r}; expected"
+            raise ValidationError(f"{name}: unknown field {min(unknown)!r}; expected"
                                   f" {', '.join(sorted(fields))}", field=name)
         id = _text(item, key, name)
         if id in ids:
@@ -181,8 +181,8 @@ async def export_namespace_config(graph: TransferGraph, namespace: str,
 def decode_namespace_config(record: Record, env: ImportEnv) -> Row:
     unknown = set(record) - _CONFIG_FIELDS - {"_type", "namespace"}
     if unknown:
-        raise ValidationError(f"namespaceConfig: unknown field {sorted(unknown)[0]!r}",
-                              field=sorted(unknown)[0])
+        raise ValidationError(f"namespaceConfig: unknown field {min(unknown)!r}",
+                              field=min(unknown))
     version = record.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise ValidationError("version must be an integer of at least 1", field="version")
@@ -225,8 +225,8 @@ def _space(record: Mapping[str, Any], prefix: str) -> VectorSpace | None:
 def decode_vector_space(record: Record, env: ImportEnv) -> Row:
     unknown = set(record) - _STATE_FIELDS - {"_type", "namespace"}
     if unknown:
-        raise ValidationError(f"vectorSpace: unknown field {sorted(unknown)[0]!r}",
-                              field=sorted(unknown)[0])
+        raise ValidationError(f"vectorSpace: unknown field {min(unknown)!r}",
+                              field=min(unknown))
     if record.get("status") not in {s.value for s in BuildStatus}:
         raise ValidationError(f"status must be one of {', '.join(s.value for s in BuildStatus)}",
                               field="status")

@@ -32,6 +32,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from functools import lru_cache
 
 import snowballstemmer
@@ -113,22 +114,30 @@ class NamespaceStats:
 
 @dataclass(frozen=True, slots=True)
 class Field:
-    """One field of a memory for BM25F: its terms, its weight, and the namespace's
-    mean length of such a field (what its length is normalised by)."""
+    """One field of a memory for BM25F: how often it holds each query term, its
+    length in index terms, its weight, and the namespace's mean length of such a
+    field (what its length is normalised by)."""
 
-    terms: Sequence[str]
+    counts: Mapping[str, int]
+    length: int
     weight: float = 1.0
     mean_length: float | None = None  # None: the namespace's mean memory length
 
 
 @dataclass(frozen=True, slots=True)
 class Bm25:
-    """BM25 for one query in one namespace; BM25F over several fields of a memory."""
+    """BM25 for one query in one namespace; BM25F over several fields of a memory.
+
+    One instance serves one search: it remembers what it counted in each text,
+    since the same turns come back as candidates and as neighbours of others.
+    """
 
     stats: NamespaceStats
     frequencies: Mapping[str, int]  # term -> the namespace's memories that hold it
     k1: float = BM25_K1
     b: float = BM25_B
+    _counted: dict[str, tuple[dict[str, int], int]] = dataclass_field(
+        default_factory=dict, compare=False, repr=False)
 
     def idf(self, term: str) -> float:
         # A term counted before the memory holding it was written still weighs as
@@ -137,50 +146,64 @@ class Bm25:
         n = max(self.stats.documents, df)
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
+    def count(self, text: str) -> tuple[dict[str, int], int]:
+        """The query terms `text` holds (how often) and its length in index terms."""
+        known = self._counted.get(text)
+        if known is None:
+            found = terms(text)
+            counts: dict[str, int] = {}
+            for term in found:
+                if term in self.frequencies:
+                    counts[term] = counts.get(term, 0) + 1
+            known = self._counted[text] = (counts, len(found))
+        return known
+
+    def field(self, texts: Iterable[str], weight: float = 1.0,
+              mean_length: float | None = None) -> Field:
+        """One field made of `texts` (counted once each per search)."""
+        counts: dict[str, int] = {}
+        size = 0
+        for text in texts:
+            found, length_ = self.count(text)
+            size += length_
+            for term, tf in found.items():
+                counts[term] = counts.get(term, 0) + tf
+        return Field(counts, size, weight, mean_length)
+
     def score(self, document_terms: Sequence[str], document_length: int) -> float:
-        """Plain BM25 of one text (`document_length` may differ from its terms when
-        the text holds more than the content, as summary, key and tags)."""
-        return self._saturated(self._weighted_tf([(document_terms, document_length, 1.0,
-                                                   self.stats.mean_length)]))
+        """Plain BM25 of one text's terms (`document_length` may differ from their
+        number when the text holds more than the content, as summary, key, tags)."""
+        counts = Counter(t for t in document_terms if t in self.frequencies)
+        return self.score_fields([Field(counts, document_length)])
 
     def score_fields(self, fields: Sequence[Field]) -> float:
         """BM25F (Robertson, Zaragoza and Taylor, 2004): each field's term
         frequencies, normalised by its own length and weighted, are summed before
         saturation, so a term found in two fields counts once, more strongly."""
-        return self._saturated(self._weighted_tf([
-            (f.terms, len(f.terms), f.weight,
-             self.stats.mean_length if f.mean_length is None else f.mean_length)
-            for f in fields]))
-
-    def _weighted_tf(self, fields: Sequence[tuple[Sequence[str], int, float, float]]
-                     ) -> dict[str, float]:
         weighted: dict[str, float] = {}
-        for terms_, size, weight, mean in fields:
-            counts = Counter(t for t in terms_ if t in self.frequencies)
-            if not counts or weight <= 0:
+        for f in fields:
+            if not f.counts or f.weight <= 0:
                 continue
-            mean = mean if mean > 0 else float(size)
-            norm = 1.0 - self.b + self.b * size / max(mean, 1.0)
-            for term, tf in counts.items():
-                weighted[term] = weighted.get(term, 0.0) + weight * tf / norm
-        return weighted
-
-    def _saturated(self, weighted: Mapping[str, float]) -> float:
+            mean = self.stats.mean_length if f.mean_length is None else f.mean_length
+            mean = mean if mean > 0 else float(f.length)
+            norm = 1.0 - self.b + self.b * f.length / max(mean, 1.0)
+            for term, tf in f.counts.items():
+                weighted[term] = weighted.get(term, 0.0) + f.weight * tf / norm
         return sum(self.idf(t) * tf * (self.k1 + 1.0) / (tf + self.k1)
                    for t, tf in weighted.items())
 
-
-def context_fields(neighbours: Iterable[tuple[int, str]], *, hops: int, decay: float,
-                   mean_length: float) -> list[Field]:
-    """A memory's neighbours in its sequence (the turns said before and after it,
-    as `(hops away, content)`) as BM25F fields, one per distance, weighted
-    `decay ** distance`: what was said around a turn is part of what it is about
-    ("yes, that one" answers the question before it). A distance's field holds
-    up to two memories, one each side, so its mean length is twice a memory's."""
-    by_hop: dict[int, list[str]] = {}
-    for hop, content in neighbours:
-        if 1 <= hop <= hops:
-            by_hop.setdefault(hop, []).append(content)
-    return [Field(terms(" ".join(by_hop[hop])), weight=decay ** hop,
-                  mean_length=2.0 * mean_length)
-            for hop in sorted(by_hop)]
+    def context_fields(self, neighbours: Iterable[tuple[int, str]], *, hops: int,
+                       decay: float) -> list[Field]:
+        """A memory's neighbours in its sequence (the turns said before and after
+        it, as `(hops away, content)`) as BM25F fields, one per distance, weighted
+        `decay ** distance`: what was said around a turn is part of what it is
+        about ("yes, that one" answers the question before it). A distance's field
+        holds up to two memories, one each side, so its mean length is twice a
+        memory's."""
+        by_hop: dict[int, list[str]] = {}
+        for hop, content in neighbours:
+            if 1 <= hop <= hops:
+                by_hop.setdefault(hop, []).append(content)
+        return [self.field(by_hop[hop], weight=decay ** hop,
+                           mean_length=2.0 * self.stats.mean_length)
+                for hop in sorted(by_hop)]

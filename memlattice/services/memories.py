@@ -54,7 +54,7 @@ from memlattice.graph.memories import (
 )
 from memlattice.graph.shares import IndexShareGraph
 from memlattice.search.index_shares import IndexShares
-from memlattice.search.lexical import Bm25, Field, context_fields, document_text, query_terms, terms
+from memlattice.search.lexical import Bm25, document_text, query_terms
 from memlattice.search.lexical_stats import LexicalStatistics
 from memlattice.search.pool import factor_ceiling, first_pool, settled, similarity_bounded
 from memlattice.search.ranking import (
@@ -386,10 +386,10 @@ class MemoryService:
             if problem is not None:
                 raise ValidationError(f"the query vector {problem}", field="vector")
             vector = [float(x) for x in request.vector]
-        if mode is not SearchMode.LEXICAL and vector is None and request.query:
-            if embedder is not None:
-                (vector,) = await embedder.embed([request.query])
-                check_dimension(vector, dimension, what="the embedding provider's vector")
+        if (mode is not SearchMode.LEXICAL and vector is None and request.query
+                and embedder is not None):
+            (vector,) = await embedder.embed([request.query])
+            check_dimension(vector, dimension, what="the embedding provider's vector")
         if mode is SearchMode.SEMANTIC and vector is None:
             raise ValidationError(
                 "semantic search needs `vector`, or `query` with an embedding provider configured"
@@ -518,9 +518,8 @@ def lexical_score(bm25: Bm25, props: Mapping[str, Any], context: Sequence[tuple[
     its own text, and the turns around it when it has some (`context`)."""
     text = document_text(str(props.get("content") or ""), props.get("summary"), props.get("key"),
                          props.get("tags") or ())
-    return bm25.score_fields([Field(terms(text)), *context_fields(
-        context, hops=config.context_hops, decay=config.context_decay,
-        mean_length=bm25.stats.mean_length)])
+    return bm25.score_fields([bm25.field([text]), *bm25.context_fields(
+        context, hops=config.context_hops, decay=config.context_decay)])
 
 
 def _candidate(props: Mapping[str, Any], *, similarity: float | None,

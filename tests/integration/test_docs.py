@@ -32,8 +32,8 @@ from typing import Any
 import pytest
 from graphql import OperationType, parse, validate
 
-from memlattice.server.app import create_app
 from memlattice.core.settings import Settings
+from memlattice.server.app import create_app
 from tests._live import serve_in_thread
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -50,14 +50,14 @@ async def test_add_every_edge_type(
     gql: GraphQLClient, namespace: str, graph_client: Any, edge_type: str
 ) -> None:
     a, b, _ = await three(gql, namespace)
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     meta = {"why": edge_type.lower(), "weight": 0.5, "nested": {"k": [1, 2]}}
     e = await add(gql, namespace, a, b, edge_type, meta)
     assert e["type"] == edge_type
     assert (e["sourceId"], e["targetId"]) == (a, b)
     assert e["metadata"] == meta
     assert before - timedelta(seconds=2) <= ts(e["createdAt"]) <= datetime.now(
-        timezone.utc) + timedelta(seconds=2)
+        UTC) + timedelta(seconds=2)
     assert e["id"]
     listed = await edges(gql, namespace, a)
     assert listed == [e]
@@ -174,7 +174,7 @@ async def test_edges_of_unknown_memory_is_not_found(gql: GraphQLClient, namespac
 
 
 async def test_edge_to_expired_memory_is_not_found(gql: GraphQLClient, namespace: str) -> None:
-    past = (datetime.now(timezone.utc) - timedelta(seconds=10)).isoformat()
+    past = (datetime.now(UTC) - timedelta(seconds=10)).isoformat()
     written = (await gql.ok(WRITE_MANY, {"inputs": [
         mem(namespace, "live"), mem(namespace, "expired", expiresAt=past)]}))["writeMemories"]
     live, expired = written[0]["id"], written[1]["id"]

@@ -4,6 +4,7 @@ get, list, search and records answers with the state as it was then."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -111,7 +112,7 @@ async def test_history_lists_every_version_with_its_window(gql: GraphQLClient,
         assert ts(v["recordedFrom"]) == ts(began[v["version"] - 1])
     assert versions[0]["recordedUntil"] is None
     # The windows tile system time: each version ends when the next begins.
-    for newer, older in zip(versions, versions[1:]):
+    for newer, older in itertools.pairwise(versions):
         assert ts(older["recordedUntil"]) == ts(newer["recordedFrom"])
     limited = (await gql.ok(HISTORY, {"ns": namespace, "id": id, "limit": 2}))["memoryHistory"]
     assert [v["version"] for v in limited] == [4, 3]
@@ -155,7 +156,7 @@ async def test_concurrent_updates_leave_a_gapless_version_chain(
     assert [v["version"] for v in versions] == list(range(9, 0, -1))
     assert versions[-1]["memory"]["content"] == "start"
     assert sorted(v["memory"]["content"] for v in versions[:-1]) == sorted(contents)
-    for newer, older in zip(versions, versions[1:]):
+    for newer, older in itertools.pairwise(versions):
         assert ts(older["recordedUntil"]) == ts(newer["recordedFrom"])
         assert ts(older["recordedFrom"]) <= ts(older["recordedUntil"])
     rows = await graph_client.read((

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -209,7 +209,7 @@ async def test_other_filters_apply_to_search(gql: GraphQLClient, namespace: str)
 
 
 async def test_search_now_is_the_expiry_clock(gql: GraphQLClient, namespace: str) -> None:
-    expires = datetime.now(timezone.utc) + timedelta(hours=1)
+    expires = datetime.now(UTC) + timedelta(hours=1)
     written = (await gql.ok(WRITE_MANY, {"inputs": [
         mem(namespace, "walrus ephemeral", expiresAt=expires.isoformat(), embedding=basis(0)),
         mem(namespace, "walrus forever", embedding=basis(0)),

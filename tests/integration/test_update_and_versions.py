@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -81,7 +81,7 @@ async def test_unset_fields_stay_and_null_clears(gql: GraphQLClient, namespace: 
     m = await write(gql, namespace, key="k", summary="sum", value={"a": 1}, tags=["t"],
                     metadata={"m": 1}, source="src", sourceType="chat", extractionMethod="llm",
                     provenance={"p": 1}, confidence=0.5,
-                    expiresAt=(datetime.now(timezone.utc) + timedelta(days=1)).isoformat())
+                    expiresAt=(datetime.now(UTC) + timedelta(days=1)).isoformat())
     u = await update(gql, namespace, m["id"], {"confidence": 0.9})
     for field in ("key", "summary", "value", "tags", "metadata", "source", "sourceType",
                   "extractionMethod", "provenance", "expiresAt", "content",
@@ -224,7 +224,7 @@ async def test_inactive_memories_cannot_be_updated(gql: GraphQLClient, namespace
 
 
 async def test_expired_memory_cannot_be_updated(gql: GraphQLClient, namespace: str) -> None:
-    past = (datetime.now(timezone.utc) - timedelta(seconds=30)).isoformat()
+    past = (datetime.now(UTC) - timedelta(seconds=30)).isoformat()
     m = await write(gql, namespace, expiresAt=past)
     error = await gql.error(UPDATE, {"ns": namespace, "id": m["id"],
                                      "patch": {"expiresAt": None}})

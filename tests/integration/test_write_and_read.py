@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -36,7 +36,7 @@ async def test_write_with_every_field_round_trips(
 ) -> None:
     vector = seeded(7)
     created = "2024-03-01T12:30:45.123456+00:00"
-    expires = (datetime.now(timezone.utc) + timedelta(days=30)).isoformat()
+    expires = (datetime.now(UTC) + timedelta(days=30)).isoformat()
     own_id = f"mem-{uuid.uuid4().hex}"
     value = {"city": "Lisbon", "since": 2023, "nested": {"ok": True, "list": [1, "two", None]}}
     provenance = {"doc": "chat-17", "span": [3, 9]}
@@ -92,9 +92,9 @@ async def test_write_with_every_field_round_trips(
 async def test_minimal_write_gets_defaults_and_uuid7_id(
     gql: GraphQLClient, namespace: str
 ) -> None:
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     m = (await gql.ok(WRITE, {"input": mem(namespace, "just a note")}))["writeMemory"]
-    after = datetime.now(timezone.utc)
+    after = datetime.now(UTC)
     parsed = uuid.UUID(m["id"])
     assert parsed.version == 7
     assert m["id"][14] == "7"
@@ -129,7 +129,7 @@ async def test_server_embeds_when_no_vector_is_sent(gql: GraphQLClient, namespac
 async def test_naive_now_is_taken_as_utc(gql: GraphQLClient, namespace: str) -> None:
     m = (await gql.ok(WRITE, {"input": mem(namespace, "naive clock",
                                            now="2020-05-06T07:08:09")}))["writeMemory"]
-    assert ts(m["createdAt"]) == datetime(2020, 5, 6, 7, 8, 9, tzinfo=timezone.utc)
+    assert ts(m["createdAt"]) == datetime(2020, 5, 6, 7, 8, 9, tzinfo=UTC)
 
 
 async def test_falsy_json_values_are_kept(gql: GraphQLClient, namespace: str) -> None:
@@ -281,11 +281,11 @@ async def test_empty_embedding_is_rejected(
 async def test_expired_memory_is_never_returned(
     gql: GraphQLClient, namespace: str, graph_client: Any
 ) -> None:
-    past = (datetime.now(timezone.utc) - timedelta(minutes=5)).isoformat()
+    past = (datetime.now(UTC) - timedelta(minutes=5)).isoformat()
     vector = basis(3)
     expired = (await gql.ok(WRITE, {"input": mem(
         namespace, "zebra expired secret", expiresAt=past, embedding=vector,
-        now=(datetime.now(timezone.utc) - timedelta(hours=1)).isoformat())}))["writeMemory"]
+        now=(datetime.now(UTC) - timedelta(hours=1)).isoformat())}))["writeMemory"]
     live = (await gql.ok(WRITE, {"input": mem(
         namespace, "zebra live fact", embedding=vector)}))["writeMemory"]
     assert await count_memories(graph_client, namespace) == 2
@@ -306,6 +306,6 @@ async def test_expired_memory_is_never_returned(
 
 
 async def test_memory_expiring_later_is_visible(gql: GraphQLClient, namespace: str) -> None:
-    future = (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat()
+    future = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
     m = (await gql.ok(WRITE, {"input": mem(namespace, "later", expiresAt=future)}))["writeMemory"]
     assert (await gql.ok(GET, {"ns": namespace, "id": m["id"]}))["memory"]["id"] == m["id"]

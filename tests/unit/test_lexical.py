@@ -11,7 +11,6 @@ from memlattice.search.lexical import (
     Bm25,
     Field,
     NamespaceStats,
-    context_fields,
     length,
     mean_length,
     query_terms,
@@ -74,23 +73,31 @@ def test_scores_are_finite_and_non_negative(n: int, mean: float, df: int, size: 
 
 def test_bm25f_with_one_field_is_bm25() -> None:
     scorer = bm25(50, 6.0, orchid=3, spring=10)
-    text = ["orchid", "spring", "orchid", "pot"]
-    assert math.isclose(scorer.score_fields([Field(text)]), scorer.score(text, len(text)))
+    text = "orchid spring orchid pot"
+    assert math.isclose(scorer.score_fields([scorer.field([text])]),
+                        scorer.score(terms(text), length(text)))
+
+
+def test_a_field_counts_query_terms_and_length_once_per_text() -> None:
+    scorer = bm25(50, 4.0, orchid=3)
+    assert scorer.field(["the orchids", "an orchid pot"]) == Field({"orchid": 2}, 3)
+    assert scorer.count("orchid orchid") == ({"orchid": 2}, 2)
 
 
 def test_a_term_in_two_fields_saturates_once() -> None:
     scorer = bm25(50, 4.0, orchid=3)
-    one = scorer.score_fields([Field(["orchid", "a", "b", "c"])])
-    both = scorer.score_fields([Field(["orchid", "a", "b", "c"]), Field(["orchid", "d"], 1.0)])
+    one = scorer.score_fields([scorer.field(["orchid a b c"])])
+    both = scorer.score_fields([scorer.field(["orchid a b c"]), scorer.field(["orchid d"])])
     assert one < both < 2 * one
 
 
 def test_context_fields_weigh_less_with_distance() -> None:
-    fields = context_fields([(1, "orchids bloom"), (2, "orchid pots"), (1, "yes"), (4, "far")],
-                            hops=3, decay=0.5, mean_length=4.0)
-    assert [f.weight for f in fields] == [0.5, 0.25]
-    assert fields[0].terms == ["orchid", "bloom", "ye"] and fields[0].mean_length == 8.0
     scorer = bm25(50, 4.0, orchid=3)
-    near = scorer.score_fields([Field(["pot"]), fields[0]])
-    far = scorer.score_fields([Field(["pot"]), fields[1]])
+    fields = scorer.context_fields(
+        [(1, "orchids bloom"), (2, "orchid pots"), (1, "yes"), (4, "far")], hops=3, decay=0.5)
+    assert [f.weight for f in fields] == [0.5, 0.25]
+    assert fields[0] == Field({"orchid": 1}, 3, 0.5, 8.0)
+    own = scorer.field(["pot"])
+    near = scorer.score_fields([own, fields[0]])
+    far = scorer.score_fields([own, fields[1]])
     assert near > far > 0
