@@ -1,4 +1,5 @@
-"""The MCP tools: remember, recall, forget, link, store_fact, recall_facts.
+"""The MCP tools: remember, recall, forget, link, ingest_conversation, store_fact,
+recall_facts.
 
 Each tool authenticates the caller's API key (the `Authorization` header on
 streamable HTTP, `MEMLATTICE_API_KEY` on stdio), builds the operation the
@@ -69,6 +70,21 @@ class RecallHit(BaseModel):
 class RecallResult(BaseModel):
     query: str
     hits: list[RecallHit]
+
+
+class ConversationTurn(BaseModel):
+    """One message of a conversation to store."""
+
+    content: str
+    speaker: str | None = Field(default=None, description="who said it (a name)")
+    role: str | None = Field(default=None, description="or the role: user, assistant, tool")
+    at: str | None = Field(default=None, description="when, ISO 8601; now if omitted")
+
+
+class IngestedSession(BaseModel):
+    session_id: str
+    created: int = Field(description="turns written now (0 when the session was sent before)")
+    ids: list[str] = Field(description="the turns' memory ids, in order")
 
 
 def _hit(h: SearchHit) -> RecallHit:
@@ -178,6 +194,22 @@ def build_server(gateway: Callable[[], Gateway], token_for: TokenSource) -> MCPS
         edge: Edge = await run(ctx, ops.add_edge(namespace, source_id, target_id, type,
                                                  metadata=metadata))
         return edge
+
+    @server.tool(annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=True))
+    async def ingest_conversation(
+        ctx: Context, namespace: str, session_id: str, messages: list[ConversationTurn],
+        user_id: str | None = None, agent_id: str | None = None,
+    ) -> IngestedSession:
+        """Store a conversation session in one call: one memory per turn ("speaker:
+        content"), the session, the order of its turns and its speakers. Recall then
+        reads each turn with the turns around it. Sending the same session again
+        changes nothing; sending its continuation extends it."""
+        turns = [_given(content=m.content, speaker=m.speaker, role=m.role, at=m.at)
+                 for m in messages]
+        done = await run(ctx, ops.ingest_conversation(
+            namespace, session_id, turns, **_scope_ids(agent_id, user_id, None, None)))
+        return IngestedSession(session_id=done.session_id, created=done.created,
+                               ids=[m.id for m in done.memories])
 
     _add_fact_tools(server, run)
     return server

@@ -29,7 +29,8 @@ from memlattice.services.apikeys import KeySpec, create_key
 from tests._live import serve_in_thread
 from tests.conftest import Neo4jServer
 
-TOOLS = {"remember", "recall", "forget", "link", "store_fact", "recall_facts"}
+TOOLS = {"remember", "recall", "forget", "link", "ingest_conversation", "store_fact",
+         "recall_facts"}
 
 
 def error_code(result: Any) -> str | None:
@@ -105,6 +106,26 @@ async def remember_recall_link_forget(client: Client, ns: str) -> None:
 async def test_in_process_tools(in_process: Any, namespace: str) -> None:
     async with Client(in_process) as client:
         await remember_recall_link_forget(client, namespace)
+
+
+async def test_a_conversation_in_one_call(in_process: Any, namespace: str) -> None:
+    session = {"namespace": namespace, "session_id": "chat-1", "user_id": "u7", "messages": [
+        {"speaker": "Ana", "content": "Where should we hold the offsite?",
+         "at": "2026-03-02T09:00:00Z"},
+        {"speaker": "Ben", "content": "Lisbon, near the river.", "at": "2026-03-02T09:00:05Z"},
+    ]}
+    async with Client(in_process) as client:
+        done = await client.call_tool("ingest_conversation", session)
+        assert not done.is_error, done.content
+        assert done.structured_content["created"] == 2
+        ids = done.structured_content["ids"]
+        again = await client.call_tool("ingest_conversation", session)
+        assert again.structured_content == {**done.structured_content, "created": 0}
+        recalled = await client.call_tool("recall", {
+            "namespace": namespace, "query": "offsite location", "user_id": "u7",
+            "scope": "session", "session_id": "chat-1", "mode": "lexical"})
+        assert not recalled.is_error, recalled.content
+        assert ids[1] in {h["id"] for h in recalled.structured_content["hits"]}
 
 
 @pytest.fixture(scope="module")
