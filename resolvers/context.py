@@ -45,6 +45,9 @@ class Context:
     embedding_loaders: dict[str, DataLoader[str, list[float] | None]] = field(
         default_factory=dict
     )
+    # What the operation's resolvers tell the caller beside the data
+    # (`extensions.notes`, resolvers.notes).
+    notes: list[str] = field(default_factory=list)
 
     async def recheck_key(self) -> None:
         """Authenticate a WebSocket's key again, so that revoking it ends what the

@@ -114,7 +114,7 @@ class Query:
             vector=tuple(input.vector) if input.vector is not None else None,
             preset=input.preset, options=input.options(),
             scopes=(*(input.scopes or ()), *([input.scope] if input.scope else [])),
-            now=as_utc(input.now),
+            now=as_utc(input.now), notes=info.context.notes,
         )
         hits = await info.context.service.configured_search(asked, tenant=tenant)
         return [SearchHit.from_domain(h) for h in hits]

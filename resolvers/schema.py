@@ -19,6 +19,7 @@ from memlattice.resolvers.errors import ErrorCodes, coded_stream
 from memlattice.resolvers.key_recheck import KeyRecheck
 from memlattice.resolvers.knowledge import KnowledgeMutation, KnowledgeQuery
 from memlattice.resolvers.mutations import Mutation
+from memlattice.resolvers.notes import ResultNotes
 from memlattice.resolvers.queries import Query
 from memlattice.resolvers.scalars import SCALARS
 from memlattice.resolvers.subscriptions import Subscription
@@ -72,7 +73,7 @@ def build_schema(
     return MemlatticeSchema(
         query=RootQuery, mutation=RootMutation, subscription=Subscription,
         # Agents repeat the same documents: parse and validate each one once.
-        extensions=[ErrorCodes, DocumentShape, KeyRecheck, *extensions, ParserCache,
+        extensions=[ErrorCodes, DocumentShape, KeyRecheck, ResultNotes, *extensions, ParserCache,
                     ValidationCache],
         config=StrawberryConfig(scalar_map=SCALARS, batching_config=batching,
                                 name_converter=RememberingNameConverter()),

@@ -84,6 +84,9 @@ class SearchRequest:
     vector: tuple[float, ...] | None = None
     config: SearchConfig = field(default_factory=SearchConfig)
     now: datetime | None = None
+    # Where the search says what the caller should know of how it ran (the API
+    # returns them as `extensions.notes`), e.g. that a signal was missing.
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ class SearchQuery:
     options: Mapping[str, Any] = field(default_factory=dict)
     scopes: tuple[Scope, ...] = ()
     now: datetime | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 # A relationship to add: (source id, target id, type, metadata).
@@ -344,7 +348,7 @@ class MemoryService:
         config = resolve_config(asked.preset, defaults, dict(asked.options))
         return await self.search(SearchRequest(
             filter=asked.filter, query=asked.query, vector=asked.vector, config=config,
-            now=asked.now), tenant=tenant)
+            now=asked.now, notes=asked.notes), tenant=tenant)
 
     async def configure_namespace(self, settings: NamespaceSettings, *, tenant: Tenant,
                                   actor: str) -> NamespaceConfig:
@@ -390,6 +394,10 @@ class MemoryService:
                 and embedder is not None):
             (vector,) = await embedder.embed([request.query])
             check_dimension(vector, dimension, what="the embedding provider's vector")
+        if mode is SearchMode.HYBRID and vector is None and request.query:
+            request.notes.append(
+                "lexical only: the search gave no `vector` and the server has no embedding"
+                " provider for this namespace, so the semantic signal is missing")
         if mode is SearchMode.SEMANTIC and vector is None:
             raise ValidationError(
                 "semantic search needs `vector`, or `query` with an embedding provider configured"

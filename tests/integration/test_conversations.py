@@ -113,3 +113,25 @@ async def test_a_turn_is_found_by_the_words_around_it(
     by_id = {h["memory"]["id"]: h["ftsScore"] for h in plain}
     with_context = {h["memory"]["id"]: h["ftsScore"] for h in hits}
     assert with_context[ids[3]] > by_id.get(ids[3], 0.0)
+
+
+async def test_a_search_without_its_semantic_signal_says_so(settings: Any, namespace: str
+                                                            ) -> None:
+    from tests.integration._apps import app_with
+
+    none = settings.embedding.model_copy(update={"provider": "none"})
+    async with app_with(settings, embedding=none) as client:
+        async def search(**fields: Any) -> dict[str, Any]:
+            response = await client.post("/graphql", json={"query": SEARCH, "variables": {
+                "input": {"filter": {"namespace": namespace}, "query": "camping", **fields}}})
+            body: dict[str, Any] = response.json()
+            assert not body.get("errors"), body
+            return body
+
+        await client.post("/graphql", json={"query": INGEST, "variables": {
+            "input": session(namespace)}})
+        blind = await search()
+        assert blind["data"]["search"]
+        assert "semantic signal is missing" in blind["extensions"]["notes"][0]
+        assert "notes" not in (await search(vector=seeded(1))).get("extensions", {})
+        assert "notes" not in (await search(mode="LEXICAL")).get("extensions", {})
