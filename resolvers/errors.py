@@ -20,7 +20,7 @@ from strawberry.types import ExecutionResult
 
 from memlattice.core.errors import MemlatticeError
 
-log = logging.getLogger("memlattice.core.errors")
+log = logging.getLogger("memlattice.errors")
 
 
 def coded(error: GraphQLError) -> GraphQLError:

@@ -205,7 +205,7 @@ async def test_explorer_search_detail_graph_and_chain(
         "els => els.map(e => e.getBoundingClientRect().width)")
     assert max(widths) > 0, "the score bars are drawn"
     assert await page.evaluate(
-        "k => sessionStorage.getItem('memlattice.server.explorer.apiKey') === k", keys["reader"])
+        "k => sessionStorage.getItem('memlattice.explorer.apiKey') === k", keys["reader"])
     await shot(page, "01-results")
 
     # Open the current version: detail, audit history, chain, and its neighbourhood.

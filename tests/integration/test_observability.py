@@ -125,7 +125,7 @@ async def test_log_lines_carry_the_request_id(client: httpx.AsyncClient, namespa
     await post(client, WRITE, {"input": mem(namespace, "logged")},
                headers={"x-request-id": "log-me-1"})
     lines = [json.loads(line) for line in json_logs.getvalue().splitlines()]
-    access = [line for line in lines if line["logger"] == "memlattice.services.access"
+    access = [line for line in lines if line["logger"] == "memlattice.access"
               and line.get("request_id") == "log-me-1"]
     assert access, lines
     assert access[0]["status"] == 200 and access[0]["path"] == "/graphql"
@@ -156,7 +156,7 @@ async def test_internal_errors_are_masked_and_logged_with_the_id(
     assert "secret" not in response.text and "RuntimeError" not in response.text
     assert samples(metrics, "memlattice_errors_total")[(("code", "INTERNAL"),)] == 1
     entries = [json.loads(line) for line in json_logs.getvalue().splitlines()]
-    logged = [e for e in entries if e["logger"] == "memlattice.core.errors"]
+    logged = [e for e in entries if e["logger"] == "memlattice.errors"]
     assert logged and logged[0]["request_id"] == "mask-1"
     assert "secret internals" in logged[0]["exc"]
 

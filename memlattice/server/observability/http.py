@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from memlattice.server.observability.logs import REQUEST_ID
 from memlattice.server.observability.metrics import Metrics
 
-log = logging.getLogger("memlattice.services.access")
+log = logging.getLogger("memlattice.access")
 
 HEADER = "x-request-id"
 _SANE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
