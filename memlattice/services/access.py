@@ -16,6 +16,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterable
 
+from memlattice.core.background import BackgroundTask
 from memlattice.core.errors import MemlatticeError
 from memlattice.core.model import utcnow
 from memlattice.graph.memories import MemoryGraph
@@ -30,7 +31,7 @@ class AccessRecorder:
         self.interval_s = interval_s
         self.max_pending = max_pending
         self._pending: Counter[tuple[str, str]] = Counter()
-        self._task: asyncio.Task[None] | None = None
+        self._loop = BackgroundTask("memlattice-access-recorder", self._run)
         self._wake = asyncio.Event()
 
     def record(self, namespace: str, ids: Iterable[str]) -> None:
@@ -43,16 +44,11 @@ class AccessRecorder:
             self._pending[(namespace, id)] += 1
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="memlattice-access-recorder")
+        self._loop.start()
 
     async def stop(self) -> None:
-        """Flush what is pending, then stop (called on shutdown)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        """Stop, then flush what is pending (called on shutdown)."""
+        await self._loop.stop()
         await self.flush()
 
     async def flush(self) -> int:

@@ -16,7 +16,6 @@ let it change records it cannot see.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,6 +23,7 @@ from datetime import datetime
 from neo4j import AsyncManagedTransaction
 
 from memlattice.core.auth import Tenant
+from memlattice.core.background import BackgroundTask
 from memlattice.core.errors import Forbidden, MemlatticeError
 from memlattice.core.model import MemoryInput, as_utc, utcnow
 from memlattice.core.records.config import ConsolidationSettings
@@ -150,19 +150,15 @@ class ConsolidationScheduler:
     def __init__(self, consolidator: Consolidator, interval_hours: float) -> None:
         self.consolidator = consolidator
         self.interval_s = interval_hours * 3600
-        self._task: asyncio.Task[None] | None = None
+        self._schedule = BackgroundTask("memlattice-consolidation", self._loop)
 
     def start(self) -> None:
-        if self.interval_s > 0 and self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="memlattice-consolidation")
+        if self.interval_s > 0:
+            self._schedule.start()
 
     async def stop(self) -> None:
         """Stop the schedule and close what the consolidator holds (the LLM client)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._schedule.stop()
         await self.consolidator.aclose()
 
     async def run_once(self) -> list[Report]:

@@ -19,6 +19,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from memlattice.core.background import BackgroundTask
 from memlattice.core.errors import MemlatticeError
 from memlattice.core.model import utcnow
 from memlattice.core.vector_spaces import SpaceState, VectorSpace
@@ -43,22 +44,17 @@ class Reembedder:
         self._last_sweep = -sweep_s
         self._reported: dict[tuple[str, VectorSpace], str] = {}
         self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._loop = BackgroundTask("memlattice-reembed", self._run)
         self._idle = asyncio.Event()
         spaces.on_change(self.kick)
 
     # ------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="memlattice-reembed")
+        self._loop.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._loop.stop()
 
     def kick(self) -> None:
         self._idle.clear()
