@@ -162,7 +162,10 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
             max_retry_time_s=settings.neo4j.max_retry_time_s,
             pool_size=settings.neo4j.pool_size, observer=metrics.observe_query,
         )
-        try:
+        # Everything started is stopped in reverse order, also when a later step of
+        # start-up fails (the access counts flush while the driver is still open).
+        async with contextlib.AsyncExitStack() as started:
+            started.push_async_callback(client.close)
             await client.verify()
             applied = await migrate(client, dimension=settings.embedding.dimension,
                                     index=settings.vector_index)
@@ -175,43 +178,39 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
             graph = MemoryGraph(client)
             access = AccessRecorder(graph)
             access.start()
+            started.push_async_callback(access.stop)
             spaces = VectorSpaces(
                 VectorSpaceGraph(client),
                 EmbedderRegistry(settings.embedding, embedder, EmbeddingCacheGraph(client)),
                 settings.vector_index,
             )
+            started.push_async_callback(spaces.embedders.aclose)
             reembedder = Reembedder(spaces)
             reembedder.start()
+            started.push_async_callback(reembedder.stop)
             service = MemoryService(
                 graph, embedder, dimension=settings.embedding.dimension,
                 candidates=settings.search_candidates, access=access, rerankers=registry,
                 spaces=spaces, events=events,
             )
+            started.push_async_callback(service.shares.stop)
+            consolidation = start_consolidation(service, settings.consolidation, events)
+            started.push_async_callback(consolidation.stop)
             holder["runtime"] = Runtime(client=client, service=service,
                                         knowledge=KnowledgeService(service),
                                         reembedder=reembedder,
                                         events=events,
                                         auth=Authenticator(ApiKeyGraph(client),
                                                            settings.auth_mode),
-                                        consolidation=start_consolidation(
-                                            service, settings.consolidation, events),
+                                        consolidation=consolidation,
                                         key_recheck_s=settings.key_recheck_s)
             if settings.auth_mode == "keyless":
                 log.warning(KEYLESS_WARNING)
             log.info("memlattice ready on Neo4j at %s", uri)
-            yield
-        finally:
-            runtime = holder.pop("runtime", None)
-            if runtime is not None:
-                await runtime.reembedder.stop()
-                if runtime.consolidation is not None:
-                    await runtime.consolidation.stop()
-                if runtime.service.access is not None:
-                    await runtime.service.access.stop()
-                await runtime.service.shares.stop()
-                if runtime.service.spaces is not None:
-                    await runtime.service.spaces.embedders.aclose()
-            await client.close()
+            try:
+                yield
+            finally:
+                holder.pop("runtime", None)
 
     async def healthz(request: Request) -> Response:
         if settings.auth_mode == "keyless":
