@@ -1,6 +1,6 @@
 """Retrieval quality on LoCoMo (../shared/bench/locomo-dev), through the API.
 
-    python -m bench.locomo [--data DIR] [--limit 10]
+    python -m bench.locomo [--data DIR] [--limit 10] [--configs NAME ...] [--dump FILE]
 
 Each conversation is loaded with `ingestConversation`, one call per LoCoMo
 session, all under the conversation's id as session id (so its turns form one
@@ -79,13 +79,17 @@ def ids_of_turns(namespace: str, data: Path) -> dict[str, str]:
             for row in _read_jsonl(data / "memories.jsonl")}
 
 
-async def evaluate(bench: Bench, data: Path, namespace: str, limit: int) -> None:
+async def evaluate(bench: Bench, data: Path, namespace: str, limit: int,
+                   configs: list[str] | None = None, dump: Path | None = None) -> None:
     queries = _read_jsonl(data / "queries.jsonl")
     vectors = np.load(data / "queries.minilm.npy")
     memory_of = ids_of_turns(namespace, data)
     print(f"{'configuration':<24} {'R@' + str(limit) + ' 1-4':>8} {'hit 1-4':>8}"
           + "".join(f" {'c' + str(c):>6}" for c in CATEGORIES) + f" {'p50 ms':>8} {'p95 ms':>8}")
+    rows: list[dict[str, Any]] = []
     for name, config in CONFIGS:
+        if configs and name not in configs:
+            continue
         recalls: dict[int, list[float]] = defaultdict(list)
         hits: list[float] = []
         latencies: list[float] = []
@@ -104,6 +108,10 @@ async def evaluate(bench: Bench, data: Path, namespace: str, limit: int) -> None
             ids = [h["memory"]["id"] for h in found["search"]][:limit]
             overlap = len(evidence & set(ids))
             recalls[int(query["category"])].append(overlap / len(evidence))
+            if dump is not None:
+                rows.append({"config": name, "qid": query["qid"], "category": query["category"],
+                             "question": query["question"], "recall": overlap / len(evidence),
+                             "evidence": sorted(evidence), "found": ids})
             if int(query["category"]) != 5:
                 hits.append(1.0 if overlap else 0.0)
         latencies.sort()
@@ -116,6 +124,8 @@ async def evaluate(bench: Bench, data: Path, namespace: str, limit: int) -> None
               + "".join(f" {mean(recalls[c]):>6.3f}" for c in CATEGORIES)
               + f" {latencies[len(latencies) // 2] * 1000:>8.1f}"
               f" {latencies[int(len(latencies) * 0.95)] * 1000:>8.1f}")
+    if dump is not None:
+        dump.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
 
 
 async def main() -> None:
@@ -123,6 +133,9 @@ async def main() -> None:
     parser.add_argument("--data", type=Path, default=Path(os.environ.get(
         "MEMLATTICE_LOCOMO", SHARED_BENCH / "locomo-dev")))
     parser.add_argument("--limit", type=int, default=10)
+    parser.add_argument("--configs", nargs="*", metavar="NAME",
+                        help="only these configurations (names as printed, e.g. default)")
+    parser.add_argument("--dump", type=Path, help="write every question's hits as JSON lines")
     args = parser.parse_args()
     async with bench_service(dimension=384) as bench:
         namespace = "bench/locomo"
@@ -130,7 +143,7 @@ async def main() -> None:
         sizes = await load(bench, args.data, namespace)
         print(f"# loaded {sum(sizes.values())} turns of {len(sizes)} conversations"
               f" in {time.monotonic() - started:.1f}s")
-        await evaluate(bench, args.data, namespace, args.limit)
+        await evaluate(bench, args.data, namespace, args.limit, args.configs, args.dump)
 
 
 if __name__ == "__main__":

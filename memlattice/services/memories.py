@@ -421,7 +421,8 @@ class MemoryService:
                 first_try=first_try,
                 context_hops=config.context_hops if lucene is not None else 0,
                 cross_similarity=config.scoring is ScoringMode.FUSION,
-            ), self.lexical.bm25(tenant.namespace, query_terms(request.query or ""))
+            ), self.lexical.bm25(tenant.namespace, query_terms(request.query or ""),
+                                 request.filter.scope_keys)
                 if lucene is not None else _no_bm25())
             props: dict[str, Mapping[str, Any]] = {}
             embeddings: dict[str, list[float]] = {}
