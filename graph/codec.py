@@ -91,7 +91,7 @@ MEMORY_TIMES = ("createdAt", "updatedAt", "expiresAt")
 
 
 def epoch_parts(value: datetime | None) -> list[int] | None:
-    """A UTC instant as [epoch seconds, nanosecond], for `queries.instant` to rebuild.
+    """A UTC instant as [epoch seconds, nanosecond], for `projections.instant` to rebuild.
 
     Why: the driver turns each `datetime` parameter into Bolt's DateTime in pure
     Python (tens of microseconds apiece); a batch of 1000 memories carries 2000 of

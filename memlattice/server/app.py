@@ -31,8 +31,9 @@ from memlattice.core.settings import Settings
 from memlattice.embeddings import CachedEmbedder, make_embedder
 from memlattice.embeddings.registry import EmbedderRegistry
 from memlattice.graph.client import GraphClient
+from memlattice.graph.embedding_cache import EmbeddingCacheGraph
 from memlattice.graph.keys import ApiKeyGraph
-from memlattice.graph.memories import EmbeddingCacheGraph, MemoryGraph
+from memlattice.graph.memories import MemoryGraph
 from memlattice.graph.migrations import migrate, pending
 from memlattice.graph.vector_spaces import VectorSpaceGraph
 from memlattice.resolvers.context import Context

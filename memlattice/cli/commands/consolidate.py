@@ -41,7 +41,8 @@ async def _run(args: argparse.Namespace, settings: Settings) -> None:
     from memlattice.core.model import validate_namespace
     from memlattice.embeddings import CachedEmbedder, make_embedder
     from memlattice.graph.client import GraphClient
-    from memlattice.graph.memories import EmbeddingCacheGraph, MemoryGraph
+    from memlattice.graph.embedding_cache import EmbeddingCacheGraph
+    from memlattice.graph.memories import MemoryGraph
     from memlattice.graph.migrations import migrate
     from memlattice.server.app import resolve_neo4j_uri
     from memlattice.services.consolidation import Consolidator

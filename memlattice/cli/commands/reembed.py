@@ -47,8 +47,9 @@ async def _run(args: argparse.Namespace, settings: Settings) -> None:
     from memlattice.embeddings import CachedEmbedder, make_embedder
     from memlattice.embeddings.registry import EmbedderRegistry
     from memlattice.graph.client import GraphClient
-    from memlattice.graph.memories import EmbeddingCacheGraph, NamespaceConfigGraph
+    from memlattice.graph.embedding_cache import EmbeddingCacheGraph
     from memlattice.graph.migrations import migrate
+    from memlattice.graph.namespace_configs import NamespaceConfigGraph
     from memlattice.graph.vector_spaces import VectorSpaceGraph
     from memlattice.server.app import resolve_neo4j_uri
     from memlattice.services.namespaces import NamespaceDefaults

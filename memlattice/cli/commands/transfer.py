@@ -108,7 +108,8 @@ class _Runtime:
 async def _runtime(settings: Settings, *, embed: bool) -> AsyncIterator[_Runtime]:
     from memlattice.embeddings import CachedEmbedder, make_embedder
     from memlattice.graph.client import GraphClient
-    from memlattice.graph.memories import EmbeddingCacheGraph, MemoryGraph
+    from memlattice.graph.embedding_cache import EmbeddingCacheGraph
+    from memlattice.graph.memories import MemoryGraph
     from memlattice.graph.migrations import migrate
     from memlattice.server.app import resolve_neo4j_uri
     from memlattice.services.memories import MemoryService
