@@ -1,29 +1,24 @@
 """How a memory leaves Cypher (a property map, times as epoch microseconds) and how
-a time enters it (`instant`).
-
-Times leave Neo4j as integer microseconds since the epoch: hydrating driver
-DateTime objects cost more than the whole index query for a page of results.
+a time enters it (`instant`); the properties named come from core.memory_fields.
 """
 
 from __future__ import annotations
 
+from memlattice.core.memory_fields import READ_FIELDS
 from memlattice.graph.visibility import shown_successor
 
 # Times leave Neo4j as integer microseconds since the epoch: hydrating driver
 # DateTime objects cost more than the whole index query for a page of results.
-TIME_PROPERTIES = ("createdAt", "updatedAt", "expiresAt", "lastAccessedAt", "supersededAt",
-                   "forgottenAt")
-
+TIME_PROPERTIES: tuple[str, ...] = tuple(
+    f.property for f in READ_FIELDS if f.storage == "time" and f.property)
 
 # What `graph.codec.memory_from_properties` reads, times apart: a search reads
 # dozens of candidates, and naming these keeps the vector, the `meta.*` filter
-# copies and record payloads out of every candidate row.
-MEMORY_PROPERTIES = (
-    "id", "namespace", "content", "status", "version", "key", "valueJson", "summary", "tags",
-    "metadataJson", "memoryType", "salience", "scope", "agentId", "userId", "sessionId",
-    "taskId", "confidence", "sensitivity", "source", "sourceType", "extractionMethod",
-    "provenanceJson", "accessCount", "embeddingModel", "embeddingDimension",
-)
+# copies and record payloads out of every candidate row. `supersededBy` is
+# projected by `shown_successor` instead.
+MEMORY_PROPERTIES: tuple[str, ...] = tuple(
+    f.property for f in READ_FIELDS
+    if f.storage != "time" and f.property and f.name != "superseded_by")
 
 
 def project_memory(var: str = "m", *, embedding: bool = False,
