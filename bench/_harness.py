@@ -8,12 +8,9 @@ measure the service and the database, not an embedding model.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import shutil
-import socket
 import statistics
-import time
-import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -24,15 +21,10 @@ import httpx
 from asgi_lifespan import LifespanManager
 from starlette.applications import Starlette
 
-from memlattice.core.settings import (
-    EmbeddingSettings,
-    LocalNeo4jSettings,
-    Neo4jSettings,
-    Settings,
-    default_cache_dir,
-)
+from memlattice.core.settings import EmbeddingSettings, Neo4jSettings, Settings
 from memlattice.graph.client import GraphClient
 from memlattice.server.app import create_app
+from tests._live import private_neo4j
 
 SHARED_BENCH = Path(__file__).resolve().parents[2] / "shared" / "bench"
 PASSWORD = "memlattice-bench"
@@ -59,48 +51,29 @@ class Bench:
         return data
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @asynccontextmanager
 async def bench_service(*, dimension: int, heap: str = "2g",
                         pagecache: str = "2g") -> AsyncIterator[Bench]:
-    local: LocalNeo4jSettings | None = None
-    if os.environ.get("NEO4J_URI"):
-        neo4j = Neo4jSettings()
-    else:
-        from memlattice import neo4j_local
-
-        local = LocalNeo4jSettings(
-            home=default_cache_dir() / "bench-neo4j" / uuid.uuid4().hex[:8],
-            bolt_port=_free_port(), heap=heap, pagecache=pagecache,
-        )
-        started = time.monotonic()
-        neo4j_local.start(local, PASSWORD)
-        print(f"# private Neo4j {local.version} up in {time.monotonic() - started:.1f}s")
-        neo4j = Neo4jSettings(uri=neo4j_local.bolt_uri(local), password=PASSWORD)
-    # Keyless: the figures are of the service and the database, not of key checks.
-    settings = Settings(environment="test", neo4j=neo4j, auth_mode="keyless",
-                        embedding=EmbeddingSettings(provider="none", dimension=dimension))
-    app = create_app(settings)
-    graph = GraphClient.connect(neo4j.uri or "", neo4j.user, neo4j.password.get_secret_value(),
-                                neo4j.database)
-    try:
-        async with LifespanManager(app, startup_timeout=600, shutdown_timeout=120) as manager:
-            transport = httpx.ASGITransport(app=manager.app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://bench",
-                                         timeout=600) as http:
-                yield Bench(http=http, settings=settings, graph=graph, app=app)
-    finally:
-        await graph.close()
-        if local is not None:
-            from memlattice import neo4j_local
-
-            neo4j_local.stop(local)
-            shutil.rmtree(local.home, ignore_errors=True)
+    async with contextlib.AsyncExitStack() as stack:
+        if os.environ.get("NEO4J_URI"):
+            neo4j = Neo4jSettings()
+        else:
+            address = stack.enter_context(private_neo4j(PASSWORD, folder="bench-neo4j",
+                                                        heap=heap, pagecache=pagecache))
+            neo4j = Neo4jSettings(uri=address.uri, password=address.password)
+        # Keyless: the figures are of the service and the database, not of key checks.
+        settings = Settings(environment="test", neo4j=neo4j, auth_mode="keyless",
+                            embedding=EmbeddingSettings(provider="none", dimension=dimension))
+        app = create_app(settings)
+        graph = GraphClient.connect(neo4j.uri or "", neo4j.user,
+                                    neo4j.password.get_secret_value(), neo4j.database)
+        stack.push_async_callback(graph.close)
+        manager = await stack.enter_async_context(
+            LifespanManager(app, startup_timeout=600, shutdown_timeout=120))
+        transport = httpx.ASGITransport(app=manager.app)
+        http = await stack.enter_async_context(
+            httpx.AsyncClient(transport=transport, base_url="http://bench", timeout=600))
+        yield Bench(http=http, settings=settings, graph=graph, app=app)
 
 
 def percentile(values: Sequence[float], p: float) -> float:

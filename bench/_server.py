@@ -8,82 +8,33 @@ vectors (`provider=none`) so figures measure the service and the database.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
 import tempfile
-import time
-import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-import httpx
+from bench._harness import PASSWORD
+from tests._live import Neo4jAddress, SpawnedServer, private_neo4j, spawned_server
 
-from bench._harness import PASSWORD, _free_port
-from memlattice.core.settings import LocalNeo4jSettings, default_cache_dir
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@dataclass
-class Served:
-    base: str
-    process: subprocess.Popen[bytes]
-    log: Path
+# What a benchmark gets: `.base` (the URL), `.process` and `.log`.
+Served = SpawnedServer
 
 
 @contextmanager
 def served(*, dimension: int = 256, heap: str = "1g", pagecache: str = "512m",
            env: dict[str, str] | None = None) -> Iterator[Served]:
-    local: LocalNeo4jSettings | None = None
-    uri = os.environ.get("NEO4J_URI")
-    password = os.environ.get("NEO4J_PASSWORD", PASSWORD)
-    if not uri:
-        from memlattice import neo4j_local
-
-        local = LocalNeo4jSettings(
-            home=default_cache_dir() / "bench-neo4j" / uuid.uuid4().hex[:8],
-            bolt_port=_free_port(), heap=heap, pagecache=pagecache)
-        started = time.monotonic()
-        neo4j_local.start(local, password)
-        print(f"# private Neo4j {local.version} up in {time.monotonic() - started:.1f}s")
-        uri = neo4j_local.bolt_uri(local)
-    port = _free_port()
-    log = Path(tempfile.mkdtemp(prefix="memlattice-bench-")) / "server.log"
-    environment = {**os.environ, "NEO4J_URI": uri, "NEO4J_PASSWORD": password,
-                   "MEMLATTICE_ENVIRONMENT": "test", "MEMLATTICE_AUTH_MODE": "keyless",
-                   "MEMLATTICE_PORT": str(port), "MEMLATTICE_EMBEDDING_PROVIDER": "none",
-                   "MEMLATTICE_EMBEDDING_DIMENSION": str(dimension),
-                   "MEMLATTICE_LOG_LEVEL": "WARNING", **(env or {})}
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "memlattice.cli", "serve", "--no-neo4j"], cwd=ROOT,
-            env=environment, stdout=out, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            try:
-                if httpx.get(base + "/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the server did not start:\n{log.read_text()[-3000:]}")
-            time.sleep(0.3)
-        yield Served(base, process, log)
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        if local is not None:
-            from memlattice import neo4j_local
-
-            neo4j_local.stop(local)
-            shutil.rmtree(local.home, ignore_errors=True)
+    """`memlattice serve` (the CLI, uvicorn, JSON logs to a file) on a free port, against
+    `NEO4J_URI` or a private Neo4j; ready when yielded, stopped (with a minute to drain)
+    afterwards."""
+    with ExitStack() as stack:
+        uri = os.environ.get("NEO4J_URI")
+        if uri:
+            neo4j = Neo4jAddress(uri, os.environ.get("NEO4J_USER", "neo4j"),
+                                 os.environ.get("NEO4J_PASSWORD", PASSWORD))
+        else:
+            neo4j = stack.enter_context(private_neo4j(PASSWORD, folder="bench-neo4j",
+                                                      heap=heap, pagecache=pagecache))
+        log = Path(tempfile.mkdtemp(prefix="memlattice-bench-")) / "server.log"
+        yield stack.enter_context(spawned_server(
+            ["memlattice.cli", "serve", "--no-neo4j"], neo4j, log, dimension=dimension,
+            env={"MEMLATTICE_LOG_LEVEL": "WARNING", **(env or {})}, stop_grace_s=60))

@@ -29,7 +29,7 @@ import numpy as np
 
 from bench._harness import bench_service, synthetic_memories
 from memlattice.graph.codec import epoch_parts
-from memlattice.graph.queries import instant
+from memlattice.graph.projections import instant
 
 WRITE = "mutation($inputs: [MemoryInput!]!) { writeMemories(inputs: $inputs) { id } }"
 # Times travel as epoch parts, as the service sends them (graph.codec.epoch_parts):

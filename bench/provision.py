@@ -12,26 +12,20 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import tempfile
 import time
 from pathlib import Path
 
 from memlattice import neo4j_local
 from memlattice.core.settings import LocalNeo4jSettings
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests._live import free_port
 
 
 def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="memlattice-provision-"))
     os.environ["MAVEN_OPTS"] = f"-Dmaven.repo.local={root / 'm2'}"
     settings = LocalNeo4jSettings(cache_dir=root / "cache", home=root / "home",
-                                  bolt_port=_free_port())
+                                  bolt_port=free_port())
     rows: list[tuple[str, float]] = []
     try:
         started = time.monotonic()

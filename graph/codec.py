@@ -11,11 +11,12 @@ that Cypher can do without parsing JSON.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from memlattice.core.memory_fields import PATCH_FIELDS, READ_FIELDS
 from memlattice.core.model import (
     DEFAULT_SENSITIVITY,
     EdgeType,
@@ -91,7 +92,7 @@ MEMORY_TIMES = ("createdAt", "updatedAt", "expiresAt")
 
 
 def epoch_parts(value: datetime | None) -> list[int] | None:
-    """A UTC instant as [epoch seconds, nanosecond], for `queries.instant` to rebuild.
+    """A UTC instant as [epoch seconds, nanosecond], for `projections.instant` to rebuild.
 
     Why: the driver turns each `datetime` parameter into Bolt's DateTime in pure
     Python (tens of microseconds apiece); a batch of 1000 memories carries 2000 of
@@ -144,43 +145,39 @@ class Memory:
     forgotten_at: datetime | None = None
 
 
+def _scope(value: Any) -> Scope | None:
+    return Scope(value) if value and value != "namespace" else None
+
+
+# How a property is read back, by how it is stored (core.memory_fields.Storage)...
+_BY_STORAGE: dict[str, Callable[[Any], Any]] = {
+    "plain": lambda value: value, "json": _loads, "time": to_datetime,
+    "list": lambda value: tuple(value or ()),
+}
+# ...unless the field has a type or default of its own.
+_BY_FIELD: dict[str, Callable[[Any], Any]] = {
+    "status": Status,
+    "version": int,
+    "metadata": lambda value: _loads(value) or {},
+    "memory_type": lambda value: "note" if value is None else value,
+    "scope": _scope,
+    "confidence": lambda value: 1.0 if value is None else float(value),
+    "sensitivity": lambda value: Sensitivity(value or DEFAULT_SENSITIVITY),
+    "access_count": lambda value: int(value or 0),
+}
+# (attribute, property, required, reader) for every field a stored memory has.
+_READERS: tuple[tuple[str, str, bool, Callable[[Any], Any]], ...] = tuple(
+    (f.name, f.property, f.required, _BY_FIELD.get(f.name) or _BY_STORAGE[f.storage])
+    for f in READ_FIELDS if f.property is not None)
+
+
 def memory_from_properties(props: Mapping[str, Any]) -> Memory:
-    scope = props.get("scope")
-    return Memory(
-        id=props["id"],
-        namespace=props["namespace"],
-        content=props["content"],
-        status=Status(props["status"]),
-        version=int(props["version"]),
-        created_at=to_datetime(props["createdAt"]),  # type: ignore[arg-type]
-        updated_at=to_datetime(props["updatedAt"]),  # type: ignore[arg-type]
-        key=props.get("key"),
-        value=_loads(props.get("valueJson")),
-        summary=props.get("summary"),
-        tags=tuple(props.get("tags") or ()),
-        metadata=_loads(props.get("metadataJson")) or {},
-        memory_type=props.get("memoryType", "note"),
-        salience=props.get("salience"),
-        scope=Scope(scope) if scope and scope != "namespace" else None,
-        agent_id=props.get("agentId"),
-        user_id=props.get("userId"),
-        session_id=props.get("sessionId"),
-        task_id=props.get("taskId"),
-        confidence=float(props.get("confidence", 1.0)),
-        sensitivity=Sensitivity(props.get("sensitivity") or DEFAULT_SENSITIVITY),
-        source=props.get("source"),
-        source_type=props.get("sourceType"),
-        extraction_method=props.get("extractionMethod"),
-        provenance=_loads(props.get("provenanceJson")),
-        expires_at=to_datetime(props.get("expiresAt")),
-        access_count=int(props.get("accessCount") or 0),
-        last_accessed_at=to_datetime(props.get("lastAccessedAt")),
-        embedding_model=props.get("embeddingModel"),
-        embedding_dimension=props.get("embeddingDimension"),
-        superseded_by=props.get("supersededBy"),
-        superseded_at=to_datetime(props.get("supersededAt")),
-        forgotten_at=to_datetime(props.get("forgottenAt")),
-    )
+    """A `Memory` from a node's property map (times as `to_datetime` reads them); the
+    fields and their properties are core.memory_fields', a required one missing is a
+    KeyError."""
+    values = {name: read(props[prop] if required else props.get(prop))
+              for name, prop, required, read in _READERS}
+    return Memory(**values)
 
 
 def memory_properties(
@@ -231,21 +228,15 @@ def memory_properties(
     return {k: v for k, v in props.items() if v is not None}
 
 
-# Patch field (snake_case, as in MemoryPatch) -> node property and encoder.
-PATCHABLE: dict[str, tuple[str, Any]] = {
-    "key": ("key", None),
-    "content": ("content", None),
-    "value": ("valueJson", canonical_json),
-    "summary": ("summary", None),
-    "tags": ("tags", list),
-    "confidence": ("confidence", None),
-    "sensitivity": ("sensitivity", str),
-    "salience": ("salience", None),
-    "source": ("source", None),
-    "source_type": ("sourceType", None),
-    "extraction_method": ("extractionMethod", None),
-    "provenance": ("provenanceJson", canonical_json),
-    "expires_at": ("expiresAt", None),
+# Patch field (snake_case, as in MemoryPatch) -> node property and encoder. Metadata
+# (with its `meta.*` copies) and the vector (with its model and dimension) are set by
+# graph.memories.update itself.
+_ENCODERS: dict[str, Callable[[Any], Any] | None] = {
+    "plain": None, "json": canonical_json, "time": None, "list": list}
+PATCHABLE: dict[str, tuple[str, Callable[[Any], Any] | None]] = {
+    f.name: (f.property, str if f.name == "sensitivity" else _ENCODERS[f.storage])
+    for f in PATCH_FIELDS
+    if f.property is not None and f.name not in ("metadata", "embedding", "embedding_model")
 }
 
 

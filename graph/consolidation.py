@@ -23,12 +23,13 @@ from memlattice.core.records.payloads import (
     RecordType,
     dump_payload,
 )
+from memlattice.graph.audit_queries import audit_entry
 from memlattice.graph.client import GraphClient, run
 from memlattice.graph.codec import Edge, canonical_json, to_datetime
-from memlattice.graph.memories import PreparedMemory
-from memlattice.graph.queries import _audit, snapshot
+from memlattice.graph.prepared_memory import PreparedMemory
 from memlattice.graph.record_codec import Record
 from memlattice.graph.records import Query, RecordGraph
+from memlattice.graph.revision_clauses import snapshot
 from memlattice.graph.revisions import linked
 
 Extractor = Callable[[Episode], Awaitable[list[Observation]]]
@@ -77,7 +78,7 @@ def reinforce(*, namespace: str, action: Derived, actor: str, now: datetime,
         " ELSE coalesce(m.salience, 0.5) + $step END,\n"
         "    m.version = m.version + 1, m.updatedAt = $now\n"
         "WITH m\n"
-        + _audit("randomUUID()", "m.id", "'reinforce'", "m.version", "$details")
+        + audit_entry("randomUUID()", "m.id", "'reinforce'", "m.version", "$details")
         + "\nRETURN m.id AS id"
     )
     return query, {"namespace": namespace, "id": action.id, "props": props,
@@ -114,7 +115,7 @@ def prune(*, namespace: str, now: datetime, below: float, min_age_days: float,
         + "SET m.status = 'forgotten', m.forgottenAt = $now, m.version = m.version + 1,"
         " m.updatedAt = $now\n"
         "WITH m\n"
-        + _audit("randomUUID()", "m.id", "'prune'", "m.version", "$details")
+        + audit_entry("randomUUID()", "m.id", "'prune'", "m.version", "$details")
         + "\nRETURN m.id AS id ORDER BY id"
     )
     return query, {"namespace": namespace, "now": now, "below": below, "minAge": min_age_days,

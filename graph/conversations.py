@@ -18,7 +18,8 @@ from typing import Any
 
 from memlattice.core.auth import Tenant
 from memlattice.graph.client import Query
-from memlattice.graph.queries import owned, project
+from memlattice.graph.projections import project
+from memlattice.graph.visibility import owned
 
 TURN_EDGES = ("IN_SESSION", "NEXT", "SPOKEN_BY")
 

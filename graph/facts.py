@@ -33,10 +33,11 @@ from neo4j import AsyncManagedTransaction
 from memlattice.core.errors import Conflict
 from memlattice.core.model import EdgeType
 from memlattice.core.records.payloads import EvidenceRef
+from memlattice.graph.audit_queries import audit_entry
 from memlattice.graph.client import GraphClient, run
 from memlattice.graph.codec import Edge, canonical_json, memory_properties
-from memlattice.graph.memories import PreparedMemory, new_id
-from memlattice.graph.queries import _audit, fenced_lucene, snapshot, state_at, visible
+from memlattice.graph.indexes import fenced_lucene
+from memlattice.graph.prepared_memory import PreparedMemory, new_id
 from memlattice.graph.record_codec import Record, normalise, record_from_record
 from memlattice.graph.records import (
     Clearance,
@@ -47,7 +48,9 @@ from memlattice.graph.records import (
     record_return,
     record_return_then,
 )
+from memlattice.graph.revision_clauses import snapshot, state_at
 from memlattice.graph.revisions import linked
+from memlattice.graph.visibility import visible
 
 FACT_META_KIND = "factKind"
 REINFORCEMENT = 0.1
@@ -135,7 +138,7 @@ def reinforce_fact(
         "  ON CREATE SET e.namespace = m.namespace, e.kind = ev.kind, e.ref = ev.ref\n"
         "  MERGE (m)-[:RESTS_ON]->(e) }\n"
         "WITH m\n"
-        + _audit("$auditId", "m.id", "'reinforce'", "m.version")
+        + audit_entry("$auditId", "m.id", "'reinforce'", "m.version")
         + f"\nRETURN {record_return()}"
     )
     return query, {**params, "namespace": namespace, "id": id, "confidence": confidence,
@@ -173,7 +176,7 @@ def invalidate_facts(
         + "SET m.status = 'retracted', m.revisionStatus = 'retracted', m.retractedAt = $now,\n"
         "    m.version = m.version + 1, m.updatedAt = $now\n"
         "WITH m\n"
-        + _audit("randomUUID()", "m.id", "'invalidate'", "m.version")
+        + audit_entry("randomUUID()", "m.id", "'invalidate'", "m.version")
         + "\nRETURN m.id AS id ORDER BY id"
     )
     lucene = (fenced_lucene(predicate.lucene, namespace, None)

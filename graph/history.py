@@ -39,8 +39,10 @@ from memlattice.core.errors import NotFound, ValidationError
 from memlattice.core.records.payloads import RecordType, parse_payload
 from memlattice.graph.client import GraphClient, Query
 from memlattice.graph.codec import Memory, memory_from_properties, to_datetime
-from memlattice.graph.queries import REVISION, allowed, project_state, tenant_visible
+from memlattice.graph.projections import project_state
 from memlattice.graph.record_codec import Record, record_from_record, subgraph_rows
+from memlattice.graph.revision_clauses import REVISION
+from memlattice.graph.visibility import allowed, tenant_visible
 
 MAX_HISTORY = 500
 

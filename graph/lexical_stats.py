@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from memlattice.core.lucene import escape
 from memlattice.graph.client import GraphClient, Query
-from memlattice.graph.queries import FULLTEXT_INDEX, fenced_lucene
+from memlattice.graph.indexes import FULLTEXT_INDEX, fenced_lucene
 
 
 @dataclass(frozen=True, slots=True)

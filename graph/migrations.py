@@ -19,7 +19,7 @@ from memlattice.core.model import EdgeType
 from memlattice.core.settings import VectorIndexSettings
 from memlattice.graph import scope_buckets
 from memlattice.graph.client import GraphClient
-from memlattice.graph.queries import FULLTEXT_INDEX, VECTOR_INDEX
+from memlattice.graph.indexes import FULLTEXT_INDEX, VECTOR_INDEX
 
 log = logging.getLogger(__name__)
 

@@ -17,15 +17,10 @@ from memlattice.core.auth import Tenant
 from memlattice.core.model import MemoryFilter
 from memlattice.core.search_config import ExpansionConfig
 from memlattice.core.vector_spaces import VectorSpace
-from memlattice.graph.queries import (
-    allowed,
-    filter_conditions,
-    owned,
-    project_memory,
-    project_state,
-    state_at,
-    tenant_visible,
-)
+from memlattice.graph.memory_filters import filter_conditions
+from memlattice.graph.projections import project_memory, project_state
+from memlattice.graph.revision_clauses import state_at
+from memlattice.graph.visibility import allowed, owned, tenant_visible
 
 
 @dataclass

@@ -27,16 +27,11 @@ from memlattice.core.auth import Tenant
 from memlattice.core.model import Direction, MemoryFilter
 from memlattice.core.search_config import ExpansionConfig
 from memlattice.core.vector_spaces import VectorSpace
-from memlattice.graph.queries import (
-    FULLTEXT_INDEX,
-    VECTOR_INDEX,
-    Query,
-    fenced_lucene,
-    filter_conditions,
-    owned,
-    tenant_visible,
-)
+from memlattice.graph.client import Query
+from memlattice.graph.indexes import FULLTEXT_INDEX, VECTOR_INDEX, fenced_lucene
+from memlattice.graph.memory_filters import filter_conditions
 from memlattice.graph.recall_plan import RecallPlan
+from memlattice.graph.visibility import owned, tenant_visible
 
 # Every node a path passes through must be the tenant's to see (namespace, clearance,
 # scope), or the path itself would reveal the id of a memory it may not see.

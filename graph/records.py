@@ -20,28 +20,22 @@ from memlattice.core.auth import Tenant
 from memlattice.core.errors import Conflict, NotFound
 from memlattice.core.model import Status
 from memlattice.core.records.payloads import LABELS, Payload, RecordType
+from memlattice.graph.audit_queries import audit_entry
 from memlattice.graph.client import GraphClient, Query, run
 from memlattice.graph.codec import canonical_json, memory_properties
 from memlattice.graph.history import record_from_state
-from memlattice.graph.memories import PreparedMemory, _check_version, new_id, refuse_episodic
-from memlattice.graph.queries import (
-    _audit,
-    allowed,
-    fenced_lucene,
-    monotonic,
-    project,
-    project_state,
-    snapshot,
-    state_at,
-    unrestricted,
-    visible,
-)
+from memlattice.graph.indexes import fenced_lucene
+from memlattice.graph.prepared_memory import PreparedMemory, new_id
+from memlattice.graph.projections import project, project_state
 from memlattice.graph.record_codec import (
     Record,
     record_from_record,
     record_properties,
     subgraph_rows,
 )
+from memlattice.graph.refusals import check_version, refuse_episodic
+from memlattice.graph.revision_clauses import monotonic, snapshot, state_at
+from memlattice.graph.visibility import allowed, unrestricted, visible
 
 # The caller's bounds (sensitivity clearance, scope levels); None: no restriction.
 Clearance = Tenant | None
@@ -94,7 +88,7 @@ def record_return_then(var: str = "m", state: str = "m_then") -> str:
 
 
 def clearance_condition(tenant: Clearance, var: str = "m") -> tuple[str, dict[str, Any]]:
-    """The tenant's visibility predicate (graph.queries.allowed) and its parameters;
+    """The tenant's visibility predicate (graph.visibility.allowed) and its parameters;
     None (the consolidation job, acting for the whole namespace) restricts nothing."""
     if tenant is None:
         return "true", unrestricted()
@@ -122,7 +116,7 @@ def create_record(
         "WITH m\n"
         + _SUBGRAPH
         + "WITH m\n"
-        + _audit("$auditId", "m.id", "'write'", "1", "$details", at="m.createdAt")
+        + audit_entry("$auditId", "m.id", "'write'", "1", "$details", at="m.createdAt")
         + f"\nRETURN {record_return()}"
     )
     # A new record names no successor: the projection's visibility test has nothing to hide.
@@ -218,7 +212,7 @@ def replace_payload(
         "WITH m\n"
         + _SUBGRAPH
         + "WITH m\n"
-        + _audit("$auditId", "m.id", "'update'", "m.version", "$details")
+        + audit_entry("$auditId", "m.id", "'update'", "m.version", "$details")
         + f"\nRETURN {record_return()}"
     )
     # The record is active (checked under lock): it names no successor to hide.
@@ -241,7 +235,7 @@ def discard_task(*, namespace: str, task_id: str, actor: str, now: datetime,
         + "SET m.status = 'forgotten', m.forgottenAt = $now, m.version = m.version + 1,"
         " m.updatedAt = $now\n"
         "WITH m\n"
-        + _audit("randomUUID()", "m.id", "'discard'", "m.version", "$details")
+        + audit_entry("randomUUID()", "m.id", "'discard'", "m.version", "$details")
         + "\nRETURN m.id AS id ORDER BY id"
     )
     return query, {**params, "namespace": namespace, "taskId": task_id, "actor": actor,
@@ -311,7 +305,7 @@ class RecordGraph:
             current = await locked(tx, namespace=namespace, id=id, now=now,
                                    clearance=clearance)
             refuse_episodic(current.memory, "updated")
-            _check_version(current.memory, expected_version)
+            check_version(current.memory, expected_version)
             if current.memory.status is not Status.ACTIVE:
                 raise Conflict(f"record {id} is {current.memory.status.value} and cannot be"
                                " updated")

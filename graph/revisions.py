@@ -20,12 +20,14 @@ from neo4j import AsyncManagedTransaction
 from memlattice.core.errors import Conflict, ValidationError
 from memlattice.core.model import EdgeType, Status
 from memlattice.core.records.payloads import Payload, RecordType, RevisionStatus
+from memlattice.graph.audit_queries import audit_entry
 from memlattice.graph.client import GraphClient, run
 from memlattice.graph.codec import Edge, canonical_json, edge_from_record
-from memlattice.graph.memories import PreparedMemory, _check_version, new_id, refuse_episodic
-from memlattice.graph.queries import _audit, snapshot
+from memlattice.graph.prepared_memory import PreparedMemory, new_id
 from memlattice.graph.record_codec import Record
 from memlattice.graph.records import Clearance, Query, RecordGraph, locked
+from memlattice.graph.refusals import check_version, refuse_episodic
+from memlattice.graph.revision_clauses import snapshot
 
 # What a retired record's status becomes, and the time property that records it.
 _RETIRE_TIME = {Status.SUPERSEDED: "supersededAt", Status.RETRACTED: "retractedAt"}
@@ -46,7 +48,7 @@ def retire(
         + f"SET m.status = $status, m.{time_prop} = $now, m.supersededBy = $by{revision},\n"
         "    m.version = m.version + 1, m.updatedAt = $now\n"
         "WITH m\n"
-        + _audit("randomUUID()", "m.id", "$operation", "m.version", "$details")
+        + audit_entry("randomUUID()", "m.id", "$operation", "m.version", "$details")
         + "\nRETURN m.id AS id"
     )
     return query, {"namespace": namespace, "ids": list(ids), "status": status.value,
@@ -96,7 +98,7 @@ def set_revision_status(
         + snapshot("m")
         + "SET m.revisionStatus = $revisionStatus, m.version = m.version + 1, m.updatedAt = $now\n"
         "WITH m\n"
-        + _audit("randomUUID()", "m.id", "$operation", "m.version", "$details")
+        + audit_entry("randomUUID()", "m.id", "$operation", "m.version", "$details")
         + "\nRETURN m.id AS id"
     )
     return query, {"namespace": namespace, "ids": list(ids), "revisionStatus": status.value,
@@ -168,7 +170,7 @@ class RevisionGraph:
         now = successor.prepared.now
 
         async def work(tx: AsyncManagedTransaction, old: dict[str, Record]) -> Revised:
-            _check_version(old[id].memory, expected_version)
+            check_version(old[id].memory, expected_version)
             new = await self._create(tx, successor, actor)
             edges = await linked(tx, namespace=namespace, source=new.memory.id, target=id,
                                  type=EdgeType.SUPERSEDES, metadata={}, now=now)
@@ -231,7 +233,7 @@ class RevisionGraph:
         actor: str, now: datetime, clearance: Clearance = None,
     ) -> Record:
         async def work(tx: AsyncManagedTransaction, cur: dict[str, Record]) -> Record:
-            _check_version(cur[id].memory, expected_version)
+            check_version(cur[id].memory, expected_version)
             await run(tx, retire(namespace=namespace, ids=[id], status=Status.RETRACTED,
                                  by=None, actor=actor, now=now, operation="retract",
                                  details={"reason": reason}))

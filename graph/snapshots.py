@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from memlattice.core.model import EdgeType
 from memlattice.graph.client import GraphClient, Query
 from memlattice.graph.codec import Edge, Memory, edge_from_record, memory_from_properties
-from memlattice.graph.queries import project, unrestricted
+from memlattice.graph.projections import project
+from memlattice.graph.visibility import unrestricted
 
 
 def memories_by_id(*, namespace: str, ids: list[str]) -> Query:

@@ -23,7 +23,7 @@ from memlattice.core.model import EdgeType, as_utc
 from memlattice.core.settings import VectorIndexSettings
 from memlattice.graph import history
 from memlattice.graph.client import GraphClient, Query, run
-from memlattice.graph.queries import snapshot
+from memlattice.graph.revision_clauses import snapshot
 
 Cursor = tuple[datetime, str]
 

@@ -22,7 +22,7 @@ from memlattice.core.auth import Tenant
 from memlattice.core.settings import VectorIndexSettings
 from memlattice.core.vector_spaces import BuildStatus, SpaceState, VectorSpace
 from memlattice.graph.client import GraphClient, Query
-from memlattice.graph.queries import allowed, unrestricted
+from memlattice.graph.visibility import allowed, unrestricted
 
 
 def vector_key(memory_id: str, space: VectorSpace) -> str:

@@ -77,6 +77,7 @@ class PatchFields(TypedDict, total=False):
     tags: Sequence[str]
     metadata: Mapping[str, JSONValue]
     confidence: float
+    sensitivity: str
     salience: float | None
     source: str | None
     source_type: str | None

@@ -14,6 +14,7 @@ from strawberry.scalars import JSON
 
 from memlattice.core import model
 from memlattice.core.errors import ValidationError
+from memlattice.core.memory_fields import WRITE_FIELDS
 from memlattice.core.search_config import PRESETS, NamespaceSettings
 from memlattice.resolvers.planned_inputs import planned
 from memlattice.resolvers.scalars import Vector
@@ -39,12 +40,8 @@ def _set(obj: Any, *names: str) -> dict[str, Any]:
 
 
 _SCOPE_FIELDS = ("scope", "agent_id", "user_id", "session_id", "task_id")
-_WRITE_FIELDS = (
-    "id", "memory_type", "key", "value", "summary", "tags", "metadata", "confidence",
-    "sensitivity", "salience", "source",
-    "source_type", "extraction_method", "provenance", "expires_at", "embedding",
-    "embedding_model", "now", *_SCOPE_FIELDS,
-)
+# What `MemoryInput.to_domain` passes on besides namespace and content (core.memory_fields).
+_WRITE_FIELDS = tuple(f.name for f in WRITE_FIELDS if f.name not in ("namespace", "content"))
 
 
 @planned

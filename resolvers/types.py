@@ -15,7 +15,7 @@ from memlattice.graph.codec import AuditEntry as DomainAuditEntry
 from memlattice.graph.codec import Edge as DomainEdge
 from memlattice.graph.codec import Memory as DomainMemory
 from memlattice.graph.history import MemoryVersion as DomainVersion
-from memlattice.graph.memories import NamespaceConfig as DomainNamespaceConfig
+from memlattice.graph.namespace_configs import NamespaceConfig as DomainNamespaceConfig
 from memlattice.resolvers.context import Info
 from memlattice.resolvers.scalars import Vector
 from memlattice.services.memories import SearchHit as DomainHit

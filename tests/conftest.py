@@ -12,7 +12,6 @@ also how tenants are isolated in production, so no test wipes the database.
 from __future__ import annotations
 
 import os
-import socket
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -22,8 +21,9 @@ import httpx
 import pytest
 from asgi_lifespan import LifespanManager
 
-from memlattice.core.settings import LocalNeo4jSettings, Neo4jSettings, Settings, default_cache_dir
+from memlattice.core.settings import Neo4jSettings, Settings
 from memlattice.server.app import create_app
+from tests._live import private_neo4j
 
 TEST_PASSWORD = "memlattice-test"
 
@@ -50,12 +50,6 @@ def _docker_answers() -> bool:
         return False
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def neo4j_server() -> Iterator[Neo4jServer]:
     if os.environ.get("NEO4J_URI"):
@@ -68,20 +62,8 @@ def neo4j_server() -> Iterator[Neo4jServer]:
         with Neo4jContainer("neo4j:2026-community", password=TEST_PASSWORD) as container:
             yield Neo4jServer(container.get_connection_url(), "neo4j", TEST_PASSWORD)
         return
-    from memlattice import neo4j_local
-
-    local = LocalNeo4jSettings(
-        home=default_cache_dir() / "test-neo4j" / uuid.uuid4().hex[:8],
-        bolt_port=_free_port(),
-    )
-    neo4j_local.start(local, TEST_PASSWORD)
-    try:
-        yield Neo4jServer(neo4j_local.bolt_uri(local), "neo4j", TEST_PASSWORD)
-    finally:
-        neo4j_local.stop(local)
-        import shutil
-
-        shutil.rmtree(local.home, ignore_errors=True)
+    with private_neo4j(TEST_PASSWORD, folder="test-neo4j") as address:
+        yield Neo4jServer(address.uri, address.user, address.password)
 
 
 def make_settings(server: Neo4jServer, **overrides: Any) -> Settings:

@@ -81,19 +81,11 @@ def cmd_neo4j(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def cmd_migrate(args: argparse.Namespace, settings: Settings) -> None:
-    from memlattice.graph.client import GraphClient
-    from memlattice.graph.migrations import migrate
-    from memlattice.server.app import resolve_neo4j_uri
+    from memlattice.server.runtime import open_graph
 
     async def run() -> list[int]:
-        client = GraphClient.connect(resolve_neo4j_uri(settings), settings.neo4j.user,
-                                     settings.neo4j.password.get_secret_value(),
-                                     settings.neo4j.database)
-        try:
-            return await migrate(client, dimension=settings.embedding.dimension,
-                                    index=settings.vector_index)
-        finally:
-            await client.close()
+        async with open_graph(settings) as graph:
+            return graph.applied
 
     applied = asyncio.run(run())
     print(f"applied migrations {applied}" if applied else "schema is up to date")

@@ -16,26 +16,25 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from memlattice.core.json_values import check_json
-from memlattice.core.model import (
-    DEFAULT_SENSITIVITY,
+from memlattice.core.field_rules import (
     MAX_BATCH,
     MAX_CONTENT_CHARS,
-    ScopeRef,
-    Sensitivity,
-    _Input,
-    _json_size_ok,
+    StrictInput,
     as_utc,
+    json_size_ok,
     validate_namespace,
 )
+from memlattice.core.json_values import check_json
 from memlattice.core.names import blank, check_name
+from memlattice.core.scopes import ScopeRef
+from memlattice.core.vocabulary import DEFAULT_SENSITIVITY, Sensitivity
 
 # Ids of turns: a UUID of their own, so that a derived id never collides with another's.
 _TURNS = uuid.UUID("6f1c2a7e-54b9-4c8e-9a55-3f1e4b2d7c10")
 _SPACES = re.compile(r"\s+")
 
 
-class MessageInput(_Input):
+class MessageInput(StrictInput):
     """One turn: who said it (a name, or a role such as `user`), what, and when."""
 
     id: str | None = Field(default=None, min_length=1, max_length=128)
@@ -66,7 +65,7 @@ class MessageInput(_Input):
     @field_validator("metadata")
     @classmethod
     def _metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return _json_size_ok(check_json(value, "metadata"), "metadata")
+        return json_size_ok(check_json(value, "metadata"), "metadata")
 
     @property
     def who(self) -> str | None:

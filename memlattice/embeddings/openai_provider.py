@@ -26,7 +26,6 @@ Design choices, and why:
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import random
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -36,65 +35,26 @@ from pydantic import SecretStr
 
 from memlattice.core.errors import MemlatticeError, Unavailable, ValidationError
 from memlattice.embeddings.base import Embedder, check_dimension, l2_normalise
+from memlattice.embeddings.openai_endpoint import (
+    OPENAI_BASE_URL,
+    display_url,
+    is_local_endpoint,
+    is_retryable,
+    require_openai,
+    retry_after_s,
+    supports_dimensions_parameter,
+)
 
 if TYPE_CHECKING:
     import openai
 
     from memlattice.core.settings import EmbeddingSettings
 
-OPENAI_BASE_URL = "https://api.openai.com/v1"
 # Sent when a keyless local server is used: the `openai` client refuses to
 # start without some key, and a placeholder keeps it from picking up
 # OPENAI_API_KEY from the environment and sending it to a third party.
 _PLACEHOLDER_KEY = "memlattice-no-key"
-_RETRYABLE_STATUS = frozenset({408, 409, 429})
 _MAX_SERVER_MESSAGE = 300
-
-
-def supports_dimensions_parameter(model: str) -> bool:
-    """Whether `model` accepts the `dimensions` request parameter.
-
-    Only OpenAI's `text-embedding-3*` family can shorten its vectors on
-    request; sending the parameter to anything else is a 400 at best.
-    """
-    return model.startswith("text-embedding-3")
-
-
-def is_local_endpoint(base_url: str | None) -> bool:
-    """Whether `base_url` points at this machine (loopback), where servers
-    such as Ollama or llama.cpp typically run without an API key."""
-    if not base_url:
-        return False
-    host = urlsplit(base_url).hostname
-    if host is None:
-        return False
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def display_url(base_url: str) -> str:
-    """`base_url` without user-info or query, safe to put in a message."""
-    parts = urlsplit(base_url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    port = f":{parts.port}" if parts.port is not None else ""
-    return f"{parts.scheme}://{host}{port}{parts.path}".rstrip("/")
-
-
-def _require_openai() -> None:
-    try:
-        import openai  # noqa: F401
-    except ImportError as exc:
-        raise Unavailable(
-            "the openai embedding provider needs the 'openai' package: "
-            "pip install 'openai==3.52.0', or set MEMLATTICE_EMBEDDING_PROVIDER=local",
-            provider="openai",
-        ) from exc
 
 
 class OpenAIEmbedder(Embedder):
@@ -160,7 +120,7 @@ class OpenAIEmbedder(Embedder):
                 "that ignores keys)",
                 provider="openai",
             )
-        _require_openai()
+        require_openai()
 
         self.model_id = model
         self.dimension = dimension
@@ -251,10 +211,10 @@ class OpenAIEmbedder(Embedder):
             except openai.APIConnectionError as exc:  # includes APITimeoutError
                 failure = exc
             except openai.APIStatusError as exc:
-                if not _is_retryable(exc.status_code):
+                if not is_retryable(exc.status_code):
                     raise self._translate_status(exc) from exc
                 failure = exc
-                retry_after = _retry_after_s(exc.response.headers)
+                retry_after = retry_after_s(exc.response.headers)
             except openai.OpenAIError as exc:
                 # A malformed response body and the like: retrying would get
                 # the same answer, so report the endpoint as broken.
@@ -387,25 +347,6 @@ class OpenAIEmbedder(Embedder):
         if self._has_real_key and key:
             text = text.replace(key, "***")
         return text
-
-
-def _is_retryable(status: int) -> bool:
-    return status in _RETRYABLE_STATUS or status >= 500
-
-
-def _retry_after_s(headers: Mapping[str, str]) -> float | None:
-    """Seconds the server asked us to wait, from `retry-after-ms`/`retry-after`."""
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        raw = headers.get(name)
-        if raw is None:
-            continue
-        try:
-            value = float(raw) * scale
-        except ValueError:
-            continue  # an HTTP date: rare enough to fall back to our backoff
-        if value >= 0:
-            return value
-    return None
 
 
 __all__ = [

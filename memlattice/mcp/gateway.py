@@ -7,15 +7,16 @@ implementation of any rule. The resolvers authorise the namespace, scope and
 clearance and the service validates input exactly as for GraphQL callers, so
 an MCP agent and a GraphQL client holding the same key see the same memories.
 
-`open_gateway(settings)` starts the Memlattice runtime with the app's own
-lifespan (one Neo4j driver, migrations, the embedder, the API-key store), so
-the MCP process is configured by the same settings and environment as
-`memlattice serve`.
+`open_gateway(settings)` opens the Memlattice runtime the app's lifespan opens
+(memlattice.server.runtime: one Neo4j driver, migrations, the embedder, the
+services and their background loops, the API-key store), so the MCP process is
+configured by the same settings and environment as `memlattice serve`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from typing import TypeVar
 
@@ -23,11 +24,14 @@ from memlattice.core.auth import Principal
 from memlattice.core.settings import Settings
 from memlattice.resolvers.context import Context
 from memlattice.resolvers.schema import MemlatticeSchema, schema
-from memlattice.server.app import Runtime, create_app, runtime_of
+from memlattice.server.app import KEYLESS_WARNING
+from memlattice.server.runtime import Runtime, open_runtime
 from memlattice_client._errors import error_from_graphql
 from memlattice_client._operations import Call
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 
 class Gateway:
@@ -58,7 +62,8 @@ class Gateway:
 
 @contextlib.asynccontextmanager
 async def open_gateway(settings: Settings) -> AsyncIterator[Gateway]:
-    """Start the Memlattice runtime (the app's lifespan) and yield a gateway over it."""
-    app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        yield Gateway(runtime_of(app))
+    """Open the Memlattice runtime (as `memlattice serve` does) and yield a gateway over it."""
+    async with open_runtime(settings) as runtime:
+        if settings.auth_mode == "keyless":
+            log.warning(KEYLESS_WARNING)
+        yield Gateway(runtime)

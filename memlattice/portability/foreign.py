@@ -35,7 +35,7 @@ from typing import Any
 from memlattice.core.errors import Conflict, MemlatticeError, ValidationError
 from memlattice.core.model import MemoryInput, utcnow, validate_namespace, validated
 from memlattice.graph.codec import memory_properties
-from memlattice.graph.memories import new_id
+from memlattice.graph.prepared_memory import new_id
 from memlattice.graph.transfer import TransferGraph
 from memlattice.portability.exporter import NoProgress, Progress
 from memlattice.portability.importer import BATCH, at_line, read_lines

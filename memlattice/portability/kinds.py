@@ -20,7 +20,7 @@ from memlattice.core.model import NAMESPACE_SCOPE_KEY, EdgeType, Scope, Status, 
 from memlattice.core.records.payloads import LABELS, EvidenceRef
 from memlattice.graph import history
 from memlattice.graph.codec import meta_properties, search_token
-from memlattice.graph.queries import TIME_PROPERTIES
+from memlattice.graph.projections import TIME_PROPERTIES
 from memlattice.graph.record_codec import evidence_rows
 from memlattice.graph.transfer import Cursor, TransferGraph
 from memlattice.portability import part_kinds as parts

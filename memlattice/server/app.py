@@ -1,8 +1,9 @@
 """The Starlette application: one driver per process, opened in the lifespan.
 
-`create_app(settings)` builds everything from the settings it is given; no
-I/O happens until the lifespan starts, where the driver connects, migrations
-run and the embedder is wrapped in the Neo4j-backed cache.
+`create_app(settings)` builds the routes from the settings it is given; no I/O
+happens until the lifespan starts, which opens the runtime
+(memlattice.server.runtime: driver, migrations, embedder, services, background
+loops) and closes it on shutdown.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import contextlib
 import functools
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.applications import Starlette
@@ -25,65 +25,29 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
 from strawberry.types.unset import UNSET, UnsetType
 
-from memlattice.core.auth import Principal
 from memlattice.core.errors import MemlatticeError
 from memlattice.core.settings import Settings
-from memlattice.embeddings import CachedEmbedder, make_embedder
-from memlattice.embeddings.registry import EmbedderRegistry
-from memlattice.graph.client import GraphClient
-from memlattice.graph.keys import ApiKeyGraph
-from memlattice.graph.memories import EmbeddingCacheGraph, MemoryGraph
-from memlattice.graph.migrations import migrate, pending
-from memlattice.graph.vector_spaces import VectorSpaceGraph
+from memlattice.graph.migrations import pending
 from memlattice.resolvers.context import Context
 from memlattice.resolvers.errors import coded
 from memlattice.resolvers.limits import limit_extensions
 from memlattice.resolvers.operation_label import LabelOperation
 from memlattice.resolvers.schema import MemlatticeSchema, build_schema, schema
-from memlattice.search.rerank import RerankerRegistry, http_reranker
+from memlattice.search.rerank import RerankerRegistry
 from memlattice.server.explorer import explorer_routes
 from memlattice.server.explorer import is_built as explorer_is_built
 from memlattice.server.http_auth import RequireKey, principal_of, refuse_unless_operator
 from memlattice.server.http_requests import CodedHTTP
 from memlattice.server.observability.http import RequestGuard
-from memlattice.server.observability.metrics import Metrics, TimedEmbedder
+from memlattice.server.observability.metrics import Metrics
 from memlattice.server.observability.view import GuardedView
+from memlattice.server.runtime import Runtime, configured_rerankers, open_runtime
 from memlattice.server.ws_messages import CheckedTransportWS
-from memlattice.services.access import AccessRecorder
-from memlattice.services.apikeys import Authenticator
-from memlattice.services.consolidation import ConsolidationScheduler, start_consolidation
 from memlattice.services.events import EventBus
-from memlattice.services.knowledge import KnowledgeService
-from memlattice.services.memories import MemoryService
-from memlattice.services.reembed import Reembedder
-from memlattice.services.spaces import VectorSpaces
 
 log = logging.getLogger(__name__)
 
 ACTOR_HEADER = "x-memlattice-actor"
-
-
-@dataclass
-class Runtime:
-    """What the lifespan opens and every request shares."""
-
-    client: GraphClient
-    service: MemoryService
-    knowledge: KnowledgeService
-    reembedder: Reembedder
-    # Committed changes, fanned out to GraphQL subscriptions (memlattice.services.events).
-    events: EventBus = field(default_factory=EventBus)
-    # API keys -> Principal (memlattice.services.apikeys); HTTP and WebSocket both use it.
-    auth: Authenticator | None = None
-    # Scheduled and on-demand consolidation (memlattice.services.consolidation).
-    consolidation: ConsolidationScheduler | None = None
-    # How often a WebSocket's live subscriptions re-check its key.
-    key_recheck_s: float = 30.0
-
-    async def authenticate(self, token: str | None) -> Principal:
-        """A key (`Bearer <key>` or bare) -> its Principal; raises UNAUTHENTICATED."""
-        assert self.auth is not None, "the runtime is not started"
-        return await self.auth.authenticate(token)
 
 
 KEYLESS_WARNING = (
@@ -91,13 +55,6 @@ KEYLESS_WARNING = (
     " development caller. Never expose this server; set MEMLATTICE_AUTH_MODE=keys and"
     " create keys with `memlattice keys create`."
 )
-
-
-def resolve_neo4j_uri(settings: Settings) -> str:
-    """NEO4J_URI when set; otherwise the locally provisioned server's address."""
-    from memlattice.neo4j_local import bolt_uri
-
-    return settings.neo4j.uri or bolt_uri(settings.local_neo4j)
 
 
 class MemlatticeGraphQL(GuardedView, CodedHTTP, GraphQL[Context, None]):
@@ -146,67 +103,16 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
     holder: dict[str, Runtime] = {}
     metrics = Metrics()
     events = EventBus()
-    registry = rerankers or RerankerRegistry()
-    if settings.rerank.base_url:
-        key = settings.rerank.api_key.get_secret_value() if settings.rerank.api_key else None
-        registry.register("http", http_reranker(settings.rerank.base_url, settings.rerank.model,
-                                                key))
+    registry = configured_rerankers(settings, rerankers)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        uri = resolve_neo4j_uri(settings)
-        client = GraphClient.connect(
-            uri, settings.neo4j.user, settings.neo4j.password.get_secret_value(),
-            settings.neo4j.database, connection_timeout_s=settings.neo4j.connection_timeout_s,
-            acquisition_timeout_s=settings.neo4j.acquisition_timeout_s,
-            max_retry_time_s=settings.neo4j.max_retry_time_s,
-            pool_size=settings.neo4j.pool_size, observer=metrics.observe_query,
-        )
-        # Everything started is stopped in reverse order, also when a later step of
-        # start-up fails (the access counts flush while the driver is still open).
-        async with contextlib.AsyncExitStack() as started:
-            started.push_async_callback(client.close)
-            await client.verify()
-            applied = await migrate(client, dimension=settings.embedding.dimension,
-                                    index=settings.vector_index)
-            if applied:
-                log.info("applied migrations %s", applied)
-            embedder = make_embedder(settings.embedding)
-            if embedder is not None:
-                embedder = TimedEmbedder(embedder, metrics, settings.embedding.provider)
-                embedder = CachedEmbedder(embedder, EmbeddingCacheGraph(client))
-            graph = MemoryGraph(client)
-            access = AccessRecorder(graph)
-            access.start()
-            started.push_async_callback(access.stop)
-            spaces = VectorSpaces(
-                VectorSpaceGraph(client),
-                EmbedderRegistry(settings.embedding, embedder, EmbeddingCacheGraph(client)),
-                settings.vector_index,
-            )
-            started.push_async_callback(spaces.embedders.aclose)
-            reembedder = Reembedder(spaces)
-            reembedder.start()
-            started.push_async_callback(reembedder.stop)
-            service = MemoryService(
-                graph, embedder, dimension=settings.embedding.dimension,
-                candidates=settings.search_candidates, access=access, rerankers=registry,
-                spaces=spaces, events=events,
-            )
-            started.push_async_callback(service.shares.stop)
-            consolidation = start_consolidation(service, settings.consolidation, events)
-            started.push_async_callback(consolidation.stop)
-            holder["runtime"] = Runtime(client=client, service=service,
-                                        knowledge=KnowledgeService(service),
-                                        reembedder=reembedder,
-                                        events=events,
-                                        auth=Authenticator(ApiKeyGraph(client),
-                                                           settings.auth_mode),
-                                        consolidation=consolidation,
-                                        key_recheck_s=settings.key_recheck_s)
+        async with open_runtime(settings, metrics=metrics, rerankers=registry,
+                                events=events) as runtime:
+            holder["runtime"] = runtime
             if settings.auth_mode == "keyless":
                 log.warning(KEYLESS_WARNING)
-            log.info("memlattice ready on Neo4j at %s", uri)
+            log.info("memlattice ready on Neo4j at %s", runtime.uri)
             try:
                 yield
             finally:

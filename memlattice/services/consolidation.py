@@ -176,13 +176,13 @@ class ConsolidationScheduler:
             await self.run_once()
 
 
-def start_consolidation(service: MemoryService, settings: ConsolidationSettings,
-                        events: EventBus | None = None) -> ConsolidationScheduler:
-    """The app lifespan's one hook: a consolidator for on-demand runs, its schedule started."""
+def consolidation_scheduler(service: MemoryService, settings: ConsolidationSettings,
+                            events: EventBus | None = None) -> ConsolidationScheduler:
+    """A consolidator for on-demand runs and its schedule, not yet started (the runtime
+    starts it in a server; a one-shot command only runs the consolidator)."""
     from memlattice.services.llm_extract import openai_extractor
 
     scheduler = ConsolidationScheduler(
         Consolidator(service, settings, extractor=openai_extractor(settings), events=events),
         settings.interval_hours)
-    scheduler.start()
     return scheduler

@@ -159,7 +159,7 @@ class Audience:
     def redact(self, event: MemoryEvent) -> MemoryEvent:
         """The event as this audience may see it (after `sees`): ids of memories it may
         not see, or whose snapshot is not at hand, leave `memory_ids` and
-        `memory.superseded_by`, as the queries redact them (graph.queries.shown_successor)."""
+        `memory.superseded_by`, as the queries redact them (graph.visibility.shown_successor)."""
         if not self.restricted:
             return event
         shown = {m.id for m in (*event.subjects(), *event.related) if self._sees(m)}

@@ -10,7 +10,7 @@ import time
 
 from memlattice.core.model import utcnow
 from memlattice.core.search_config import NamespaceSettings
-from memlattice.graph.memories import NamespaceConfig, NamespaceConfigGraph
+from memlattice.graph.namespace_configs import NamespaceConfig, NamespaceConfigGraph
 
 
 class NamespaceDefaults:

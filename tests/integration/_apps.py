@@ -7,11 +7,7 @@ app (same Neo4j, migrations already applied) inside the test.
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -23,8 +19,8 @@ from asgi_lifespan import LifespanManager
 from memlattice.core.settings import Settings
 from memlattice.search.rerank import RerankerRegistry
 from memlattice.server.app import create_app
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests._live import Neo4jAddress
+from tests._live import spawned_server as live_server
 
 
 @asynccontextmanager
@@ -48,36 +44,9 @@ def spawned_server(settings: Settings, log_path: Path, **env: str
                    ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """`python -m tests.integration._server` on a free port against `settings`' Neo4j,
     ready (/readyz 200) when yielded; killed afterwards if still running."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    environment = {
-        **os.environ, "NEO4J_URI": settings.neo4j.uri or "", "NEO4J_USER": settings.neo4j.user,
-        "NEO4J_PASSWORD": settings.neo4j.password.get_secret_value(),
-        "MEMLATTICE_ENVIRONMENT": "test", "MEMLATTICE_AUTH_MODE": "keyless",
-        "MEMLATTICE_PORT": str(port), "MEMLATTICE_EMBEDDING_PROVIDER": "none",
-        "MEMLATTICE_EMBEDDING_DIMENSION": str(settings.embedding.dimension), **env,
-    }
-    with log_path.open("wb") as log:
-        process = subprocess.Popen([sys.executable, "-m", "tests.integration._server"],
-                                   cwd=ROOT, env=environment, stdout=log,
-                                   stderr=subprocess.STDOUT)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    if httpx.get(base + "/readyz", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if process.poll() is not None:
-                    raise RuntimeError(log_path.read_text())
-                if time.monotonic() > deadline:
-                    raise TimeoutError("the server did not become ready")
-                time.sleep(0.3)
-            yield process, base
-        finally:
-            if process.poll() is None:
-                process.kill()
-            process.wait()
+    neo4j = Neo4jAddress(settings.neo4j.uri or "", settings.neo4j.user,
+                         settings.neo4j.password.get_secret_value())
+    with live_server(["tests.integration._server"], neo4j, log_path,
+                     dimension=settings.embedding.dimension, env=env,
+                     ready_timeout_s=120) as served:
+        yield served.process, served.base

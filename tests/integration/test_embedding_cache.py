@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memlattice.embeddings import text_digest
-from memlattice.graph.memories import EmbeddingCacheGraph
+from memlattice.graph.embedding_cache import EmbeddingCacheGraph
 from tests.conftest import GraphQLClient
 from tests.integration._support import WRITE_MANY
 

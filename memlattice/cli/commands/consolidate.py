@@ -39,27 +39,11 @@ def run(args: argparse.Namespace, settings: Settings) -> None:
 async def _run(args: argparse.Namespace, settings: Settings) -> None:
     from memlattice.core.auth import Tenant
     from memlattice.core.model import validate_namespace
-    from memlattice.embeddings import CachedEmbedder, make_embedder
-    from memlattice.graph.client import GraphClient
-    from memlattice.graph.memories import EmbeddingCacheGraph, MemoryGraph
-    from memlattice.graph.migrations import migrate
-    from memlattice.server.app import resolve_neo4j_uri
-    from memlattice.services.consolidation import Consolidator
-    from memlattice.services.llm_extract import openai_extractor
-    from memlattice.services.memories import MemoryService
+    from memlattice.server.runtime import open_runtime
 
-    client = GraphClient.connect(resolve_neo4j_uri(settings), settings.neo4j.user,
-                                 settings.neo4j.password.get_secret_value(),
-                                 settings.neo4j.database)
-    try:
-        await migrate(client, dimension=settings.embedding.dimension, index=settings.vector_index)
-        embedder = make_embedder(settings.embedding)
-        if embedder is not None:
-            embedder = CachedEmbedder(embedder, EmbeddingCacheGraph(client))
-        service = MemoryService(MemoryGraph(client), embedder,
-                                dimension=settings.embedding.dimension)
-        consolidator = Consolidator(service, settings.consolidation,
-                                    extractor=openai_extractor(settings.consolidation))
+    async with open_runtime(settings, background=False) as runtime:
+        assert runtime.consolidation is not None
+        consolidator = runtime.consolidation.consolidator
         namespaces = (await consolidator.namespaces() if args.all
                       else [validate_namespace(args.namespace)])
         for namespace in namespaces:
@@ -70,8 +54,3 @@ async def _run(args: argparse.Namespace, settings: Settings) -> None:
             print(f"{namespace}: created {created or 'nothing'}, reinforced"
                   f" {reinforced or 'nothing'}, decayed {report.decayed},"
                   f" pruned {len(report.pruned)}")
-        await consolidator.aclose()
-        if embedder is not None:
-            await embedder.aclose()
-    finally:
-        await client.close()

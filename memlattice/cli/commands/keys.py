@@ -14,7 +14,6 @@ from typing import TypeVar
 
 from memlattice.core.model import Scope, Sensitivity
 from memlattice.core.settings import Settings
-from memlattice.graph.client import GraphClient
 from memlattice.graph.keys import ApiKeyGraph
 from memlattice.services.apikeys import KeySpec, create_key, describe, list_keys, revoke_key
 
@@ -62,16 +61,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _with_keys(settings: Settings, work: Callable[[ApiKeyGraph], Awaitable[T]]) -> T:
-    from memlattice.server.app import resolve_neo4j_uri
+    from memlattice.server.runtime import open_graph
 
     async def run() -> T:
-        client = GraphClient.connect(resolve_neo4j_uri(settings), settings.neo4j.user,
-                                     settings.neo4j.password.get_secret_value(),
-                                     settings.neo4j.database)
-        try:
-            return await work(ApiKeyGraph(client))
-        finally:
-            await client.close()
+        # The key store needs no migration to read or write; `serve` and `migrate` do it.
+        async with open_graph(settings, migrate_schema=False) as graph:
+            return await work(ApiKeyGraph(graph.client))
 
     return asyncio.run(run())
 

@@ -44,55 +44,34 @@ def run(args: argparse.Namespace, settings: Settings) -> None:
 async def _run(args: argparse.Namespace, settings: Settings) -> None:
     from memlattice.core.model import validate_namespace
     from memlattice.core.search_config import NamespaceSettings
-    from memlattice.embeddings import CachedEmbedder, make_embedder
-    from memlattice.embeddings.registry import EmbedderRegistry
-    from memlattice.graph.client import GraphClient
-    from memlattice.graph.memories import EmbeddingCacheGraph, NamespaceConfigGraph
-    from memlattice.graph.migrations import migrate
-    from memlattice.graph.vector_spaces import VectorSpaceGraph
-    from memlattice.server.app import resolve_neo4j_uri
-    from memlattice.services.namespaces import NamespaceDefaults
-    from memlattice.services.reembed import Reembedder
-    from memlattice.services.spaces import VectorSpaces
+    from memlattice.server.runtime import open_runtime
 
     namespace = validate_namespace(args.namespace)
-    client = GraphClient.connect(resolve_neo4j_uri(settings), settings.neo4j.user,
-                                 settings.neo4j.password.get_secret_value(),
-                                 settings.neo4j.database)
-    try:
-        await migrate(client, dimension=settings.embedding.dimension, index=settings.vector_index)
-        default = make_embedder(settings.embedding)
-        store = EmbeddingCacheGraph(client)
-        registry = EmbedderRegistry(settings.embedding,
-                                    CachedEmbedder(default, store) if default else None, store)
-        spaces = VectorSpaces(VectorSpaceGraph(client), registry, settings.vector_index)
-        try:
-            if args.model and not args.status:
-                # Recorded like configureNamespace, so the service searches the same space.
-                defaults = NamespaceDefaults(NamespaceConfigGraph(client))
-                current = await defaults.settings(namespace)
-                dimension = args.dimension or settings.embedding.dimension
-                await spaces.configure(namespace, args.model, dimension)
-                await defaults.configure(namespace, NamespaceSettings(**{
-                    **current.model_dump(), "embedding_model": args.model,
-                    "embedding_dimension": dimension}), actor="cli:reembed")
+    # No background loop: this command builds the space itself, in the foreground.
+    async with open_runtime(settings, background=False) as runtime:
+        spaces = runtime.reembedder.spaces
+        if args.model and not args.status:
+            # Recorded like configureNamespace, so the service searches the same space.
+            defaults = runtime.service.namespaces
+            current = await defaults.settings(namespace)
+            dimension = args.dimension or settings.embedding.dimension
+            await spaces.configure(namespace, args.model, dimension)
+            await defaults.configure(namespace, NamespaceSettings(**{
+                **current.model_dump(), "embedding_model": args.model,
+                "embedding_dimension": dimension}), actor="cli:reembed")
+        report = await spaces.report(namespace)
+        state = report.state
+        if not args.status and state.target is not None:
+            with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                          MofNCompleteColumn(), TimeRemainingColumn()) as bar:
+                task = bar.add_task(f"{namespace} → {state.target.key}",
+                                    total=report.progress.total,
+                                    completed=report.progress.embedded)
+                await runtime.reembedder.build(state,
+                                               on_progress=lambda n: bar.advance(task, n))
             report = await spaces.report(namespace)
             state = report.state
-            if not args.status and state.target is not None:
-                worker = Reembedder(spaces)
-                with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
-                              MofNCompleteColumn(), TimeRemainingColumn()) as bar:
-                    task = bar.add_task(f"{namespace} → {state.target.key}",
-                                        total=report.progress.total,
-                                        completed=report.progress.embedded)
-                    await worker.build(state, on_progress=lambda n: bar.advance(task, n))
-                report = await spaces.report(namespace)
-                state = report.state
-            print(f"{namespace}: searches {report.active.key}; status {state.status.value}"
-                  + (f" (building {state.target.key}: {report.progress.embedded}"
-                     f"/{report.progress.total})" if state.target else "")
-                  + (f"; error: {state.error}" if state.error else ""))
-        finally:
-            await registry.aclose()
-    finally:
-        await client.close()
+        print(f"{namespace}: searches {report.active.key}; status {state.status.value}"
+              + (f" (building {state.target.key}: {report.progress.embedded}"
+                 f"/{report.progress.total})" if state.target else "")
+              + (f"; error: {state.error}" if state.error else ""))

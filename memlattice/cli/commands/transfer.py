@@ -16,8 +16,7 @@ import asyncio
 import contextlib
 import sys
 import textwrap
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -98,39 +97,6 @@ class BarProgress:
         self._report_previous()
 
 
-@dataclass
-class _Runtime:
-    client: Any
-    service: Any
-
-
-@contextlib.asynccontextmanager
-async def _runtime(settings: Settings, *, embed: bool) -> AsyncIterator[_Runtime]:
-    from memlattice.embeddings import CachedEmbedder, make_embedder
-    from memlattice.graph.client import GraphClient
-    from memlattice.graph.memories import EmbeddingCacheGraph, MemoryGraph
-    from memlattice.graph.migrations import migrate
-    from memlattice.server.app import resolve_neo4j_uri
-    from memlattice.services.memories import MemoryService
-
-    client = GraphClient.connect(resolve_neo4j_uri(settings), settings.neo4j.user,
-                                 settings.neo4j.password.get_secret_value(),
-                                 settings.neo4j.database)
-    embedder = None
-    try:
-        await migrate(client, dimension=settings.embedding.dimension, index=settings.vector_index)
-        if embed:
-            raw = make_embedder(settings.embedding)
-            embedder = CachedEmbedder(raw, EmbeddingCacheGraph(client)) if raw else None
-        service = MemoryService(MemoryGraph(client), embedder,
-                                dimension=settings.embedding.dimension)
-        yield _Runtime(client=client, service=service)
-    finally:
-        if embedder is not None:
-            await embedder.aclose()
-        await client.close()
-
-
 def _console() -> Console:
     return Console(stderr=True)
 
@@ -143,13 +109,14 @@ async def _export(args: argparse.Namespace, settings: Settings) -> None:
     from memlattice.core.model import validate_namespace
     from memlattice.graph.transfer import TransferGraph
     from memlattice.portability.exporter import export_namespace
+    from memlattice.server.runtime import open_runtime
 
     try:
         namespace = validate_namespace(args.namespace)
     except ValueError as exc:
         raise ValidationError(str(exc), field="namespace") from None
     console = _console()
-    async with _runtime(settings, embed=False) as rt:
+    async with open_runtime(settings, background=False, embed=False) as rt:
         with _sink(args.output) as sink, BarProgress(console).running() as progress:
             counts = await export_namespace(TransferGraph(rt.client), namespace, sink,
                                             progress=progress)
@@ -173,6 +140,7 @@ def run_import(args: argparse.Namespace, settings: Settings) -> None:
 async def _import(args: argparse.Namespace, settings: Settings) -> None:
     from memlattice.graph.transfer import TransferGraph
     from memlattice.portability.importer import import_export
+    from memlattice.server.runtime import open_runtime
 
     path: Path = args.file
     if not path.exists():
@@ -181,7 +149,7 @@ async def _import(args: argparse.Namespace, settings: Settings) -> None:
         raise ValidationError(f"{path} is not a file")
     console = _console()
     verb = "would import" if args.dry_run else "imported"
-    async with _runtime(settings, embed=True) as rt:
+    async with open_runtime(settings, background=False) as rt:
         graph = TransferGraph(rt.client, settings.vector_index)
         with BarProgress(console).running() as progress:
             if args.format == "memlattice":

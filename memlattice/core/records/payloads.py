@@ -25,7 +25,7 @@ from pydantic import (
 )
 
 from memlattice.core.errors import ValidationError
-from memlattice.core.model import _json_size_ok, as_utc, camel
+from memlattice.core.field_rules import as_utc, camel, json_size_ok
 from memlattice.core.names import check_name, check_visible
 
 _Text = Field(min_length=1, max_length=4_000)
@@ -69,7 +69,7 @@ class _Payload(BaseModel):
 
 
 def _json(value: Any) -> Any:
-    return _json_size_ok(value, "value", limit=200_000)
+    return json_size_ok(value, "value", limit=200_000)
 
 
 class EvidenceRef(_Payload):

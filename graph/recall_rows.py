@@ -1,0 +1,122 @@
+"""The rows of one recall round trip (graph.recall_query), read into typed candidates.
+
+Candidates keep their raw property maps: most are ranked and dropped, so only
+the hits a search returns become `Memory` objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from memlattice.graph.codec import Memory, memory_from_properties
+
+
+@dataclass(frozen=True)
+class Found:
+    """A candidate from one index, with its raw index score.
+
+    It keeps the raw property map: most candidates are ranked and dropped, so
+    only the hits that are returned become `Memory` objects.
+    """
+
+    props: Mapping[str, Any]
+    score: float
+    # The cosine to the query of a lexical candidate, when the search asked for it.
+    similarity: float | None = None
+    # (hops away, content) of its neighbours along NEXT, when the search asked for them.
+    context: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def id(self) -> str:
+        return str(self.props["id"])
+
+    @property
+    def embedding(self) -> list[float] | None:
+        """Present only when the search asked for vectors (MMR)."""
+        return self.props.get("embedding")
+
+
+@dataclass(frozen=True)
+class Reached:
+    """A memory reached from candidate `seed` along `path` ((type, source, target) steps)."""
+
+    seed: str
+    props: Mapping[str, Any]
+    similarity: float | None
+    path: tuple[tuple[str, str, str], ...]
+    context: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def id(self) -> str:
+        return str(self.props["id"])
+
+    @property
+    def embedding(self) -> list[float] | None:
+        return self.props.get("embedding")
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    semantic: list[Found] = field(default_factory=list)
+    lexical: list[Found] = field(default_factory=list)
+    # The NEXT neighbours of both lists' candidates (no index score of their own).
+    adjacent: list[Found] = field(default_factory=list)
+    reached: list[Reached] = field(default_factory=list)
+    conflicts: dict[str, list[Memory]] = field(default_factory=dict)
+
+
+def _context(row: Mapping[str, Any]) -> tuple[tuple[int, str], ...]:
+    return tuple((int(c["hop"]), str(c["content"] or "")) for c in row.get("context") or ())
+
+
+def exists(props: Mapping[str, Any]) -> bool:
+    """False for the property map of a node a concurrent transaction deleted."""
+    return props.get("id") is not None
+
+
+def search_result(record: Mapping[str, Any]) -> SearchResult:
+    """The candidates of a recall record: each index's list, the NEXT neighbours, what
+    expansion reached, and the CONTRADICTS neighbours the caller may see of each."""
+    keys = set(record.keys())
+    # Each row carries the CONTRADICTS neighbours its caller may see.
+    conflicts: dict[str, list[Memory]] = {}
+
+    def note_conflicts(x: Mapping[str, Any]) -> None:
+        seen = conflicts.setdefault(x["m"]["id"], [])
+        known = {m.id for m in seen}
+        for c in x["conflicts"]:
+            if exists(c) and c["id"] not in known:
+                seen.append(memory_from_properties(c))
+                known.add(c["id"])
+
+    def found(key: str) -> list[Found]:
+        if key not in keys:
+            return []
+        rows = [x for x in record[key] if exists(x["m"])]
+        for x in rows:
+            note_conflicts(x)
+        return [Found(x["m"], float(x.get("score") or 0.0), similarity=x.get("similarity"),
+                      context=_context(x)) for x in rows]
+
+    reached: list[Reached] = []
+    if "expanded" in keys:
+        for entry in record["expanded"]:
+            for x in entry["reached"]:
+                # A node or relationship deleted by a concurrent commit reads as nulls.
+                if not exists(x["m"]) or any(step["type"] is None for step in x["path"]):
+                    continue
+                note_conflicts(x)
+                reached.append(Reached(
+                    seed=entry["seed"], props=x["m"],
+                    similarity=x["similarity"],
+                    path=tuple((step["type"], step["source"], step["target"])
+                               for step in x["path"]),
+                    context=_context(x),
+                ))
+    semantic, lexical = found("semantic"), found("lexical")
+    return SearchResult(semantic=semantic, lexical=lexical, adjacent=found("adjacent"),
+                        reached=reached,
+                        conflicts={k: sorted(v, key=lambda m: m.id)
+                                   for k, v in conflicts.items() if v})

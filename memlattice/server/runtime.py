@@ -1,0 +1,187 @@
+"""Everything a Memlattice process opens, opened and closed in one place.
+
+The app's lifespan, the CLI commands and the MCP server all need the same
+things in the same order: a Neo4j driver (verified), the schema migrated, the
+embedder behind its Neo4j-backed cache, the services with all their parts, and
+for a long-running server the background loops (access counts, re-embedding,
+the consolidation schedule). `open_runtime` builds them once, on an exit
+stack, so whatever was started is stopped in reverse order: on a normal exit
+and when a later step of start-up fails (the access counts flush while the
+driver is still open). `open_graph` is the smaller half for commands that only
+need the database.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from memlattice.core.auth import Principal
+from memlattice.core.settings import Settings
+from memlattice.embeddings import CachedEmbedder, Embedder, make_embedder
+from memlattice.embeddings.registry import EmbedderRegistry
+from memlattice.graph.client import GraphClient
+from memlattice.graph.embedding_cache import EmbeddingCacheGraph
+from memlattice.graph.keys import ApiKeyGraph
+from memlattice.graph.memories import MemoryGraph
+from memlattice.graph.migrations import migrate
+from memlattice.graph.vector_spaces import VectorSpaceGraph
+from memlattice.search.rerank import RerankerRegistry, http_reranker
+from memlattice.server.observability.metrics import Metrics, TimedEmbedder
+from memlattice.services.access import AccessRecorder
+from memlattice.services.apikeys import Authenticator
+from memlattice.services.consolidation import ConsolidationScheduler, consolidation_scheduler
+from memlattice.services.events import EventBus
+from memlattice.services.knowledge import KnowledgeService
+from memlattice.services.memories import MemoryService
+from memlattice.services.reembed import Reembedder
+from memlattice.services.spaces import VectorSpaces
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Runtime:
+    """What a process opens once and every request (or command) shares."""
+
+    client: GraphClient
+    service: MemoryService
+    knowledge: KnowledgeService
+    reembedder: Reembedder
+    # The vector spaces and their embedders (memlattice.services.spaces).
+    spaces: VectorSpaces | None = None
+    # Committed changes, fanned out to GraphQL subscriptions (memlattice.services.events).
+    events: EventBus = field(default_factory=EventBus)
+    # API keys -> Principal (memlattice.services.apikeys); HTTP and WebSocket both use it.
+    auth: Authenticator | None = None
+    # Scheduled and on-demand consolidation (memlattice.services.consolidation).
+    consolidation: ConsolidationScheduler | None = None
+    # How often a WebSocket's live subscriptions re-check its key.
+    key_recheck_s: float = 30.0
+    # The Bolt address the driver was opened on (for the start-up log).
+    uri: str = ""
+
+    async def authenticate(self, token: str | None) -> Principal:
+        """A key (`Bearer <key>` or bare) -> its Principal; raises UNAUTHENTICATED."""
+        assert self.auth is not None, "the runtime is not started"
+        return await self.auth.authenticate(token)
+
+
+@dataclass(frozen=True)
+class OpenGraph:
+    """A verified driver, and the migrations this opening applied (empty when none)."""
+
+    client: GraphClient
+    uri: str
+    applied: list[int]
+
+
+def resolve_neo4j_uri(settings: Settings) -> str:
+    """NEO4J_URI when set; otherwise the locally provisioned server's address."""
+    from memlattice.neo4j_local import bolt_uri
+
+    return settings.neo4j.uri or bolt_uri(settings.local_neo4j)
+
+
+@contextlib.asynccontextmanager
+async def open_graph(settings: Settings, *, migrate_schema: bool = True,
+                     metrics: Metrics | None = None) -> AsyncIterator[OpenGraph]:
+    """Connect to Neo4j with the configured limits, verify the connection and (unless
+    told not to) migrate the schema; the driver is closed on exit, also on failure."""
+    uri = resolve_neo4j_uri(settings)
+    neo4j = settings.neo4j
+    client = GraphClient.connect(
+        uri, neo4j.user, neo4j.password.get_secret_value(), neo4j.database,
+        connection_timeout_s=neo4j.connection_timeout_s,
+        acquisition_timeout_s=neo4j.acquisition_timeout_s,
+        max_retry_time_s=neo4j.max_retry_time_s, pool_size=neo4j.pool_size,
+        observer=metrics.observe_query if metrics is not None else None,
+    )
+    try:
+        await client.verify()
+        applied: list[int] = []
+        if migrate_schema:
+            applied = await migrate(client, dimension=settings.embedding.dimension,
+                                    index=settings.vector_index)
+            if applied:
+                log.info("applied migrations %s", applied)
+        yield OpenGraph(client=client, uri=uri, applied=applied)
+    finally:
+        await client.close()
+
+
+def configured_rerankers(settings: Settings,
+                         registry: RerankerRegistry | None = None) -> RerankerRegistry:
+    """`registry` (an embedding program's Python rerankers) plus the HTTP reranker the
+    settings name, if any."""
+    registry = registry or RerankerRegistry()
+    if settings.rerank.base_url:
+        key = settings.rerank.api_key.get_secret_value() if settings.rerank.api_key else None
+        registry.register("http", http_reranker(settings.rerank.base_url, settings.rerank.model,
+                                                key))
+    return registry
+
+
+def cached_embedder(settings: Settings, client: GraphClient,
+                    metrics: Metrics | None = None) -> Embedder | None:
+    """The configured embedder (None when the provider is `none`), timed when metrics
+    are kept, behind the Neo4j-backed cache."""
+    embedder = make_embedder(settings.embedding)
+    if embedder is None:
+        return None
+    if metrics is not None:
+        embedder = TimedEmbedder(embedder, metrics, settings.embedding.provider)
+    return CachedEmbedder(embedder, EmbeddingCacheGraph(client))
+
+
+@contextlib.asynccontextmanager
+async def open_runtime(
+    settings: Settings, *, background: bool = True, embed: bool = True,
+    metrics: Metrics | None = None, rerankers: RerankerRegistry | None = None,
+    events: EventBus | None = None,
+) -> AsyncIterator[Runtime]:
+    """Open everything and yield the `Runtime`; close it all in reverse order on exit.
+
+    `background=False` (a one-shot command) builds the same services but starts no
+    loop: the command drives the re-embedder or the consolidator itself, and the
+    access counts are flushed once at the end. `embed=False` leaves the embedder
+    out (an export needs no vectors computed). `rerankers`: a registry already
+    configured (`configured_rerankers`), else the settings' own.
+    """
+    events = events if events is not None else EventBus()
+    async with contextlib.AsyncExitStack() as started:
+        graph_db = await started.enter_async_context(open_graph(settings, metrics=metrics))
+        client = graph_db.client
+        embedder = cached_embedder(settings, client, metrics) if embed else None
+        graph = MemoryGraph(client)
+        access = AccessRecorder(graph)
+        if background:
+            access.start()
+        started.push_async_callback(access.stop)
+        spaces = VectorSpaces(
+            VectorSpaceGraph(client),
+            EmbedderRegistry(settings.embedding, embedder, EmbeddingCacheGraph(client)),
+            settings.vector_index,
+        )
+        started.push_async_callback(spaces.embedders.aclose)
+        reembedder = Reembedder(spaces)
+        if background:
+            reembedder.start()
+        started.push_async_callback(reembedder.stop)
+        service = MemoryService(
+            graph, embedder, dimension=settings.embedding.dimension,
+            candidates=settings.search_candidates, access=access,
+            rerankers=rerankers or configured_rerankers(settings), spaces=spaces, events=events,
+        )
+        started.push_async_callback(service.shares.stop)
+        consolidation = consolidation_scheduler(service, settings.consolidation, events)
+        started.push_async_callback(consolidation.stop)
+        if background:
+            consolidation.start()
+        yield Runtime(client=client, service=service, knowledge=KnowledgeService(service),
+                      reembedder=reembedder, spaces=spaces, events=events,
+                      auth=Authenticator(ApiKeyGraph(client), settings.auth_mode),
+                      consolidation=consolidation, key_recheck_s=settings.key_recheck_s,
+                      uri=graph_db.uri)
