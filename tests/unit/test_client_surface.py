@@ -113,3 +113,12 @@ def test_the_client_in_use_is_the_one_in_client() -> None:
     """./dev installs client/ editable, so tests never run a stale copy of the client."""
     package = Path(memlattice_client.__file__).resolve().parent
     assert package == ROOT / "client" / "memlattice_client"
+
+
+def test_every_install_of_the_server_names_the_client_folder() -> None:
+    """memlattice-client comes from client/, never from a package index: ./dev and the
+    Dockerfile install the folder in the same pip command as the server."""
+    assert "pip install -q -e ./client -e '.[dev]'" in (ROOT / "dev").read_text()
+    dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
+    assert "COPY client ./client" in dockerfile
+    assert "RUN pip install ./client . " in dockerfile
