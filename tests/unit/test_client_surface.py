@@ -1,31 +1,31 @@
-"""The Python client covers the whole API, and speaks its conventions."""
+"""The Python client covers the whole API, and speaks its conventions.
+
+These compare the client with the server (its schema, its error codes); the
+client's own tests, which need no server package, are in client/tests."""
 
 from __future__ import annotations
 
 import inspect
-import subprocess
-import sys
-from datetime import UTC, datetime
+import tomllib
+from pathlib import Path
+from typing import Any
 
+from packaging.requirements import Requirement
 from pydantic.alias_generators import to_snake
 
 import memlattice_client
 from memlattice.resolvers.schema import schema
-from memlattice_client import (
-    AsyncMemlatticeClient,
-    ForbiddenError,
-    MemlatticeClient,
-    MemlatticeError,
-    Scope,
-    UnauthenticatedError,
-    UnavailableError,
-    ValidationError,
-    VersionConflictError,
-)
-from memlattice_client._errors import ERRORS_BY_CODE, error_from_graphql, error_from_status
+from memlattice_client import AsyncMemlatticeClient, MemlatticeClient
+from memlattice_client._errors import ERRORS_BY_CODE
 from memlattice_client._events import SUBSCRIPTIONS
-from memlattice_client._inputs import to_graphql
 from memlattice_client._operations import OPERATIONS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _pyproject(path: Path) -> dict[str, Any]:
+    with path.open("rb") as file:
+        return tomllib.load(file)
 
 
 def _schema_operations() -> set[str]:
@@ -44,7 +44,8 @@ def test_every_subscription_has_an_async_client_method() -> None:
 
 def test_every_schema_operation_has_a_client_operation() -> None:
     missing = _schema_operations() - set(OPERATIONS)
-    assert not missing, f"add client operations (memlattice_client/_operations.py): {missing}"
+    assert not missing, ("add client operations "
+                         f"(client/memlattice_client/_operations.py): {missing}")
 
 
 def test_client_operations_exist_in_the_schema() -> None:
@@ -79,38 +80,6 @@ def test_method_signatures_read_like_methods() -> None:
     assert sig.return_annotation == "Memory"
 
 
-def test_public_surface_is_pinned() -> None:
-    assert memlattice_client.__all__ == sorted(memlattice_client.__all__)
-    for name in memlattice_client.__all__:
-        assert hasattr(memlattice_client, name)
-
-
-def test_client_does_not_import_the_server() -> None:
-    code = ("import sys, memlattice_client; "
-            "bad = [m for m in sys.modules if m.split('.')[0] in "
-            "('memlattice', 'graph', 'resolvers', 'neo4j', 'strawberry', 'wordllama')]; "
-            "print(bad); sys.exit(1 if bad else 0)")
-    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True,
-                          text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
-def test_errors_map_by_code() -> None:
-    error = error_from_graphql({"message": "stale", "path": ["updateMemory"],
-                                "extensions": {"code": "VERSION_CONFLICT", "current": 3}})
-    assert isinstance(error, VersionConflictError)
-    assert (error.code, error.message, error.path) == ("VERSION_CONFLICT", "stale",
-                                                       ["updateMemory"])
-    assert error.extensions["current"] == 3
-    unknown = error_from_graphql({"message": "m", "extensions": {"code": "TEAPOT"}})
-    assert type(unknown) is MemlatticeError and unknown.code == "TEAPOT"
-    assert isinstance(error_from_graphql({"message": "m", "extensions": {"code": "BAD_REQUEST"}}),
-                      ValidationError)
-    assert isinstance(error_from_status(401, ""), UnauthenticatedError)
-    assert isinstance(error_from_status(403, "no"), ForbiddenError)
-    assert isinstance(error_from_status(502, "bad gateway"), UnavailableError)
-
-
 def test_every_server_error_code_has_its_client_class() -> None:
     import memlattice.core.errors as server
 
@@ -118,37 +87,38 @@ def test_every_server_error_code_has_its_client_class() -> None:
              if isinstance(cls, type) and issubclass(cls, server.MemlatticeError)}
     codes -= {"PROVISIONING"}  # raised by the CLI's Neo4j provisioning, never over the API
     missing = codes - set(ERRORS_BY_CODE)
-    assert not missing, f"add client error classes (memlattice_client/_errors.py): {missing}"
+    assert not missing, ("add client error classes "
+                         f"(client/memlattice_client/_errors.py): {missing}")
     for code in codes:
         assert ERRORS_BY_CODE[code].code == code or code == "BAD_REQUEST"
 
 
-def test_inputs_use_api_spelling_but_keep_caller_json() -> None:
-    sent = to_graphql({"namespace": "n", "tags_any": ["a"], "scope": "session",
-                       "metadata": {"snake_key": {"inner_key": 1}},
-                       "context": {"agent_id": "a1"}, "scopes": [Scope.USER, "agent"],
-                       "created_after": datetime(2026, 1, 1, tzinfo=UTC)})
-    assert sent == {"namespace": "n", "tagsAny": ["a"], "scope": "SESSION",
-                    "metadata": {"snake_key": {"inner_key": 1}}, "context": {"agentId": "a1"},
-                    "scopes": ["USER", "AGENT"], "createdAfter": "2026-01-01T00:00:00+00:00"}
+def test_the_server_depends_on_this_client_version() -> None:
+    """The server pins the client distribution of client/; bumping one without the other
+    would make `pip install -e ./client -e .` (./dev, the Dockerfile) unresolvable."""
+    server = _pyproject(ROOT / "pyproject.toml")["project"]
+    client = _pyproject(ROOT / "client" / "pyproject.toml")["project"]
+    [pinned] = [Requirement(r) for r in server["dependencies"]
+                if Requirement(r).name == client["name"]]
+    assert pinned.specifier.contains(client["version"]), (pinned, client["version"])
 
 
-def test_environment_configures_url_and_key(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("MEMLATTICE_URL", "http://memory.internal:9000/")
-    monkeypatch.setenv("MEMLATTICE_API_KEY", "mlk_abc")
-    with MemlatticeClient() as client:
-        assert client.endpoint == "http://memory.internal:9000/graphql"
-        assert client.headers["authorization"] == "Bearer mlk_abc"
-    with MemlatticeClient("http://other/graphql", api_key="k2") as client:
-        assert client.endpoint == "http://other/graphql"
-        assert client.headers["authorization"] == "Bearer k2"
+def test_the_server_distribution_does_not_carry_the_client_package() -> None:
+    found = _pyproject(ROOT / "pyproject.toml")["tool"]["setuptools"]["packages"]["find"]
+    assert found["include"] == ["memlattice", "memlattice.*"]
+    assert not (ROOT / "memlattice_client").exists()
 
 
-def test_unreachable_server_is_unavailable() -> None:
-    with MemlatticeClient("http://127.0.0.1:9", timeout=2) as client:
-        try:
-            client.memory("n", "x")
-        except UnavailableError as exc:
-            assert exc.code == "UNAVAILABLE"
-        else:
-            raise AssertionError("expected UnavailableError")
+def test_the_client_in_use_is_the_one_in_client() -> None:
+    """./dev installs client/ editable, so tests never run a stale copy of the client."""
+    package = Path(memlattice_client.__file__).resolve().parent
+    assert package == ROOT / "client" / "memlattice_client"
+
+
+def test_every_install_of_the_server_names_the_client_folder() -> None:
+    """memlattice-client comes from client/, never from a package index: ./dev and the
+    Dockerfile install the folder in the same pip command as the server."""
+    assert "pip install -q -e ./client -e '.[dev]'" in (ROOT / "dev").read_text()
+    dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
+    assert "COPY client ./client" in dockerfile
+    assert "RUN pip install ./client . " in dockerfile

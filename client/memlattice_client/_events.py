@@ -149,7 +149,8 @@ async def _subscribe(
     try:
         from httpx_ws import WebSocketDisconnect, aconnect_ws
     except ModuleNotFoundError:  # pragma: no cover - depends on the environment
-        raise MemlatticeError("memory_events needs the httpx-ws package: pip install httpx-ws",
+        raise MemlatticeError("memory_events needs the httpx-ws package: "
+                              "pip install 'memlattice-client[events]'",
                               code="CLIENT_DEPENDENCY") from None
     async with aconnect_ws(endpoint, http, subprotocols=[PROTOCOL]) as ws:
         init = {"authorization": authorization} if authorization else {}
