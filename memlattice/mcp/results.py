@@ -58,6 +58,16 @@ class Remembered(BaseModel):
     id: str
     version: int
     namespace: str
+    duplicate_of: str | None = Field(
+        default=None, description="the existing memory this write repeats, when the"
+                                  " service reports one")
+
+
+def remembered(m: Memory) -> Remembered:
+    # `duplicate_of` is read only if the write's result carries it (the client's
+    # Memory model ignores fields it does not declare, so it is None until then).
+    return Remembered(id=m.id, version=m.version, namespace=m.namespace,
+                      duplicate_of=getattr(m, "duplicate_of", None))
 
 
 class Superseded(BaseModel):

@@ -37,15 +37,16 @@ HTTP_KEY_HINT = ("this server needs an API key: send `Authorization: Bearer mlk_
                  " every request (create one with `memlattice keys create`)")
 
 
-def default_namespace(value: str | None) -> str | None:
+def default_namespace(value: str | None, source: str = NAMESPACE_ENV) -> str | None:
     """The server's default namespace, checked when the server starts: a mistyped
-    MEMLATTICE_MCP_NAMESPACE should stop the server, not fail every later call."""
+    MEMLATTICE_MCP_NAMESPACE should stop the server, not fail every later call.
+    `source` names where the value came from, for the error."""
     value = (value or "").strip() or None
     if value is not None:
         try:
             validate_namespace(value)
         except ValueError as exc:
-            raise ValueError(f"{NAMESPACE_ENV}: {exc}") from None
+            raise ValueError(f"{source}: {exc}") from None
     return value
 
 

@@ -28,6 +28,7 @@ from memlattice.mcp.results import (
     Remembered,
     Superseded,
     recall_hit,
+    remembered,
     reply,
 )
 from memlattice.mcp.runner import Runner
@@ -106,8 +107,9 @@ def build_server(runner: Runner) -> MCPServer:
                         metadata=metadata, confidence=confidence, sensitivity=sensitivity,
                         **_scope_ids(agent_id, user_id, session_id, task_id))
         memory: Memory = await runner(ctx, ops.write_memory(ns, content, **fields))
-        done = Remembered(id=memory.id, version=memory.version, namespace=memory.namespace)
-        return reply(f"Remembered [{done.id}] (version {done.version}) in {ns}.", done)
+        done = remembered(memory)
+        again = f"; it repeats [{done.duplicate_of}]" if done.duplicate_of else ""
+        return reply(f"Remembered [{done.id}] (version {done.version}) in {ns}{again}.", done)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     async def recall(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -183,7 +184,7 @@ async def test_stdio_subprocess(neo4j_server: Neo4jServer, session_app: tuple[An
     key = await bound_key(session_app, namespace)
     env = {**os.environ, "NEO4J_URI": neo4j_server.uri, "NEO4J_USER": neo4j_server.user,
            "NEO4J_PASSWORD": neo4j_server.password, "MEMLATTICE_API_KEY": key,
-           "MEMLATTICE_ENVIRONMENT": "test"}
+           "MEMLATTICE_ENVIRONMENT": "test", "MEMLATTICE_MCP_NAMESPACE": namespace}
     params = StdioServerParameters(command=sys.executable,
                                    args=["-m", "memlattice.cli", "mcp", "--transport", "stdio"],
                                    env=env, cwd=os.getcwd())
@@ -192,6 +193,17 @@ async def test_stdio_subprocess(neo4j_server: Neo4jServer, session_app: tuple[An
         denied = await client.call_tool("recall", {"namespace": f"other/{uuid.uuid4().hex}",
                                                    "query": "x"})
         assert error_code(denied) == "FORBIDDEN"
+        implied = await client.call_tool("remember", {"content": "No namespace given"})
+        assert implied.structured_content["namespace"] == namespace  # MEMLATTICE_MCP_NAMESPACE
+
+
+def test_a_bad_default_namespace_stops_the_server() -> None:
+    env = {**os.environ, "MEMLATTICE_MCP_NAMESPACE": "/absolute"}
+    done = subprocess.run([sys.executable, "-m", "memlattice.cli", "mcp"], env=env, check=False,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1
+    assert "MEMLATTICE_MCP_NAMESPACE" in done.stderr and "absolute" in done.stderr
 
 
 def undescribed(schema: dict[str, Any]) -> list[str]:

@@ -57,12 +57,16 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> None:
     from memlattice.mcp.runner import NAMESPACE_ENV, default_namespace
 
     try:
-        namespace = default_namespace(args.namespace or os.environ.get(NAMESPACE_ENV))
+        namespace = (default_namespace(args.namespace, "--namespace") if args.namespace
+                     else default_namespace(os.environ.get(NAMESPACE_ENV)))
     except ValueError as exc:
         sys.exit(f"memlattice mcp: {exc}")
     if args.transport == "stdio":
         # stdout is the protocol channel: everything else goes to stderr.
         logging.getLogger().handlers[:] = [logging.StreamHandler(sys.stderr)]
+        if not os.environ.get("MEMLATTICE_API_KEY") and settings.auth_mode == "keys":
+            print("memlattice mcp: MEMLATTICE_API_KEY is not set; every tool call will be"
+                  " refused (create a key with `memlattice keys create`)", file=sys.stderr)
         asyncio.run(mcp_server.run_stdio(settings, os.environ.get("MEMLATTICE_API_KEY"),
                                          namespace))
         return
