@@ -94,11 +94,10 @@ def add_browse_tools(server: MCPServer, runner: Runner) -> None:
         edges: list[Edge] = await runner(ctx, ops.edges(ns, id, types=types,
                                                         direction=direction))
         links = [link_of(e, center.id) for e in edges[:limit]]
-        neighbours: list[Memory] = []
-        for other_id in dict.fromkeys(link.neighbour_id for link in links):
-            other: Memory | None = await runner(ctx, ops.memory(ns, other_id), absent_ok=True)
-            if other is not None:
-                neighbours.append(other)
+        others = dict.fromkeys(link.neighbour_id for link in links)
+        found: list[Memory | None] = await runner.all(
+            ctx, [ops.memory(ns, other) for other in others], absent_ok=True)
+        neighbours = [m for m in found if m is not None]
         result = Neighbourhood(memory=memory_view(center), links=links,
                                neighbours=[memory_view(m) for m in neighbours])
         return reply(neighbourhood_text(center, links, neighbours), result)

@@ -16,7 +16,7 @@ Two things differ by transport and are decided here, not in each tool:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,15 +71,31 @@ class Runner:
     async def __call__(self, ctx: Context, call: Call[Any], *, absent_ok: bool = False) -> Any:
         """`call`'s result as the caller; with `absent_ok`, None for NOT_FOUND (a memory
         that is gone, or that this key may not see, is left out rather than failing)."""
+        (result,) = await self.all(ctx, [call], absent_ok=absent_ok)
+        return result
+
+    async def all(self, ctx: Context, calls: Sequence[Call[Any]], *,
+                  absent_ok: bool = False) -> list[Any]:
+        """Each call's result in order, the caller's key checked once for all of them."""
         gw = self.gateway()
         token = self.token_for(ctx)
         try:
             principal = await gw.authenticate(token)
-            return await gw.run(call, principal)
-        except (ClientError, ServerError) as exc:  # an operation's, or authentication's
-            if absent_ok and exc.code == "NOT_FOUND":
-                return None
-            message = exc.message
-            if exc.code == "UNAUTHENTICATED" and not token:
-                message = self.missing_key_hint
-            raise ToolError(f"{exc.code}: {message}") from exc
+        except (ClientError, ServerError) as exc:
+            raise self._refusal(exc, token) from exc
+        results: list[Any] = []
+        for call in calls:
+            try:
+                results.append(await gw.run(call, principal))
+            except (ClientError, ServerError) as exc:
+                if not (absent_ok and exc.code == "NOT_FOUND"):
+                    raise self._refusal(exc, token) from exc
+                results.append(None)
+        return results
+
+    def _refusal(self, exc: ClientError | ServerError, token: str | None) -> ToolError:
+        """The tool error for a refused call: its code first, then what to do."""
+        message = exc.message
+        if exc.code == "UNAUTHENTICATED" and not token:
+            message = self.missing_key_hint
+        return ToolError(f"{exc.code}: {message}")

@@ -323,3 +323,8 @@ async def test_browse_and_neighbourhood(in_process: Any, namespace: str) -> None
         assert f"<- CONTRADICTS [{ids[1]}]" in around.content[0].text
         missing = await client.call_tool("get", {**ns, "id": "no-such-memory"})
         assert error_code(missing) == "NOT_FOUND"
+        await client.call_tool("forget", {**ns, "id": ids[1]})
+        after = await client.call_tool("neighbourhood", {**ns, "id": ids[0]})
+        assert [m["status"] for m in after.structured_content["neighbours"]] == ["FORGOTTEN"]
+        assert f"<- CONTRADICTS [{ids[1]}]" in after.content[0].text
+        assert "(tags: meetings; FORGOTTEN)" in after.content[0].text
