@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -21,16 +22,17 @@ from mcp.client.streamable_http import streamable_http_client
 
 from memlattice.core.settings import Settings
 from memlattice.graph.keys import ApiKeyGraph
-from memlattice.mcp import http_app
+from memlattice.mcp import http_app, stdio_runner
 from memlattice.mcp.gateway import Gateway
+from memlattice.mcp.runner import Runner
 from memlattice.mcp.tools import build_server
 from memlattice.server.app import runtime_of
 from memlattice.services.apikeys import KeySpec, create_key
 from tests._live import serve_in_thread
 from tests.conftest import Neo4jServer
 
-TOOLS = {"remember", "recall", "forget", "link", "ingest_conversation", "store_fact",
-         "recall_facts"}
+TOOLS = {"remember", "recall", "supersede", "forget", "link", "get", "browse",
+         "neighbourhood", "ingest_conversation", "store_fact", "recall_facts"}
 
 
 def error_code(result: Any) -> str | None:
@@ -44,7 +46,14 @@ def error_code(result: Any) -> str | None:
 @pytest.fixture
 def in_process(session_app: tuple[Any, Any], admin_key: str) -> Any:
     gateway = Gateway(runtime_of(session_app[0]))
-    return build_server(lambda: gateway, lambda ctx: admin_key)
+    return build_server(Runner(lambda: gateway, lambda ctx: admin_key))
+
+
+def server_with(session_app: tuple[Any, Any], key: str | None,
+                default_namespace: str | None) -> Any:
+    """A stdio-style server (one key for every call) with a default namespace."""
+    gateway = Gateway(runtime_of(session_app[0]))
+    return build_server(stdio_runner(lambda: gateway, key, default_namespace))
 
 
 async def bound_key(session_app: tuple[Any, Any], namespace: str) -> str:
@@ -61,19 +70,25 @@ async def remember_recall_link_forget(client: Client, ns: str) -> None:
         "tags": ["ops"], "key": "deploy.window", "scope": "user", "user_id": "u7"})
     assert not first.is_error, first.content
     memory = first.structured_content
-    assert memory["namespace"] == ns and memory["version"] == 1
+    assert memory == {"id": memory["id"], "version": 1, "namespace": ns}  # compact
+    assert f"[{memory['id']}]" in first.content[0].text
     second = await client.call_tool("remember", {
         "namespace": ns, "content": "Deploys need two approvals", "tags": ["ops"],
         "sensitivity": "public"})
-    assert second.structured_content["sensitivity"] == "PUBLIC"
     other_id = second.structured_content["id"]
+    got = await client.call_tool("get", {"namespace": ns, "id": other_id})
+    assert not got.is_error, got.content
+    assert got.structured_content["sensitivity"] == "PUBLIC"
+    assert got.structured_content["content"] == "Deploys need two approvals"
 
     recalled = await client.call_tool("recall", {
         "namespace": ns, "query": "when is the deploy window?", "user_id": "u7", "limit": 5})
     assert not recalled.is_error, recalled.content
     hits = recalled.structured_content["hits"]
     assert hits[0]["id"] == memory["id"] and hits[0]["score"] > 0
-    assert "Tuesday 14:00 UTC" in recalled.content[0].text
+    text = recalled.content[0].text
+    assert "Tuesday 14:00 UTC" in text
+    assert f"[{memory['id']}]" in text  # an agent can act on what it read
     hidden = await client.call_tool("recall", {"namespace": ns, "query": "deploy window",
                                                "user_id": "someone-else", "scope": "user"})
     assert memory["id"] not in {h["id"] for h in hidden.structured_content["hits"]}
@@ -161,6 +176,7 @@ async def test_streamable_http_refuses_a_missing_key(mcp_url: str, namespace: st
     async with Client(mcp_url) as client:
         refused = await client.call_tool("recall", {"namespace": namespace, "query": "x"})
         assert error_code(refused) == "UNAUTHENTICATED"
+        assert "Authorization: Bearer" in refused.content[0].text
 
 
 async def test_stdio_subprocess(neo4j_server: Neo4jServer, session_app: tuple[Any, Any],
@@ -168,7 +184,7 @@ async def test_stdio_subprocess(neo4j_server: Neo4jServer, session_app: tuple[An
     key = await bound_key(session_app, namespace)
     env = {**os.environ, "NEO4J_URI": neo4j_server.uri, "NEO4J_USER": neo4j_server.user,
            "NEO4J_PASSWORD": neo4j_server.password, "MEMLATTICE_API_KEY": key,
-           "MEMLATTICE_ENVIRONMENT": "test"}
+           "MEMLATTICE_ENVIRONMENT": "test", "MEMLATTICE_MCP_NAMESPACE": namespace}
     params = StdioServerParameters(command=sys.executable,
                                    args=["-m", "memlattice.cli", "mcp", "--transport", "stdio"],
                                    env=env, cwd=os.getcwd())
@@ -177,3 +193,138 @@ async def test_stdio_subprocess(neo4j_server: Neo4jServer, session_app: tuple[An
         denied = await client.call_tool("recall", {"namespace": f"other/{uuid.uuid4().hex}",
                                                    "query": "x"})
         assert error_code(denied) == "FORBIDDEN"
+        implied = await client.call_tool("remember", {"content": "No namespace given"})
+        assert implied.structured_content["namespace"] == namespace  # MEMLATTICE_MCP_NAMESPACE
+
+
+def test_a_bad_default_namespace_stops_the_server() -> None:
+    env = {**os.environ, "MEMLATTICE_MCP_NAMESPACE": "/absolute"}
+    done = subprocess.run([sys.executable, "-m", "memlattice.cli", "mcp"], env=env, check=False,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1
+    assert "MEMLATTICE_MCP_NAMESPACE" in done.stderr and "absolute" in done.stderr
+
+
+def undescribed(schema: dict[str, Any]) -> list[str]:
+    """Parameters (and fields of nested input objects) with no description."""
+    objects = [schema, *schema.get("$defs", {}).values()]
+    return [name for obj in objects for name, prop in obj.get("properties", {}).items()
+            if not prop.get("description")]
+
+
+async def test_every_parameter_is_described(in_process: Any) -> None:
+    async with Client(in_process) as client:
+        tools = (await client.list_tools()).tools
+    assert TOOLS <= {t.name for t in tools}
+    missing = {t.name: undescribed(t.input_schema) for t in tools}
+    assert {name: params for name, params in missing.items() if params} == {}
+
+
+async def test_a_default_namespace(session_app: tuple[Any, Any], admin_key: str,
+                                   namespace: str) -> None:
+    async with Client(server_with(session_app, admin_key, namespace)) as client:
+        written = await client.call_tool("remember", {"content": "The office plant is Fern"})
+        assert not written.is_error, written.content
+        assert written.structured_content["namespace"] == namespace
+        found = await client.call_tool("recall", {"query": "office plant", "mode": "lexical"})
+        assert [h["id"] for h in found.structured_content["hits"]] == [
+            written.structured_content["id"]]
+        elsewhere = await client.call_tool("recall", {"namespace": f"{namespace}-other",
+                                                      "query": "office plant",
+                                                      "mode": "lexical"})
+        assert elsewhere.structured_content["hits"] == []  # a named namespace wins
+    async with Client(server_with(session_app, admin_key, None)) as client:
+        refused = await client.call_tool("remember", {"content": "nowhere"})
+        assert error_code(refused) == "VALIDATION"
+        assert "MEMLATTICE_MCP_NAMESPACE" in refused.content[0].text
+
+
+async def test_stdio_without_a_key_is_told_to_set_one(session_app: tuple[Any, Any],
+                                                      namespace: str) -> None:
+    async with Client(server_with(session_app, None, namespace)) as client:
+        refused = await client.call_tool("recall", {"query": "anything"})
+    assert error_code(refused) == "UNAUTHENTICATED"
+    text = refused.content[0].text
+    assert "MEMLATTICE_API_KEY" in text and "Authorization" not in text
+
+
+async def test_supersede_replaces_a_memory_in_recall(in_process: Any, namespace: str) -> None:
+    ns = {"namespace": namespace}
+    async with Client(in_process) as client:
+        old = (await client.call_tool("remember", {
+            **ns, "content": "Ana lives in Porto", "tags": ["home"], "key": "ana.city",
+            "scope": "user", "user_id": "ana"})).structured_content
+        other = (await client.call_tool("remember", {
+            **ns, "content": "Ana moved to Lisbon in May"})).structured_content
+
+        refused = await client.call_tool("link", {**ns, "source_id": other["id"],
+                                                  "target_id": old["id"],
+                                                  "type": "SUPERSEDES"})
+        assert error_code(refused) == "VALIDATION"
+        assert "`supersede`" in refused.content[0].text
+        untouched = await client.call_tool("neighbourhood", {**ns, "id": old["id"]})
+        assert untouched.structured_content["links"] == []  # the refusal wrote nothing
+
+        done = await client.call_tool("supersede", {**ns, "id": old["id"],
+                                                    "content": "Ana lives in Lisbon"})
+        assert not done.is_error, done.content
+        new = done.structured_content
+        assert new["previous_id"] == old["id"] and new["previous_status"] == "SUPERSEDED"
+
+        recalled = await client.call_tool("recall", {**ns, "query": "where does Ana live",
+                                                     "user_id": "ana", "mode": "lexical"})
+        ids = [h["id"] for h in recalled.structured_content["hits"]]
+        assert new["id"] in ids and old["id"] not in ids
+        current = (await client.call_tool("get", {**ns, "id": new["id"]})).structured_content
+        assert (current["tags"], current["key"], current["scope"], current["user_id"]) == (
+            ["home"], "ana.city", "USER", "ana")  # kept from the memory it replaces
+        previous = await client.call_tool("get", {**ns, "id": old["id"]})
+        assert previous.structured_content["status"] == "SUPERSEDED"
+        assert previous.structured_content["superseded_by"] == new["id"]
+        again = await client.call_tool("supersede", {**ns, "id": old["id"],
+                                                     "content": "Ana lives in Faro"})
+        assert error_code(again) == "CONFLICT"  # only the current memory can be replaced
+
+
+async def test_browse_and_neighbourhood(in_process: Any, namespace: str) -> None:
+    ns = {"namespace": namespace}
+    async with Client(in_process) as client:
+        ids = []
+        for content in ("Standup is at 9:30", "Standup moved to 10:00 on Mondays",
+                        "Retro is every other Friday"):
+            written = await client.call_tool("remember", {**ns, "content": content,
+                                                          "tags": ["meetings"]})
+            ids.append(written.structured_content["id"])
+
+        first = await client.call_tool("browse", {**ns, "limit": 2})
+        assert not first.is_error, first.content
+        page = first.structured_content
+        assert [m["id"] for m in page["memories"]] == [ids[2], ids[1]]  # newest first
+        assert page["total"] == 3 and page["next_cursor"]
+        assert all(f"[{i}]" in first.content[0].text for i in (ids[2], ids[1]))
+        rest = await client.call_tool("browse", {**ns, "limit": 2,
+                                                 "cursor": page["next_cursor"]})
+        assert [m["id"] for m in rest.structured_content["memories"]] == [ids[0]]
+        assert "next_cursor" not in rest.structured_content
+        none = await client.call_tool("browse", {**ns, "tags_any": ["unknown"]})
+        assert none.structured_content["memories"] == []
+
+        linked = await client.call_tool("link", {**ns, "source_id": ids[1],
+                                                 "target_id": ids[0], "type": "CONTRADICTS"})
+        assert not linked.is_error, linked.content
+        around = await client.call_tool("neighbourhood", {**ns, "id": ids[0]})
+        assert not around.is_error, around.content
+        hood = around.structured_content
+        assert hood["memory"]["id"] == ids[0]
+        assert [(x["type"], x["direction"], x["neighbour_id"]) for x in hood["links"]] == [
+            ("CONTRADICTS", "IN", ids[1])]
+        assert [m["id"] for m in hood["neighbours"]] == [ids[1]]
+        assert f"<- CONTRADICTS [{ids[1]}]" in around.content[0].text
+        missing = await client.call_tool("get", {**ns, "id": "no-such-memory"})
+        assert error_code(missing) == "NOT_FOUND"
+        await client.call_tool("forget", {**ns, "id": ids[1]})
+        after = await client.call_tool("neighbourhood", {**ns, "id": ids[0]})
+        assert [m["status"] for m in after.structured_content["neighbours"]] == ["FORGOTTEN"]
+        assert f"<- CONTRADICTS [{ids[1]}]" in after.content[0].text
+        assert "(tags: meetings; FORGOTTEN)" in after.content[0].text
