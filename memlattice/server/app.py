@@ -56,6 +56,7 @@ from memlattice.services.events import EventBus
 from memlattice.services.knowledge import KnowledgeService
 from memlattice.services.memories import MemoryService
 from memlattice.services.reembed import Reembedder
+from memlattice.services.session_facts import SessionFacts, session_facts
 from memlattice.services.spaces import VectorSpaces
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,8 @@ class Runtime:
     auth: Authenticator | None = None
     # Scheduled and on-demand consolidation (memlattice.services.consolidation).
     consolidation: ConsolidationScheduler | None = None
+    # Facts read out of ingested sessions by the optional write-side LLM.
+    session_facts: SessionFacts | None = None
     # How often a WebSocket's live subscriptions re-check its key.
     key_recheck_s: float = 30.0
 
@@ -122,7 +125,8 @@ class MemlatticeGraphQL(GuardedView, CodedHTTP, GraphQL[Context, None]):
         return Context(service=runtime.service, knowledge=runtime.knowledge,
                        actor=principal.actor(declared),
                        declared_actor=declared, events=runtime.events,
-                       consolidation=runtime.consolidation, principal=principal)
+                       consolidation=runtime.consolidation,
+                       session_facts=runtime.session_facts, principal=principal)
 
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
         """graphql-transport-ws `connection_init`: authenticate the key in its payload
@@ -196,6 +200,9 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
             started.push_async_callback(service.shares.stop)
             consolidation = start_consolidation(service, settings.consolidation, events)
             started.push_async_callback(consolidation.stop)
+            facts = session_facts(service, settings.facts_llm, count=metrics.session_facts)
+            if facts is not None:
+                started.push_async_callback(facts.aclose)
             holder["runtime"] = Runtime(client=client, service=service,
                                         knowledge=KnowledgeService(service),
                                         reembedder=reembedder,
@@ -203,6 +210,7 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
                                         auth=Authenticator(ApiKeyGraph(client),
                                                            settings.auth_mode),
                                         consolidation=consolidation,
+                                        session_facts=facts,
                                         key_recheck_s=settings.key_recheck_s)
             if settings.auth_mode == "keyless":
                 log.warning(KEYLESS_WARNING)
