@@ -8,6 +8,7 @@ dropped; it can also be made to fail (503) or to answer garbage.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncIterator, Iterator
@@ -20,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from memlattice.core.auth import Tenant
 from memlattice.core.settings import FactsLLMSettings, Settings
 from memlattice.server.app import runtime_of
 from memlattice.services.session_facts import session_facts
@@ -234,3 +236,20 @@ async def test_the_write_side_llm_is_off_by_default(
         assert session_facts(app.runtime.service, FactsLLMSettings()) is None
         await app.ok(INGEST, {"input": session(namespace, TURNS)})
     assert await facts_of(graph_client, namespace) == {} and not CALLS
+
+
+async def test_a_session_read_twice_at_once_is_read_once(
+    settings: Settings, base_url: str, graph_client: Any, namespace: str,
+) -> None:
+    MODE["answer"] = "down"  # stored, its turns unread
+    async with facts_app(settings, base_url) as app:
+        ids = await app.ingest(namespace, TURNS)
+        MODE["answer"], calls = "facts", len(CALLS)
+        facts, tenant = app.runtime.session_facts, Tenant.system(namespace)
+        assert facts is not None
+        turns = [await app.runtime.service.get(tenant=tenant, id=i) for i in ids]
+        done = await asyncio.gather(*[facts.extract("s-1", turns, tenant=tenant, actor="t")
+                                      for _ in range(2)])
+        assert len(CALLS) == calls + 1  # the session's lock made the second claim find nothing
+        assert sorted(len(written) for written in done) == [0, 1]
+        assert list(await facts_of(graph_client, namespace)) == [CAMPING]
