@@ -29,6 +29,7 @@ import numpy as np
 
 from bench._harness import SHARED_BENCH, Bench, bench_service
 from memlattice.core.messages import MessageInput, turn_id
+from memlattice.server.app import runtime_of
 
 INGEST = """mutation($input: ConversationInput!) {
   ingestConversation(input: $input) { created } }"""
@@ -69,6 +70,9 @@ async def load(bench: Bench, data: Path, namespace: str) -> dict[str, int]:
                     "at": row["ts"], "embedding": vector,
                     "metadata": {"session": row["session"]}} for row, vector in rows]}})
         sizes[conv] = sum(len(rows) for rows in ordered)
+    facts = runtime_of(bench.app).session_facts
+    if facts is not None:  # MEMLATTICE_FACTS_LLM_MODEL is set: the facts, before any question
+        await facts.drain()
     return sizes
 
 

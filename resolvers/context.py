@@ -19,6 +19,7 @@ from memlattice.services.consolidation import ConsolidationScheduler
 from memlattice.services.events import EventBus
 from memlattice.services.knowledge import KnowledgeService
 from memlattice.services.memories import MemoryService
+from memlattice.services.session_facts import SessionFacts
 
 
 @dataclass
@@ -42,6 +43,8 @@ class Context:
     key_recheck_s: float = 30.0
     # On-demand consolidation (memlattice.services.consolidation); None outside a running app.
     consolidation: ConsolidationScheduler | None = None
+    # The optional write-side LLM that reads ingested sessions for facts; None when off.
+    session_facts: SessionFacts | None = None
     embedding_loaders: dict[str, DataLoader[str, list[float] | None]] = field(
         default_factory=dict
     )

@@ -77,7 +77,8 @@ class ConversationMutation:
     async def ingest_conversation(self, info: Info,
                                   input: ConversationInput) -> IngestedConversation:
         conversation = input.to_domain()
-        done = await ConversationService(info.context.service).ingest(
+        done = await ConversationService(info.context.service,
+                                         info.context.session_facts).ingest(
             conversation, tenant=info.context.tenant(conversation.namespace, write=True),
             actor=info.context.actor)
         return IngestedConversation(session_id=done.session_id, created=done.created,

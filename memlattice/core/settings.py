@@ -108,6 +108,29 @@ class RerankSettings(BaseSettings):
     api_key: SecretStr | None = None
 
 
+class FactsLLMSettings(BaseSettings):
+    """The optional write-side LLM (`MEMLATTICE_FACTS_LLM_*`), off unless `model` is set.
+
+    With a model, every session `ingestConversation` stores is read once more, in
+    the background after it commits, by an OpenAI-compatible chat endpoint that
+    writes short self-contained facts, each DERIVED from the turns it came from
+    (memlattice.services.session_facts). Ingestion never waits for it.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="MEMLATTICE_FACTS_LLM_", extra="ignore")
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    # At most this many facts per model answer; longer sessions are sent in parts
+    # of at most `max_prompt_chars` characters of turns each.
+    max_facts: int = Field(default=12, ge=1, le=100)
+    max_prompt_chars: int = Field(default=24_000, ge=1_000, le=1_000_000)
+    # Sessions read at once, and how long one answer may take.
+    concurrency: int = Field(default=2, ge=1, le=64)
+    timeout_s: float = Field(default=60.0, gt=0, le=3600)
+
+
 class LimitsSettings(BaseSettings):
     """What one HTTP request may ask of the service (`MEMLATTICE_LIMIT_*`).
 
@@ -156,6 +179,7 @@ class Settings(BaseSettings):
     metrics_public: bool = False
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
+    facts_llm: FactsLLMSettings = Field(default_factory=FactsLLMSettings)
     # None: on, except in production.
     introspection: bool | None = None
     log_format: Literal["json", "text"] = "json"

@@ -51,7 +51,8 @@ class Gateway:
         exception (`ForbiddenError`, `ValidationError`, ...) carrying its code."""
         context = Context(service=self.runtime.service, knowledge=self.runtime.knowledge,
                           actor=principal.actor("mcp"),
-                          events=self.runtime.events, principal=principal)
+                          events=self.runtime.events, principal=principal,
+                          session_facts=self.runtime.session_facts)
         result = await self.schema.execute(call.document, variable_values=call.variables,
                                            context_value=context)
         if result.errors:

@@ -79,7 +79,8 @@ class MemlatticeGraphQL(GuardedView, CodedHTTP, GraphQL[Context, None]):
         return Context(service=runtime.service, knowledge=runtime.knowledge,
                        actor=principal.actor(declared),
                        declared_actor=declared, events=runtime.events,
-                       consolidation=runtime.consolidation, principal=principal)
+                       consolidation=runtime.consolidation,
+                       session_facts=runtime.session_facts, principal=principal)
 
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
         """graphql-transport-ws `connection_init`: authenticate the key in its payload

@@ -37,6 +37,7 @@ from memlattice.services.events import EventBus
 from memlattice.services.knowledge import KnowledgeService
 from memlattice.services.memories import MemoryService
 from memlattice.services.reembed import Reembedder
+from memlattice.services.session_facts import SessionFacts, session_facts
 from memlattice.services.spaces import VectorSpaces
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,8 @@ class Runtime:
     auth: Authenticator | None = None
     # Scheduled and on-demand consolidation (memlattice.services.consolidation).
     consolidation: ConsolidationScheduler | None = None
+    # Facts read out of ingested sessions by the optional write-side LLM.
+    session_facts: SessionFacts | None = None
     # How often a WebSocket's live subscriptions re-check its key.
     key_recheck_s: float = 30.0
     # The Bolt address the driver was opened on (for the start-up log).
@@ -180,8 +183,13 @@ async def open_runtime(
         started.push_async_callback(consolidation.stop)
         if background:
             consolidation.start()
+        facts = session_facts(service, settings.facts_llm,
+                              count=metrics.session_facts if metrics is not None else None)
+        if facts is not None:
+            started.push_async_callback(facts.aclose)
         yield Runtime(client=client, service=service, knowledge=KnowledgeService(service),
                       reembedder=reembedder, spaces=spaces, events=events,
                       auth=Authenticator(ApiKeyGraph(client), settings.auth_mode),
-                      consolidation=consolidation, key_recheck_s=settings.key_recheck_s,
+                      consolidation=consolidation, session_facts=facts,
+                      key_recheck_s=settings.key_recheck_s,
                       uri=graph_db.uri)

@@ -4,6 +4,8 @@ The turns are written like any memory, through the memory service (embedded
 when they bring no vector, audited, announced); `graph.conversations` adds the
 session node, NEXT between consecutive turns and the speakers as entities, in
 the same transaction. Sending a session again writes nothing and answers the same.
+With the write-side LLM configured (memlattice.services.session_facts), the
+committed session is then read for facts in the background.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from memlattice.core.messages import ConversationInput, speaker_key, turn_conten
 from memlattice.core.model import MemoryInput, validated
 from memlattice.graph.codec import Memory
 from memlattice.services.memories import MemoryService
+from memlattice.services.session_facts import SessionFacts
 
 
 @dataclass(frozen=True)
@@ -28,8 +31,9 @@ class IngestedConversation:
 class ConversationService:
     """Built on the memory service, which writes the turns and announces them."""
 
-    def __init__(self, memories: MemoryService) -> None:
+    def __init__(self, memories: MemoryService, facts: SessionFacts | None = None) -> None:
         self.memories = memories
+        self.facts = facts
 
     async def ingest(self, conversation: ConversationInput, *, tenant: Tenant,
                      actor: str) -> IngestedConversation:
@@ -64,4 +68,6 @@ class ConversationService:
             prepared, session=session, turn_ids=ids,
             speakers=[(speaker_key(s), s) if s else None for s in speakers],
             namespace=conversation.namespace, tenant=tenant, actor=actor)
+        if self.facts is not None:  # committed: the model reads it without holding us up
+            self.facts.schedule(session, memories, tenant=tenant, actor=actor)
         return IngestedConversation(session_id=session, memories=memories, created=len(written))

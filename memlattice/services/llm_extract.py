@@ -56,26 +56,48 @@ class Extractor(Protocol):
     async def aclose(self) -> None: ...
 
 
-class OpenAIExtractor:
-    """Any OpenAI-compatible chat endpoint, asked for JSON at temperature 0."""
+class JsonChat:
+    """Any OpenAI-compatible chat endpoint, asked for a JSON object at temperature 0.
 
-    def __init__(self, model: str, base_url: str | None, api_key: str) -> None:
+    The one client of chat models in the service: consolidation's extractor and
+    the session fact writer (memlattice.services.session_facts) both ask through it.
+    """
+
+    def __init__(self, model: str, base_url: str | None, api_key: str, *,
+                 timeout_s: float = 60.0, max_retries: int = 2) -> None:
         import openai
 
         self.model = model
-        self.client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=2,
-                                         timeout=60.0)
+        self.client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key,
+                                         max_retries=max_retries, timeout=timeout_s)
 
-    async def __call__(self, episode: Episode) -> list[Observation]:
+    async def ask(self, system: str, user: str) -> str:
+        """The model's answer (the text of its first choice); raises what the client
+        raises when the endpoint is down or refuses."""
         response = await self.client.chat.completions.create(
             model=self.model, temperature=0, response_format={"type": "json_object"},
-            messages=[{"role": "system", "content": PROMPT},
-                      {"role": "user", "content": describe(episode.payload)}],
+            messages=[{"role": "system", "content": system},
+                      {"role": "user", "content": user}],
         )
-        return parse_observations(response.choices[0].message.content or "")
+        if not response.choices:
+            return ""
+        return response.choices[0].message.content or ""
 
     async def aclose(self) -> None:
         await self.client.close()
+
+
+class OpenAIExtractor:
+    """Consolidation's extractor on a `JsonChat`."""
+
+    def __init__(self, model: str, base_url: str | None, api_key: str) -> None:
+        self.chat = JsonChat(model, base_url, api_key)
+
+    async def __call__(self, episode: Episode) -> list[Observation]:
+        return parse_observations(await self.chat.ask(PROMPT, describe(episode.payload)))
+
+    async def aclose(self) -> None:
+        await self.chat.aclose()
 
 
 def openai_extractor(settings: ConsolidationSettings) -> OpenAIExtractor | None:

@@ -8,6 +8,9 @@ in one process; a global registry would refuse the second set of metrics).
     memlattice_embedding_seconds{provider}       real embedding calls (cache hits excluded)
     memlattice_errors_total{code}                errors returned, by stable code
     memlattice_requests_in_flight                HTTP requests being handled
+    memlattice_session_fact_answers_total{outcome}  the facts model's answers (answered,
+                                                 malformed, model_error, write_error)
+    memlattice_session_facts_written_total       facts it wrote
 """
 
 from __future__ import annotations
@@ -49,6 +52,20 @@ class Metrics:
         self.in_flight = Gauge(
             "memlattice_requests_in_flight", "HTTP requests being handled.",
             registry=self.registry)
+        self.fact_answers = Counter(
+            "memlattice_session_fact_answers",
+            "The write-side LLM's answers about sessions, by outcome.",
+            ["outcome"], registry=self.registry)
+        self.facts_written = Counter(
+            "memlattice_session_facts_written", "Facts the write-side LLM wrote.",
+            registry=self.registry)
+
+    def session_facts(self, outcome: str, n: int) -> None:
+        """Count an outcome of memlattice.services.session_facts (`written`: facts)."""
+        if outcome == "written":
+            self.facts_written.inc(n)
+        else:
+            self.fact_answers.labels(outcome=outcome).inc(n)
 
     def observe_query(self, label: str, seconds: float) -> None:
         self.neo4j.labels(query=label).observe(seconds)
