@@ -11,6 +11,7 @@ import uuid_utils
 
 from memlattice.core.model import MemoryInput
 from memlattice.graph.codec import MEMORY_TIMES, epoch_parts, memory_properties
+from memlattice.graph.entities import mention_rows
 
 
 def new_id() -> str:
@@ -38,7 +39,9 @@ def written_properties(memories: Sequence[PreparedMemory]) -> list[dict[str, Any
 
 def creation_rows(written: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """`queries.create_memories`' rows: the properties less their times, the times as
-    epoch parts (`codec.MEMORY_TIMES` order), a fresh audit id for each."""
+    epoch parts (`codec.MEMORY_TIMES` order), a fresh audit id for each, and the
+    names the content mentions (graph.entities)."""
     return [{"props": {k: v for k, v in props.items() if k not in MEMORY_TIMES},
              "times": [epoch_parts(props.get(name)) for name in MEMORY_TIMES],
-             "auditId": new_id()} for props in written]
+             "auditId": new_id(),
+             "mentions": mention_rows(str(props.get("content") or ""))} for props in written]

@@ -18,6 +18,7 @@ from memlattice.core.model import ForgetPredicate, MemoryFilter
 from memlattice.graph.audit_queries import audit_entry
 from memlattice.graph.client import Query
 from memlattice.graph.codec import MEMORY_TIMES
+from memlattice.graph.entities import link_mentions
 from memlattice.graph.indexes import FULLTEXT_INDEX, fenced_lucene
 from memlattice.graph.memory_filters import filter_conditions
 from memlattice.graph.projections import instant, project, project_state
@@ -28,10 +29,11 @@ from memlattice.graph.visibility import allowed, believed, owned, tenant_visible
 def create_memories(rows: list[dict[str, Any]], *, tenant: Tenant, actor: str) -> Query:
     """One UNWIND round trip for any batch: nodes plus their `write` audit entries.
 
-    Each row is `{props, times, auditId}`: the properties without their times,
-    and the times (`codec.MEMORY_TIMES`, in that order) as epoch parts, which
-    are far cheaper to send than datetimes. `createdAt` may differ per row when
-    a caller replays history with its own `now`.
+    Each row is `{props, times, auditId, mentions}`: the properties without
+    their times, and the times (`codec.MEMORY_TIMES`, in that order) as epoch
+    parts, which are far cheaper to send than datetimes. `createdAt` may differ
+    per row when a caller replays history with its own `now`. The entities the
+    content mentions are linked in the same transaction (graph.entities).
     """
     times = ", ".join(f"m.{name} = {instant(f'row.times[{i}]')}"
                       for i, name in enumerate(MEMORY_TIMES))
@@ -41,6 +43,7 @@ def create_memories(rows: list[dict[str, Any]], *, tenant: Tenant, actor: str) -
         "CREATE (m:Memory)\n"
         f"SET m = row.props, {times}\n"
         "WITH m, row\n"
+        + link_mentions("m", "row.mentions")
         + audit_entry("row.auditId", "m.id", "'write'", "1", at="m.createdAt")
         + "\nRETURN count(*) AS created"
     )

@@ -17,6 +17,7 @@ from memlattice.core.auth import Tenant
 from memlattice.core.model import MemoryFilter
 from memlattice.core.search_config import ExpansionConfig
 from memlattice.core.vector_spaces import VectorSpace
+from memlattice.graph.entities import entity_keys
 from memlattice.graph.memory_filters import filter_conditions
 from memlattice.graph.projections import project_memory, project_state
 from memlattice.graph.revision_clauses import state_at
@@ -38,6 +39,8 @@ class RecallPlan:
     first_try: bool = False
     context_hops: int = 0
     cross_similarity: bool = False
+    # Whether rows carry the keys of the entities they are about (graph.entities).
+    entities: bool = False
     params: dict[str, Any] = field(init=False)
     post: str = field(init=False)
 
@@ -112,13 +115,16 @@ class RecallPlan:
     def row(self, var: str, score: str | None = "score", similarity: str | None = None,
             path: str | None = None) -> str:
         """One candidate as the map every list collects: its projection, element id,
-        visible CONTRADICTS neighbours, and what ranking needs of it besides."""
+        visible CONTRADICTS neighbours, and what ranking needs of it besides (its
+        cosine to the query, the entities it is about, its NEXT neighbours' words)."""
         fields = [f"m: {self.shape(var)}"]
         if score is not None:
             fields.append(f"score: {score}")
         fields += [f"eid: elementId({var})", f"conflicts: {self.conflicts(var)}"]
         if similarity is not None:
             fields.append(f"similarity: {similarity}")
+        if self.entities:
+            fields.append(f"entities: {entity_keys(var)}")
         if self.context_hops > 0:
             # Context words come from inside the search's scope chain only.
             context = sequence_context(var, self.context_hops, self.f.scope_keys is not None)

@@ -208,7 +208,7 @@ def search(
     f: MemoryFilter, *, tenant: Tenant, now: datetime, vector: list[float] | None, lucene: str | None,
     candidates: int, expansion: ExpansionConfig | None = None, with_embeddings: bool = False,
     needed: int = 10, space: VectorSpace | None = None, first_try: bool = False,
-    context_hops: int = 0, cross_similarity: bool = False,
+    context_hops: int = 0, cross_similarity: bool = False, entities: bool = False,
 ) -> Query:
     """Recall in one round trip: vector and fulltext candidates, their NEXT
     neighbours and graph neighbours, and CONTRADICTS neighbours of everything
@@ -220,10 +220,11 @@ def search(
     every row carries the contents of its neighbours along NEXT up to that many
     steps away (memlattice.search.lexical.context_fields) and those neighbours
     are candidates too; with `cross_similarity`, lexical rows carry their cosine
-    to `vector`, so that fusion scores every candidate on both signals.
+    to `vector`, so that fusion scores every candidate on both signals; with
+    `entities`, every row carries the keys of the entities it is about.
     """
     plan = RecallPlan(f, tenant, now, vector, lucene, candidates, expansion, with_embeddings,
-                      needed, space, first_try, context_hops, cross_similarity)
+                      needed, space, first_try, context_hops, cross_similarity, entities)
     params = plan.params
     parts: list[str] = []
     lists: list[str] = []

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memlattice.graph.codec import Memory, memory_from_properties
+from memlattice.graph.entities import keys_of
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,8 @@ class Found:
     similarity: float | None = None
     # (hops away, content) of its neighbours along NEXT, when the search asked for them.
     context: tuple[tuple[int, str], ...] = ()
+    # The keys of the entities it is about (graph.entities), when the search asked.
+    entities: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -98,7 +101,7 @@ def search_result(record: Mapping[str, Any]) -> SearchResult:
         for x in rows:
             note_conflicts(x)
         return [Found(x["m"], float(x.get("score") or 0.0), similarity=x.get("similarity"),
-                      context=_context(x)) for x in rows]
+                      context=_context(x), entities=keys_of(x)) for x in rows]
 
     reached: list[Reached] = []
     if "expanded" in keys:

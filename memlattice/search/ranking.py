@@ -11,7 +11,9 @@ the rules are unit-tested on their own. The pipeline, in order:
      popularity, each in [0, 1];
    - fusion (the default): the sum of each signal's z-score over the
      candidates, rescaled to [0, 1] (memlattice.search.fusion); every candidate
-     carries both signals, so a weak one cannot drag a strong one down;
+     carries both signals, so a weak one cannot drag a strong one down; when
+     the query names entities the candidates are about, how many of them each
+     is about is a third signal (memlattice.search.entity_signal);
    recency `0.5 ** (age / half_life)` and popularity (log access count) also
    act as gentle factors in the two rank modes when their weights are set;
 2. small multiplicative boosts for an exact key or tag match, then confidence
@@ -118,7 +120,11 @@ def _boost(c: Candidate, query_words: frozenset[str], config: SearchConfig) -> f
 
 def base_scores(
     candidates: Iterable[Candidate], config: SearchConfig, *, now: datetime, query: str | None,
+    entity: Mapping[str, float | None] | None = None,
 ) -> list[Scored]:
+    """Each candidate's score by the config's scoring mode, best first. `entity`
+    (memlattice.search.entity_signal), when the query names entities the
+    candidates are about, is a third signal of fusion."""
     by_id: dict[str, Candidate] = {}
     for c in candidates:
         prior = by_id.get(c.id)
@@ -140,6 +146,8 @@ def base_scores(
     if config.scoring is ScoringMode.FUSION:
         signals = [signal for signal, used in ((sims, mode is not SearchMode.LEXICAL),
                                               (ftss, mode is not SearchMode.SEMANTIC)) if used]
+        if entity is not None:
+            signals.append(entity)
         fused = fuse_z(signals, [k for k in by_id if sims[k] is not None or ftss[k] is not None])
     max_access = max((c.access_count for c in by_id.values()), default=0)
     half_life = config.decay_half_life_days

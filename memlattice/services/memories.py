@@ -53,6 +53,7 @@ from memlattice.graph.memories import (
     new_id,
 )
 from memlattice.graph.shares import IndexShareGraph
+from memlattice.search.entity_signal import entity_signal, named_entities
 from memlattice.search.index_shares import IndexShares
 from memlattice.search.lexical import Bm25, document_text, query_terms
 from memlattice.search.lexical_stats import LexicalStatistics
@@ -411,6 +412,9 @@ class MemoryService:
         expansion = config.expansion if config.expansion and config.expansion.enabled else None
         vector = vector if mode is not SearchMode.LEXICAL else None
 
+        # Fusion weighs the entities a query names (memlattice.search.entity_signal).
+        entities = config.scoring is ScoringMode.FUSION and bool(request.query)
+
         async def ranked(pool: int, *, first_try: bool = False) -> tuple[
                 SearchResult, list[Scored], dict[str, Mapping[str, Any]], dict[str, list[float]]]:
             # The namespace's BM25 statistics (cached) are read beside the recall query.
@@ -421,6 +425,7 @@ class MemoryService:
                 first_try=first_try,
                 context_hops=config.context_hops if lucene is not None else 0,
                 cross_similarity=config.scoring is ScoringMode.FUSION,
+                entities=entities,
             ), self.lexical.bm25(tenant.namespace, query_terms(request.query or ""),
                                  request.filter.scope_keys)
                 if lucene is not None else _no_bm25())
@@ -441,8 +446,10 @@ class MemoryService:
                 candidates.append(_candidate(
                     found.props, fts=fts,
                     similarity=found.score if as_similarity else found.similarity if both else None))
-            return (result, base_scores(candidates, config, now=now, query=request.query),
-                    props, embeddings)
+            about = {x.id: x.entities for x in result.semantic + result.lexical + result.adjacent}
+            signal = entity_signal(named_entities(request.query or "", about.values()), about)
+            return (result, base_scores(candidates, config, now=now, query=request.query,
+                                        entity=signal), props, embeddings)
 
         # Similarity-ranked searches try a small pool first (memlattice.search.pool), wider
         # as the part of the shared vector index their filter admits is smaller.

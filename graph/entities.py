@@ -1,0 +1,60 @@
+"""What memories mention: `(:Memory)-[:MENTIONS]->(:Entity {namespace, key})`.
+
+Entities are per namespace and found by key (memlattice.core.entities: a name
+folded for case, spacing and possessives); a conversation's speakers are
+Entity nodes of the same kind of key (graph.conversations), so a turn that
+mentions "Caroline" and the turns Caroline spoke meet on one node. Recall
+reads a candidate's entity keys beside it (`entity_keys`), one pattern
+comprehension per row, no extra round trip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from memlattice.core.entities import mentions
+
+# The relationships that tie a memory to an entity it is about.
+ABOUT = "SPOKEN_BY|MENTIONS"
+
+
+def mention_rows(content: str) -> list[dict[str, str]]:
+    """The `{key, name}` rows `link_mentions` merges for a memory's content."""
+    return [{"key": m.key, "name": m.name} for m in mentions(content)]
+
+
+def link_mentions(var: str = "m", rows: str = "row.mentions") -> str:
+    """A CALL block, inside a write, that merges each mentioned entity of `var`
+    (rows `{key, name}` in `rows`) and the MENTIONS relationship to it:
+
+        CALL (m, row) { UNWIND row.mentions AS mention
+          MERGE (e:Entity {namespace: m.namespace, key: mention.key})
+            ON CREATE SET e.name = mention.name, e.kind = 'name', e.createdAt = m.createdAt
+          MERGE (m)-[:MENTIONS]->(e) }
+
+    The (namespace, key) uniqueness constraint makes concurrent writes that
+    mention one new name meet on one node.
+    """
+    return (
+        f"CALL ({var}, row) {{\n"
+        f"  UNWIND coalesce({rows}, []) AS mention\n"
+        f"  MERGE (e:Entity {{namespace: {var}.namespace, key: mention.key}})\n"
+        f"    ON CREATE SET e.name = mention.name, e.kind = 'name', e.createdAt = {var}.createdAt\n"
+        f"  MERGE ({var})-[:MENTIONS]->(e)\n"
+        "}\n"
+    )
+
+
+def entity_keys(var: str) -> str:
+    """The keys of the entities `var` is about (spoken by or mentioning), as a row field:
+
+        [(m)-[:SPOKEN_BY|MENTIONS]->(e:Entity) | e.key]
+    """
+    return f"[({var})-[:{ABOUT}]->(ent:Entity) | ent.key]"
+
+
+def keys_of(row: Any) -> tuple[str, ...]:
+    """The entity keys a recall row carries (none when the query did not ask)."""
+    found: Sequence[Any] = row.get("entities") or ()
+    return tuple(str(k) for k in found)

@@ -1,0 +1,154 @@
+"""Named things a memory mentions, found by rule (no model), and their keys.
+
+Recall links a memory to the people, places, organisations and named things
+it talks about (`(:Memory)-[:MENTIONS]->(:Entity)`), so that a question that
+names one can prefer the memories about it (memlattice.search.entity_signal).
+The extractor is rule-based, documented here, and costs microseconds per
+memory, so it runs on every write:
+
+- a *name* is a run of capitalised words ("Caroline", "New York", "Pride
+  Parade") or an acronym ("LGBTQ", "NASA"), joined by at most one lower-case
+  connector of names ("Bank of America", "Lord of the Rings" keeps its
+  capitalised ends); digits and "I" are not names;
+- English capitalises every sentence's first word, so a capitalised word
+  that starts a sentence is a name only when it is not one of English's
+  common sentence openers (pronouns, determiners, auxiliaries, conjunctions,
+  question words, interjections and frequent adverbs: `SENTENCE_OPENERS`),
+  or when the next word is capitalised too ("Alice moved" has one,
+  "Yesterday I went" none, "New York is" one);
+- a name spoken *to* someone (direct address: "Hey Caroline!", "Thanks,
+  Mel.", "You did it, John!") is not a mention: a vocative says who is
+  listening, not what the memory is about. It is a name set off by
+  punctuation at the start or the end of its sentence, or after a greeting;
+- keys fold case, Unicode compatibility forms, spacing and the possessive
+  ("Melanie's" is "melanie"), the same fold as a conversation's speakers
+  (memlattice.core.messages.speaker_key), so a mention and a speaker meet
+  on one Entity node.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# Lower-case words that may join the capitalised words of one name.
+_CONNECTORS = frozenset({"of", "the", "de", "da", "del", "van", "von", "and", "for", "la", "le"})
+# Words that open a greeting or an address: the name after them is a vocative.
+_GREETINGS = frozenset({"hey", "hi", "hello", "dear", "thanks", "thank", "bye", "goodbye",
+                        "morning", "evening", "night", "congrats", "congratulations", "yo"})
+# Capitalised words that are never names by themselves.
+_NOT_NAMES = frozenset({"i", "i'm", "i've", "i'll", "i'd", "ok", "okay", "oh", "wow", "yes",
+                        "no", "yeah", "hey", "hi", "hello", "thanks"})
+# Words that open English sentences and are not names: a general list of function
+# words, question words, interjections and frequent adverbs (lower case).
+SENTENCE_OPENERS = frozenset(["a", "about", "above", "after", "again", "all", "also", "although", "always", "an", "and", "another", "any", "anyway", "are", "as", "at", "be", "because", "been", "before", "being", "besides", "both", "but", "by", "can", "can't", "could", "couldn't", "definitely", "did", "didn't", "do", "does", "doesn't", "don't", "during", "each", "either", "even", "ever", "every", "everyone", "everything", "few", "first", "for", "from", "further", "had", "has", "have", "having", "he", "he's", "her", "here", "here's", "hers", "herself", "him", "himself", "his", "how", "how's", "however", "i", "if", "in", "indeed", "instead", "is", "isn't", "it", "it's", "its", "itself", "just", "last", "lately", "let", "let's", "like", "maybe", "me", "meanwhile", "more", "most", "much", "must", "my", "myself", "never", "next", "no", "nobody", "none", "nor", "not", "nothing", "now", "of", "off", "often", "on", "once", "one", "only", "or", "other", "others", "otherwise", "our", "ours", "ourselves", "out", "over", "perhaps", "please", "probably", "quite", "rather", "really", "same", "she", "she's", "should", "since", "so", "some", "somebody", "someone", "something", "sometimes", "soon", "still", "such", "sure", "than", "thank", "thanks", "that", "that's", "the", "their", "theirs", "them", "themselves", "then", "there", "there's", "therefore", "these", "they", "they're", "this", "those", "though", "through", "thus", "to", "today", "together", "tomorrow", "tonight", "too", "totally", "under", "until", "up", "us", "usually", "very", "was", "wasn't", "we", "we're", "we've", "well", "were", "what", "what's", "whatever", "when", "where", "which", "while", "who", "who's", "whoever", "whom", "whose", "why", "will", "with", "within", "without", "won't", "would", "yeah", "yes", "yesterday", "yet", "you", "you're", "you've", "your", "yours", "yourself", "yourselves", "absolutely", "actually", "also", "anyway", "aw", "awesome", "bye", "cool", "congrats", "congratulations", "dear", "exactly", "good", "great", "haha", "hello", "hey", "hi", "honestly", "hmm", "lol", "nice", "oh", "ok", "okay", "oops", "right", "sorry", "sounds", "glad", "looks", "wow", "yay", "yep", "yup"])
+_TOKEN = re.compile(r"[^\W_][\w'’\-.&]*[^\W_]|[^\W_]|[.!?;:,()\"“”]", re.UNICODE)
+_SENTENCE_END = frozenset(".!?;:")
+_POSSESSIVE = re.compile(r"['’]s?$", re.IGNORECASE)
+_SPACES = re.compile(r"\s+")
+MAX_NAME_WORDS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """A name as written (`name`) and the key its Entity is found by."""
+
+    key: str
+    name: str
+
+
+def entity_key(name: str) -> str:
+    """The key of a name: Unicode-composed, case-folded, single-spaced, without a
+    possessive ending."""
+    folded = _SPACES.sub(" ", unicodedata.normalize("NFKC", name)).strip()
+    words = [_POSSESSIVE.sub("", w) if w[-2:].lower() in {"'s", "’s"} or w[-1:] in "'’" else w
+             for w in folded.split(" ")]
+    return " ".join(w for w in words if w).casefold()
+
+
+def _capitalised(token: str) -> bool:
+    return token[:1].isupper() and token.casefold() not in _NOT_NAMES and not token.isdigit()
+
+
+def _is_word(token: str) -> bool:
+    return token[:1].isalnum()
+
+
+def mentions(text: str) -> list[Mention]:
+    """The names `text` mentions (each key once, first spelling kept), in order."""
+    tokens = _TOKEN.findall(text)
+    found: dict[str, Mention] = {}
+    i = 0
+    sentence_start = True
+    while i < len(tokens):
+        token = tokens[i]
+        if not _is_word(token):
+            sentence_start = token in _SENTENCE_END or (sentence_start and token in "\"“(")
+            i += 1
+            continue
+        if not _capitalised(token):
+            sentence_start = False
+            i += 1
+            continue
+        # A run of capitalised words, allowing single lower-case connectors inside.
+        j = i + 1
+        words = [token]
+        while j < len(tokens) and len(words) < MAX_NAME_WORDS:
+            nxt = tokens[j]
+            if _is_word(nxt) and _capitalised(nxt):
+                words.append(nxt)
+                j += 1
+            elif (nxt in _CONNECTORS and j + 1 < len(tokens) and _is_word(tokens[j + 1])
+                  and _capitalised(tokens[j + 1])):
+                words += [nxt, tokens[j + 1]]
+                j += 2
+            else:
+                break
+        if (sentence_start and len(words) == 1 and not token.isupper()
+                and entity_key(token) in SENTENCE_OPENERS):
+            pass  # a sentence's first word, capitalised by grammar
+        elif not _vocative(tokens, i, j):
+            name = " ".join(words)
+            key = entity_key(name)
+            if key and key not in found:
+                found[key] = Mention(key=key, name=_POSSESSIVE.sub("", name)
+                                     if name[-2:].lower() in {"'s", "’s"} else name)
+        sentence_start = False
+        i = j
+    return list(found.values())
+
+
+def _vocative(tokens: list[str], start: int, end: int) -> bool:
+    """Whether tokens[start:end], a name, is someone spoken to: right after a
+    greeting ("Hey Jon"), set off by a comma at the start of its sentence ("Jon,
+    look"), by commas inside it ("Wow, Jon, look"; "thanks, Jon."), or after a
+    sentence's opening interjection ("Wow Jon, look"; "Yeah Jon!")."""
+    before = tokens[start - 1] if start > 0 else None
+    after = tokens[end] if end < len(tokens) else None
+    closes = after is None or after == "," or after in _SENTENCE_END
+    if before is not None and before.casefold() in _GREETINGS:
+        return True
+    if before is None or before in _SENTENCE_END:
+        return after == ","
+    if before == ",":
+        return closes
+    opener = start < 2 or tokens[start - 2] in _SENTENCE_END
+    return opener and _is_word(before) and closes
+
+
+def query_keys(text: str, max_words: int = 3) -> set[str]:
+    """Every key a question could name an entity by: its word runs of up to
+    `max_words` words, folded like entity keys. A question need not capitalise
+    ("what does melanie paint?"): which of these are entities is for the graph
+    to say."""
+    words = [w for w in _TOKEN.findall(text) if _is_word(w)]
+    keys: set[str] = set()
+    for n in range(1, max_words + 1):
+        for i in range(len(words) - n + 1):
+            key = entity_key(" ".join(words[i:i + n]))
+            if key:
+                keys.add(key)
+    return keys
