@@ -32,6 +32,8 @@ class Served:
     base: str
     process: subprocess.Popen[bytes]
     log: Path
+    neo4j_uri: str = ""
+    neo4j_password: str = ""
 
 
 @contextmanager
@@ -73,7 +75,7 @@ def served(*, dimension: int = 256, heap: str = "1g", pagecache: str = "512m",
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"the server did not start:\n{log.read_text()[-3000:]}")
             time.sleep(0.3)
-        yield Served(base, process, log)
+        yield Served(base, process, log, uri, password)
     finally:
         if process.poll() is None:
             process.terminate()
