@@ -8,16 +8,37 @@ vectors (`provider=none`) so figures measure the service and the database.
 from __future__ import annotations
 
 import os
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench._harness import PASSWORD
 from tests._live import Neo4jAddress, SpawnedServer, private_neo4j, spawned_server
 
-# What a benchmark gets: `.base` (the URL), `.process` and `.log`.
-Served = SpawnedServer
+
+@dataclass(frozen=True)
+class Served:
+    """What a benchmark gets: the spawned server (`.base`, `.process`, `.log`) and
+    the Neo4j it serves from (for a bare-driver baseline against the same data)."""
+
+    server: SpawnedServer
+    neo4j_uri: str
+    neo4j_password: str
+
+    @property
+    def base(self) -> str:
+        return self.server.base
+
+    @property
+    def process(self) -> subprocess.Popen[bytes]:
+        return self.server.process
+
+    @property
+    def log(self) -> Path:
+        return self.server.log
 
 
 @contextmanager
@@ -35,6 +56,7 @@ def served(*, dimension: int = 256, heap: str = "1g", pagecache: str = "512m",
             neo4j = stack.enter_context(private_neo4j(PASSWORD, folder="bench-neo4j",
                                                       heap=heap, pagecache=pagecache))
         log = Path(tempfile.mkdtemp(prefix="memlattice-bench-")) / "server.log"
-        yield stack.enter_context(spawned_server(
+        server = stack.enter_context(spawned_server(
             ["memlattice.cli", "serve", "--no-neo4j"], neo4j, log, dimension=dimension,
             env={"MEMLATTICE_LOG_LEVEL": "WARNING", **(env or {})}, stop_grace_s=60))
+        yield Served(server, neo4j.uri, neo4j.password)

@@ -1,16 +1,27 @@
-"""Load on loopback: N concurrent clients against a real `memlattice serve` process.
+"""Load on loopback: N concurrent clients against a real `memlattice serve` process,
+beside a bare baseline of driver clients sending the service's own Cypher.
 
-Each client loops over a mix of operations for `--duration` seconds:
-55% `writeMemory`, 10% `writeMemories` (10 each), 25% hybrid `search`,
-10% `memories` listing, in a handful of namespaces that fill up as it runs.
-Printed: throughput, p50/p95/p99 per operation, errors by code, and the
-server process's resident memory (after warm-up, peak, at the end).
+Two mixes, each measured for both paths in the same run:
+  - search: hybrid `search` only (vector + query text), over preloaded memories;
+  - mixed:  55% `writeMemory`, 10% `writeMemories` (10 each), 25% hybrid
+            `search`, 10% `memories` listing.
+Every request comes from a pool built before measuring (a few dozen per
+operation and namespace). For each request of the pool, the queries the
+service sends are captured (bench._bare) and become its bare replay: N
+driver clients (one driver, pool as large as N) pick requests the same way
+and send those queries directly. The two paths alternate service, bare, bare,
+service so that growth of the data during the mixed mix favours neither.
 
-    .venv/bin/python -m bench.load                         # 50 clients, 150 s
-    .venv/bin/python -m bench.load --clients 20 --duration 60
+Printed per mix: operations/s and p50/p95/p99 for the service and the bare
+baseline, their ratios, per operation for the mixed mix, errors by code, and
+the server process's resident memory.
 
-The load generator shares the machine with the server and Neo4j, so the
-figures are a floor, not a capacity.
+    .venv/bin/python -m bench.load                         # 32 clients, 60 s per path
+    .venv/bin/python -m bench.load --clients 8 --duration 20 --warmup 5 --preload 2000
+
+The load generator shares the machine with the server and Neo4j (and, for the
+bare baseline, plays Neo4j's only client), so the figures are floors, not
+capacities; the ratio of one run is the figure to compare.
 """
 
 from __future__ import annotations
@@ -20,22 +31,32 @@ import asyncio
 import random
 import time
 from collections import Counter, defaultdict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 import numpy as np
 import psutil
 
+from bench._bare import Sent, capturer, replay
 from bench._harness import WORDS, percentile
 from bench._server import served
+from memlattice.graph.client import GraphClient
 
 DIMENSION = 256
+NAMESPACES = 5
 WRITE = "mutation($i: MemoryInput!) { writeMemory(input: $i) { id } }"
 WRITE_MANY = "mutation($is: [MemoryInput!]!) { writeMemories(inputs: $is) { id } }"
 SEARCH = ("query($in: SearchInput!) { search(input: $in) { score memory { id content } } }")
 LIST = ("query($f: MemoryFilterInput!) { memories(filter: $f, first: 20) { totalCount"
         " edges { node { id } } } }")
-MIX = [("write", 55), ("write_batch", 10), ("search", 25), ("list", 10)]
+MIXES = {
+    "search": [("search", 1)],
+    "mixed": [("write", 55), ("write_batch", 10), ("search", 25), ("list", 10)],
+}
+POOL = {"write": 12, "write_batch": 6, "search": 24, "list": 1}  # requests per namespace
+WRITES = {"write", "write_batch"}
 
 
 def vector(rng: random.Random) -> list[float]:
@@ -48,98 +69,193 @@ def memory(rng: random.Random, namespace: str) -> dict[str, Any]:
             "tags": rng.sample(WORDS[:10], 2), "embedding": vector(rng)}
 
 
-class Recorder:
-    def __init__(self) -> None:
-        self.latency: dict[str, list[float]] = defaultdict(list)
-        self.errors: Counter[str] = Counter()
-        self.measuring = False
+def body(op: str, rng: random.Random, namespace: str) -> dict[str, Any]:
+    if op == "write":
+        return {"query": WRITE, "variables": {"i": memory(rng, namespace)}}
+    if op == "write_batch":
+        return {"query": WRITE_MANY,
+                "variables": {"is": [memory(rng, namespace) for _ in range(10)]}}
+    if op == "search":
+        return {"query": SEARCH, "variables": {"in": {
+            "filter": {"namespace": namespace}, "vector": vector(rng),
+            "query": " ".join(rng.choices(WORDS, k=3)), "limit": 10}}}
+    return {"query": LIST, "variables": {"f": {"namespace": namespace}}}
 
-    def record(self, op: str, seconds: float, error: str | None) -> None:
+
+@dataclass
+class Request:
+    body: dict[str, Any]
+    capture: list[Sent]
+
+
+@dataclass
+class Recorder:
+    latency: dict[tuple[str, str], list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: Counter[str] = field(default_factory=Counter)
+    seconds: Counter[str] = field(default_factory=Counter)
+    measuring: bool = False
+
+    def record(self, path: str, op: str, seconds: float, error: str | None) -> None:
         if not self.measuring:
             return
-        self.latency[op].append(seconds)
+        self.latency[(path, op)].append(seconds)
         if error:
-            self.errors[f"{op}:{error}"] += 1
+            self.errors[f"{path}:{op}:{error}"] += 1
 
 
-async def client(base: str, worker: int, stop: asyncio.Event, recorder: Recorder) -> None:
-    rng = random.Random(worker)
-    namespace = f"load/ns{worker % 5}"
-    ops, weights = zip(*MIX, strict=True)
-    async with httpx.AsyncClient(base_url=base, timeout=60) as http:
-        while not stop.is_set():
-            op = rng.choices(ops, weights)[0]
-            if op == "write":
-                body: dict[str, Any] = {"query": WRITE, "variables": {"i": memory(rng, namespace)}}
-            elif op == "write_batch":
-                body = {"query": WRITE_MANY,
-                        "variables": {"is": [memory(rng, namespace) for _ in range(10)]}}
-            elif op == "search":
-                body = {"query": SEARCH, "variables": {"in": {
-                    "filter": {"namespace": namespace}, "vector": vector(rng),
-                    "query": " ".join(rng.choices(WORDS, k=3)), "limit": 10}}}
-            else:
-                body = {"query": LIST, "variables": {"f": {"namespace": namespace}}}
-            started = time.perf_counter()
-            error: str | None = None
-            try:
-                response = await http.post("/graphql", json=body)
-                if response.status_code != 200:
-                    error = f"HTTP {response.status_code}"
-                else:
-                    errors = response.json().get("errors")
-                    if errors:
-                        error = str((errors[0].get("extensions") or {}).get("code"))
-            except httpx.HTTPError as exc:
-                error = type(exc).__name__
-            recorder.record(op, time.perf_counter() - started, error)
+Send = Callable[[str, Request], Awaitable[str | None]]
 
 
-async def run(base: str, pid: int, *, clients: int, duration: float, warmup: float) -> None:
-    process = psutil.Process(pid)
-    recorder = Recorder()
+async def service_send(http: httpx.AsyncClient, op: str, request: Request) -> str | None:
+    try:
+        response = await http.post("/graphql", json=request.body)
+    except httpx.HTTPError as exc:
+        return type(exc).__name__
+    if response.status_code != 200:
+        return f"HTTP {response.status_code}"
+    errors = response.json().get("errors")
+    return str((errors[0].get("extensions") or {}).get("code")) if errors else None
+
+
+async def worker(index: int, path: str, mix: list[tuple[str, int]],
+                 pool: dict[str, list[list[Request]]], send: Send,
+                 stop: asyncio.Event, recorder: Recorder) -> None:
+    rng = random.Random(index)
+    requests = [pool[op][index % NAMESPACES] for op, _ in mix]
+    weights = [w for _, w in mix]
+    while not stop.is_set():
+        (op, _), choices = rng.choices(list(zip(mix, requests, strict=True)), weights)[0]
+        request = rng.choice(choices)
+        started = time.perf_counter()
+        error = await send(op, request)
+        recorder.record(path, op, time.perf_counter() - started, error)
+
+
+async def round_of(path: str, mix: list[tuple[str, int]], pool: dict[str, list[list[Request]]],
+                   *, base: str, bare: GraphClient, clients: int, seconds: float,
+                   recorder: Recorder, measured: bool) -> None:
     stop = asyncio.Event()
-    tasks = [asyncio.create_task(client(base, w, stop, recorder)) for w in range(clients)]
-    await asyncio.sleep(warmup)
-    recorder.measuring = True
-    rss_start = process.memory_info().rss
-    samples = [rss_start]
-    started = time.monotonic()
-    while time.monotonic() - started < duration:
-        await asyncio.sleep(5)
-        samples.append(process.memory_info().rss)
+    https: list[httpx.AsyncClient] = []
+
+    def sender(i: int) -> Send:
+        if path == "bare":
+            async def send_bare(op: str, request: Request) -> str | None:
+                try:
+                    await replay(bare.driver, bare.database, request.capture,
+                                 fresh_ids=op in WRITES)
+                except Exception as exc:  # noqa: BLE001 - counted, like the service's codes
+                    return type(exc).__name__
+                return None
+            return send_bare
+        http = httpx.AsyncClient(base_url=base, timeout=60)
+        https.append(http)
+        return lambda op, request: service_send(http, op, request)
+
+    tasks = [asyncio.create_task(worker(i, path, mix, pool, sender(i), stop, recorder))
+             for i in range(clients)]
+    recorder.measuring = measured
+    await asyncio.sleep(seconds)
     recorder.measuring = False
-    elapsed = time.monotonic() - started
+    if measured:
+        recorder.seconds[path] += seconds
     stop.set()
     await asyncio.gather(*tasks)
-    total = sum(len(v) for v in recorder.latency.values())
-    print(f"# {clients} clients, {elapsed:.0f}s measured after {warmup:.0f}s warm-up")
-    print(f"# throughput: {total / elapsed:.1f} operations/s ({total} operations)")
-    print(f"{'operation':<12} {'n':>7} {'ops/s':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}")
-    for op, _ in MIX:
-        values = recorder.latency.get(op, [])
-        print(f"{op:<12} {len(values):>7} {len(values) / elapsed:>7.1f}"
-              f" {percentile(values, 50) * 1000:>8.1f} {percentile(values, 95) * 1000:>8.1f}"
-              f" {percentile(values, 99) * 1000:>8.1f}")
+    for http in https:
+        await http.aclose()
+
+
+async def build_pool(served_base: str, uri: str, password: str,
+                     preload: int) -> dict[str, list[list[Request]]]:
+    rng = random.Random(2024)
+    namespaces = [f"load/ns{i}" for i in range(NAMESPACES)]
+    async with httpx.AsyncClient(base_url=served_base, timeout=300) as http:
+        per_namespace = preload // NAMESPACES
+        for namespace in namespaces:
+            for start in range(0, per_namespace, 100):
+                batch = [memory(rng, namespace) for _ in range(min(100, per_namespace - start))]
+                answer = (await http.post("/graphql", json={
+                    "query": WRITE_MANY, "variables": {"is": batch}})).json()
+                assert not answer.get("errors"), answer["errors"][0]
+    pool: dict[str, list[list[Request]]] = {}
+    async with capturer(uri, password, DIMENSION) as capture:
+        for op, size in POOL.items():
+            pool[op] = []
+            for namespace in namespaces:
+                bodies = [body(op, rng, namespace) for _ in range(size)]
+                pool[op].append([Request(b, await capture.capture(b)) for b in bodies])
+    for op, lists in pool.items():
+        counts = sorted({len(r.capture) for rs in lists for r in rs})
+        print(f"# {op}: {sum(len(rs) for rs in lists)} requests in the pool,"
+              f" {'/'.join(map(str, counts))} queries each")
+    return pool
+
+
+def report(name: str, mix: list[tuple[str, int]], recorder: Recorder, clients: int) -> None:
+    print(f"\n## {name} mix, {clients} clients, {recorder.seconds['service']:.0f}s measured"
+          " per path")
+    print(f"{'operation':<12} {'path':<8} {'n':>7} {'ops/s':>8} {'p50 ms':>8} {'p95 ms':>8}"
+          f" {'p99 ms':>8}")
+    totals: dict[str, list[float]] = defaultdict(list)
+    for op, _ in mix + ([("all", 0)] if len(mix) > 1 else []):
+        for path in ("service", "bare"):
+            values = (totals[path] if op == "all" else recorder.latency.get((path, op), []))
+            if op != "all":
+                totals[path].extend(values)
+            seconds = recorder.seconds[path] or float("nan")
+            print(f"{op:<12} {path:<8} {len(values):>7} {len(values) / seconds:>8.1f}"
+                  f" {percentile(values, 50) * 1000:>8.1f} {percentile(values, 95) * 1000:>8.1f}"
+                  f" {percentile(values, 99) * 1000:>8.1f}")
+    service, bare = totals["service"], totals["bare"]
+    throughput = (len(service) / recorder.seconds["service"]) / (
+        len(bare) / recorder.seconds["bare"]) if bare else float("nan")
+    print(f"# service / bare: throughput {throughput:.2f}x, p50 "
+          f"{percentile(service, 50) / percentile(bare, 50):.2f}x, p99 "
+          f"{percentile(service, 99) / percentile(bare, 99):.2f}x;"
+          f" service p99/p50 {percentile(service, 99) / percentile(service, 50):.1f}")
     print(f"# errors: {dict(recorder.errors) or 'none'}")
+
+
+async def run(served_base: str, pid: int, uri: str, password: str, *, clients: int,
+              duration: float, warmup: float, preload: int, mixes: list[str]) -> None:
+    process = psutil.Process(pid)
+    pool = await build_pool(served_base, uri, password, preload)
+    bare = GraphClient.connect(uri, "neo4j", password, "neo4j", pool_size=max(64, clients),
+                               acquisition_timeout_s=60)
     mib = 1024 * 1024
-    print(f"# server RSS: {rss_start / mib:.0f} MiB after warm-up, peak {max(samples) / mib:.0f}"
-          f" MiB, end {samples[-1] / mib:.0f} MiB (growth {(samples[-1] - rss_start) / mib:+.0f}"
-          f" MiB over {elapsed:.0f}s)")
-    step = max(1, len(samples) // 10)
-    print("# RSS series (MiB): " + " ".join(f"{s / mib:.0f}" for s in samples[::step]))
+    rss = [process.memory_info().rss]
+    try:
+        for name in mixes:
+            mix = MIXES[name]
+            recorder = Recorder()
+            rounds = [(path, warmup, False) for path in ("service", "bare")] + [
+                (path, duration / 2, True) for path in ("service", "bare", "bare", "service")]
+            for path, seconds, measured in rounds:
+                await round_of(path, mix, pool, base=served_base, bare=bare, clients=clients,
+                               seconds=seconds, recorder=recorder, measured=measured)
+                rss.append(process.memory_info().rss)
+            report(name, mix, recorder, clients)
+    finally:
+        await bare.close()
+    print(f"# server RSS: {rss[0] / mib:.0f} MiB after loading, peak {max(rss) / mib:.0f} MiB,"
+          f" end {rss[-1] / mib:.0f} MiB")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--clients", type=int, default=50)
-    parser.add_argument("--duration", type=float, default=150.0, help="measured seconds")
-    parser.add_argument("--warmup", type=float, default=15.0)
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--duration", type=float, default=60.0,
+                        help="measured seconds per path and mix")
+    parser.add_argument("--warmup", type=float, default=10.0, help="per path and mix")
+    parser.add_argument("--preload", type=int, default=10_000,
+                        help="memories written (over 5 namespaces) before measuring")
+    parser.add_argument("--mixes", default="search,mixed")
     args = parser.parse_args()
-    with served() as server:
-        asyncio.run(run(server.base, server.process.pid, clients=args.clients,
-                        duration=args.duration, warmup=args.warmup))
+    with served(dimension=DIMENSION) as server:
+        asyncio.run(run(server.base, server.process.pid, server.neo4j_uri,
+                        server.neo4j_password, clients=args.clients, duration=args.duration,
+                        warmup=args.warmup, preload=args.preload,
+                        mixes=args.mixes.split(",")))
 
 
 if __name__ == "__main__":

@@ -5,6 +5,14 @@ transactions via `execute_query`) or `GraphClient.transaction` (a managed
 write transaction for read-check-write sequences). Driver exceptions are
 turned into the project's error tree here, so nothing above `graph/` ever
 imports `neo4j.exceptions`.
+
+Clusters and Aura: reads are routed to readers (`read` uses read routing;
+only read-check-write sequences, which must see the leader's state, go to the
+writer), and every transaction of the process, whichever of the three paths
+it took, chains causal bookmarks through one bookmark manager. A read that
+follows a write therefore waits, on whichever cluster member serves it, until
+that write is applied there: a client reads its own writes. With a single
+server (`bolt://` or `neo4j://`) the bookmarks cost nothing noticeable.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from typing import Any, TypeVar
 import neo4j
 from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncManagedTransaction, RoutingControl
 from neo4j import exceptions as neo4j_errors
+from neo4j.api import AsyncBookmarkManager
 
 from memlattice.core.errors import Conflict, MemlatticeError, Unavailable, ValidationError
 
@@ -113,6 +122,8 @@ class GraphClient:
         self.driver = driver
         self.database = database
         self.observer = observer
+        # One causal chain for every query and transaction this client runs.
+        self.bookmarks: AsyncBookmarkManager = AsyncGraphDatabase.bookmark_manager()
 
     @classmethod
     def connect(cls, uri: str, user: str, password: str, database: str, *,
@@ -156,7 +167,8 @@ class GraphClient:
         text, params = query
         with self._observed(_label(sys._getframe(1).f_code.co_qualname)), translated_errors():
             records, _, _ = await self.driver.execute_query(
-                text, terse(params), database_=self.database, routing_=RoutingControl.READ
+                text, terse(params), database_=self.database, routing_=RoutingControl.READ,
+                bookmark_manager_=self.bookmarks,
             )
         return records
 
@@ -164,7 +176,8 @@ class GraphClient:
         text, params = query
         with self._observed(_label(sys._getframe(1).f_code.co_qualname)), translated_errors():
             records, _, _ = await self.driver.execute_query(
-                text, terse(params), database_=self.database, routing_=RoutingControl.WRITE
+                text, terse(params), database_=self.database, routing_=RoutingControl.WRITE,
+                bookmark_manager_=self.bookmarks,
             )
         return records
 
@@ -177,7 +190,8 @@ class GraphClient:
         propagates unchanged: that is how read-check-write steps refuse.
         """
         with self._observed(_label(work.__qualname__)), translated_errors():
-            async with self.driver.session(database=self.database) as session:
+            async with self.driver.session(database=self.database,
+                                           bookmark_manager=self.bookmarks) as session:
                 return await session.execute_write(work)
 
 

@@ -6,6 +6,12 @@ flush. The request never waits on that write, and a burst of recalls of the
 same memory costs one row. Counts are best-effort popularity signals, so a
 crash may lose the last unflushed second; acknowledged memory writes never
 travel this path.
+
+A flush is never interrupted half-way: the loop runs each flush shielded
+from its own cancellation and flushes take turns, so `stop()` waits for the
+flush in progress and then flushes the rest. (Cancelling the loop while its
+write was in flight used to drop that batch: it had left `_pending` and was
+never put back, so a shutdown that coincided with a flush lost its counts.)
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ class AccessRecorder:
         self._pending: Counter[tuple[str, str]] = Counter()
         self._loop = BackgroundTask("memlattice-access-recorder", self._run)
         self._wake = asyncio.Event()
+        # One flush at a time: the final flush of `stop()` queues behind the loop's.
+        self._flushing = asyncio.Lock()
 
     def record(self, namespace: str, ids: Iterable[str]) -> None:
         """Count one access per id; never blocks, never raises."""
@@ -47,11 +55,21 @@ class AccessRecorder:
         self._loop.start()
 
     async def stop(self) -> None:
-        """Stop, then flush what is pending (called on shutdown)."""
+        """Stop the loop, let its flush in progress finish, then flush what is left
+        (called on shutdown, while the driver is still open)."""
         await self._loop.stop()
         await self.flush()
 
     async def flush(self) -> int:
+        """Write the pending counts; returns how many rows were written.
+
+        On a refused write the batch goes back into the pending counts, to be
+        retried by the next flush.
+        """
+        async with self._flushing:
+            return await self._flush_pending()
+
+    async def _flush_pending(self) -> int:
         if not self._pending:
             return 0
         batch, self._pending = self._pending, Counter()
@@ -69,4 +87,12 @@ class AccessRecorder:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=self.interval_s)
             self._wake.clear()
-            await self.flush()
+            try:
+                # Shielded: cancelling the loop (stop) must not abandon a batch
+                # that has left `_pending` but not yet reached Neo4j.
+                await asyncio.shield(self.flush())
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                # The loop outlives one bad flush; counts keep arriving.
+                log.exception("access count flush failed")

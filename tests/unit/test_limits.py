@@ -79,6 +79,8 @@ def test_fragment_fan_out_is_measured_in_linear_time() -> None:
     document = 'query { memory(namespace: "n", id: "1") { ...F0 } }\n' + "\n".join(fragments)
     started = time.perf_counter()
     depth, _, cost = measured(document)
-    assert time.perf_counter() - started < 0.5
+    # Linear: milliseconds. Walking the 2**40 paths would never end, so a bound
+    # generous enough for a busy machine still fails an exponential measure.
+    assert time.perf_counter() - started < 10
     assert depth == 2
     assert cost > 2 ** 40  # the cost still reflects what executing it would do
