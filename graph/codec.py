@@ -87,7 +87,7 @@ def to_datetime(value: Any) -> datetime | None:
 
 
 # The times a new memory's properties carry (memory_properties).
-MEMORY_TIMES = ("createdAt", "updatedAt", "expiresAt")
+MEMORY_TIMES = ("createdAt", "updatedAt", "expiresAt", "eventStart", "eventEnd")
 
 
 def epoch_parts(value: datetime | None) -> list[int] | None:
@@ -142,6 +142,10 @@ class Memory:
     superseded_by: str | None = None
     superseded_at: datetime | None = None
     forgotten_at: datetime | None = None
+    # Event time (memlattice.core.event_time): when what it tells of happened, as
+    # its text said, apart from when it was recorded (created_at).
+    event_start: datetime | None = None
+    event_end: datetime | None = None
 
 
 def memory_from_properties(props: Mapping[str, Any]) -> Memory:
@@ -180,6 +184,8 @@ def memory_from_properties(props: Mapping[str, Any]) -> Memory:
         superseded_by=props.get("supersededBy"),
         superseded_at=to_datetime(props.get("supersededAt")),
         forgotten_at=to_datetime(props.get("forgottenAt")),
+        event_start=to_datetime(props.get("eventStart")),
+        event_end=to_datetime(props.get("eventEnd")),
     )
 
 
@@ -190,8 +196,10 @@ def memory_properties(
     now: datetime,
     embedding: list[float] | None,
     embedding_model: str | None,
+    event: tuple[datetime | None, datetime | None] = (None, None),
 ) -> dict[str, Any]:
-    """The property map of a new Memory node (None values are not stored)."""
+    """The property map of a new Memory node (None values are not stored); `event`
+    is its event time [start, end), when its text names one."""
     props: dict[str, Any] = {
         "id": id,
         "namespace": memory.namespace,
@@ -226,6 +234,8 @@ def memory_properties(
         "embedding": embedding,
         "embeddingModel": embedding_model if embedding is not None else None,
         "embeddingDimension": len(embedding) if embedding is not None else None,
+        "eventStart": event[0],
+        "eventEnd": event[1],
     }
     props.update(meta_properties(memory.metadata))
     return {k: v for k, v in props.items() if v is not None}

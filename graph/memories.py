@@ -78,6 +78,9 @@ class PreparedMemory:
     now: datetime
     embedding: list[float] | None
     embedding_model: str | None
+    # When what it tells of happened (memlattice.core.event_time), if its text says.
+    event_start: datetime | None = None
+    event_end: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -177,7 +180,7 @@ class MemoryGraph:
             raise Conflict("the batch names the same id twice")
         written = [
             memory_properties(m.input, id=m.id, now=m.now, embedding=m.embedding,
-                              embedding_model=m.embedding_model)
+                              embedding_model=m.embedding_model, event=(m.event_start, m.event_end))
             for m in memories
         ]
         rows = [
@@ -242,7 +245,7 @@ class MemoryGraph:
         """`create`'s write, inside a caller's transaction; the properties written."""
         written = [
             memory_properties(m.input, id=m.id, now=m.now, embedding=m.embedding,
-                              embedding_model=m.embedding_model)
+                              embedding_model=m.embedding_model, event=(m.event_start, m.event_end))
             for m in memories
         ]
         if written:
@@ -311,6 +314,7 @@ class MemoryGraph:
             props = memory_properties(
                 successor.input, id=successor.id, now=successor.now,
                 embedding=successor.embedding, embedding_model=successor.embedding_model,
+                event=(successor.event_start, successor.event_end),
             )
             records = await run(tx, queries.supersede_memory(
                 tenant=tenant, id=id, props=props, edge_id=new_id(), actor=actor,

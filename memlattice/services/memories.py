@@ -20,6 +20,7 @@ from typing import Any
 
 from memlattice.core.auth import Tenant
 from memlattice.core.errors import MemlatticeError, ValidationError
+from memlattice.core.event_time import event_range
 from memlattice.core.lucene import any_terms
 from memlattice.core.model import (
     MAX_BATCH,
@@ -158,8 +159,8 @@ class MemoryService:
         return vectors
 
     async def prepare(self, inputs: Sequence[MemoryInput]) -> list[PreparedMemory]:
-        """Give each input its id, time and vector; texts without a vector are embedded
-        together in one provider call."""
+        """Give each input its id, time, vector and event time; texts without a vector
+        are embedded together in one provider call."""
         now = utcnow()
         vectors: list[list[float] | None] = [
             self._client_vector(m.embedding, f"embedding of memory {i}")
@@ -173,11 +174,16 @@ class MemoryService:
             for i, vector in zip(missing, embedded):
                 vectors[i] = vector
                 models[i] = self.embedder.model
-        return [
-            PreparedMemory(input=m, id=m.id or new_id(), now=m.now or now,
-                           embedding=vectors[i], embedding_model=models[i])
-            for i, m in enumerate(inputs)
-        ]
+        prepared = []
+        for i, m in enumerate(inputs):
+            at = m.now or now
+            # Event time, resolved here on the write path (never on the search path).
+            event = event_range(m.content, at)
+            prepared.append(PreparedMemory(
+                input=m, id=m.id or new_id(), now=at, embedding=vectors[i],
+                embedding_model=models[i], event_start=event.start if event else None,
+                event_end=event.end if event else None))
+        return prepared
 
     # ------------------------------------------------------------ use cases
 
