@@ -112,6 +112,12 @@ _WEEKEND = re.compile(r"^(last|this|next)\s+weekend$", re.IGNORECASE)
 MAX_MENTIONS = 32
 
 
+def may_name_a_time(text: str) -> bool:
+    """Whether `text` has a candidate time expression (the cheap pass alone): without
+    one it has no event time, and resolving it costs nothing more."""
+    return _CANDIDATES.search(text) is not None
+
+
 def find_event_times(text: str, at: datetime) -> list[TimeMention]:
     """Every time expression of `text`, resolved against `at` (the memory's time)."""
     day = _utc(at).date()

@@ -20,7 +20,7 @@ from typing import Any
 
 from memlattice.core.auth import Tenant
 from memlattice.core.errors import MemlatticeError, ValidationError
-from memlattice.core.event_time import event_range
+from memlattice.core.event_time import EventRange, event_range, may_name_a_time
 from memlattice.core.lucene import any_terms
 from memlattice.core.model import (
     MAX_BATCH,
@@ -174,16 +174,15 @@ class MemoryService:
             for i, vector in zip(missing, embedded):
                 vectors[i] = vector
                 models[i] = self.embedder.model
-        prepared = []
-        for i, m in enumerate(inputs):
-            at = m.now or now
-            # Event time, resolved here on the write path (never on the search path).
-            event = event_range(m.content, at)
-            prepared.append(PreparedMemory(
-                input=m, id=m.id or new_id(), now=at, embedding=vectors[i],
-                embedding_model=models[i], event_start=event.start if event else None,
-                event_end=event.end if event else None))
-        return prepared
+        times = [m.now or now for m in inputs]
+        events = await event_times([m.content for m in inputs], times)
+        return [
+            PreparedMemory(input=m, id=m.id or new_id(), now=times[i], embedding=vectors[i],
+                           embedding_model=models[i],
+                           event_start=events[i].start if events[i] else None,
+                           event_end=events[i].end if events[i] else None)
+            for i, m in enumerate(inputs)
+        ]
 
     # ------------------------------------------------------------ use cases
 
@@ -523,6 +522,18 @@ def refuse_typed(inputs: Sequence[MemoryInput]) -> None:
 
 async def _no_bm25() -> None:
     return None
+
+
+async def event_times(texts: Sequence[str], times: Sequence[datetime]
+                      ) -> list[EventRange | None]:
+    """Each text's event time against its memory's time (memlattice.core.event_time),
+    resolved on the write path, never on the search path. dateparser costs a few
+    milliseconds per text that names a time (and about a second to load its data on
+    first use), so a batch that has any is resolved off the event loop."""
+    if not any(may_name_a_time(text) for text in texts):
+        return [None] * len(texts)
+    return await asyncio.to_thread(
+        lambda: [event_range(text, at) for text, at in zip(texts, times, strict=True)])
 
 
 def lexical_score(bm25: Bm25, props: Mapping[str, Any], context: Sequence[tuple[int, str]],

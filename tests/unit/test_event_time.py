@@ -13,6 +13,7 @@ from memlattice.core.event_time import (
     EventRange,
     event_range,
     find_event_times,
+    may_name_a_time,
     range_of,
 )
 
@@ -69,6 +70,12 @@ def test_one_expression_resolves_against_the_memory_time(
 def test_a_text_without_a_time_expression_has_no_event_time(text: str) -> None:
     assert find_event_times(text, AT) == []
     assert event_range(text, AT) is None
+
+
+def test_the_cheap_pass_answers_for_texts_without_candidates() -> None:
+    assert may_name_a_time("I went there yesterday")
+    assert not may_name_a_time("I like green tea")
+    assert not may_name_a_time("May I ask what you painted?")
 
 
 def test_a_date_without_a_year_is_the_latest_one_not_after_the_memory() -> None:
