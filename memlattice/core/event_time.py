@@ -31,6 +31,8 @@ from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from typing import Any, Literal
 
+from dateutil.relativedelta import relativedelta  # type: ignore[import-untyped]
+
 Granularity = Literal["day", "week", "month", "year"]
 
 
@@ -76,7 +78,9 @@ _DATE = (rf"(?:the\s+)?{_ORDINAL}\s+(?:of\s+)?{_MONTHS}\b(?:,?\s+{_YEAR}\b)?"
 # Longest forms first: the alternation takes the first that matches at a position.
 # Month names and weekdays must be capitalised ("may", "march" are verbs too).
 _CANDIDATES = re.compile(
-    r"(?i:\bthe\s+day\s+before\s+yesterday\b)"
+    rf"(?i:\b(?:{_COUNT}|the)\s+(?:day|week|month|year)s?\s+(?:before|after)\s+)"
+    rf"(?:{_DATE}|\d{{4}}-\d{{2}}-\d{{2}}\b)"
+    r"|(?i:\bthe\s+day\s+before\s+yesterday\b)"
     r"|(?i:\b(?:yesterday|today|tonight|tomorrow|last\s+night"
     r"|this\s+(?:morning|afternoon|evening))\b)"
     rf"|(?i:\b{_COUNT}\s+(?:day|week|month|year)s?\s+ago\b)"
@@ -91,6 +95,14 @@ _CANDIDATES = re.compile(
     rf"|(?i:\b(?:{_CUES}|year)\s+){_YEAR}\b"
     rf"|\b{_YEAR}(?=\s*(?:[.,;:!?)]|$))"
 )
+# Every candidate holds a digit, one of these words (any case) or one of these name
+# starts (capitalised): substring tests, far cheaper than the pattern above, skip the
+# many texts that hold none.
+_DIGIT = re.compile(r"\d")
+_TIME_WORDS = ("yesterday", "today", "tonight", "tomorrow", "night", "morning", "afternoon",
+               "evening", "ago", "week", "month", "year")
+_NAME_STARTS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
+                "Dec", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 # Short month forms that are common words or names unless a day or year goes with them.
 _AMBIGUOUS_ALONE = {"mar", "jan", "jun", "jul", "sep", "oct", "nov", "dec", "aug", "feb", "apr"}
 
@@ -105,6 +117,12 @@ _REWRITES = (
     (re.compile(r"^on\s+", re.IGNORECASE), ""),
 )
 _WEEKEND = re.compile(r"^(last|this|next)\s+weekend$", re.IGNORECASE)
+# "two weeks before 11 August, 2023", "the week before 3 August": a date moved.
+_OFFSET = re.compile(rf"^({_COUNT}|the)\s+(day|week|month|year)s?\s+(before|after)\s+(.+)$",
+                     re.IGNORECASE)
+_NUMBERS = {"a": 1, "an": 1, "the": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+            "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11,
+            "twelve": 12}
 
 
 # A text naming more times than this is a table or a log, not a memory of an event:
@@ -115,13 +133,21 @@ MAX_MENTIONS = 32
 def may_name_a_time(text: str) -> bool:
     """Whether `text` has a candidate time expression (the cheap pass alone): without
     one it has no event time, and resolving it costs nothing more."""
-    return _CANDIDATES.search(text) is not None
+    return _has_trigger(text) and _CANDIDATES.search(text) is not None
+
+
+def _has_trigger(text: str) -> bool:
+    lowered = text.lower()
+    return (any(word in lowered for word in _TIME_WORDS)
+            or any(name in text for name in _NAME_STARTS) or _DIGIT.search(text) is not None)
 
 
 def find_event_times(text: str, at: datetime) -> list[TimeMention]:
     """Every time expression of `text`, resolved against `at` (the memory's time)."""
     day = _utc(at).date()
     found: list[TimeMention] = []
+    if not _has_trigger(text):
+        return found
     for match in _CANDIDATES.finditer(text):
         words = match.group(0)
         if words.lower() in _AMBIGUOUS_ALONE:
@@ -164,6 +190,10 @@ def _utc(value: datetime) -> datetime:
 @lru_cache(maxsize=4096)
 def _resolve(words: str, day: date) -> EventRange | None:
     """The range `words` name, said on `day`; None when dateparser cannot read them."""
+    offset = _OFFSET.match(words)
+    if offset is not None:
+        count, unit, way, anchor = offset.groups()
+        return _moved(count, unit, way, anchor, day)
     weekend = _WEEKEND.match(words)
     if weekend is not None:
         shift = {"last": -7, "this": 0, "next": 7}[weekend.group(1).lower()]
@@ -173,6 +203,27 @@ def _resolve(words: str, day: date) -> EventRange | None:
     if parsed.date_obj is None:
         return None
     return range_of(parsed.date_obj.date(), _granularity(parsed.period))
+
+
+def _moved(count: str, unit: str, way: str, anchor_words: str, day: date
+           ) -> EventRange | None:
+    """`count` `unit`s before or after the date `anchor_words` names: "the week
+    before X" is the week that ends where X starts, "two weeks before X" the week
+    holding the day two weeks before X."""
+    anchor = _resolve(_normalised(anchor_words), day)
+    if anchor is None:
+        return None
+    unit = unit.lower()
+    number = _NUMBERS.get(count.lower()) or int(count)
+    step = relativedelta(**{f"{unit}s": number})
+    sign = -1 if way.lower() == "before" else 1
+    granularity: Granularity = unit  # type: ignore[assignment]
+    if count.lower() == "the":
+        if sign < 0:
+            return EventRange(start=anchor.start - step, end=anchor.start,
+                              granularity=granularity)
+        return EventRange(start=anchor.end, end=anchor.end + step, granularity=granularity)
+    return range_of((anchor.start + sign * step).date(), granularity)
 
 
 def _granularity(period: str | None) -> Granularity:
@@ -204,7 +255,7 @@ def _range(start: date, end: date, granularity: Granularity) -> EventRange:
 def _parser(day: date) -> Any:
     """A dateparser reader relative to noon of `day` (imported late: loading its
     language data costs about a second, which only texts with a candidate pay)."""
-    from dateparser.date import DateDataParser
+    from dateparser.date import DateDataParser  # type: ignore[import-untyped]
 
     return DateDataParser(languages=["en"], settings={
         "RELATIVE_BASE": datetime(day.year, day.month, day.day, 12),

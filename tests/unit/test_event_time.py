@@ -51,6 +51,14 @@ def day(y: int, m: int, d: int) -> datetime:
     ("We're going camping this weekend", day(2023, 5, 13), day(2023, 5, 15), "day"),
     ("Last weekend we went to the beach", day(2023, 5, 6), day(2023, 5, 8), "day"),
     ("see 2023-04-01 in the log", day(2023, 4, 1), day(2023, 4, 2), "day"),
+    # A date moved: "N units" lands in the unit holding that day, "the unit" is
+    # the unit-long stretch next to the date.
+    ("got a puppy two weeks before August 11, 2023", day(2023, 7, 24), day(2023, 7, 31),
+     "week"),
+    ("the week before August 3, 2023", day(2023, 7, 27), day(2023, 8, 3), "week"),
+    ("the day after 7 May 2023", day(2023, 5, 8), day(2023, 5, 9), "day"),
+    ("three days before 2023-05-10", day(2023, 5, 7), day(2023, 5, 8), "day"),
+    ("a month after May 2022", day(2022, 6, 1), day(2022, 7, 1), "month"),
 ])
 def test_one_expression_resolves_against_the_memory_time(
         text: str, start: datetime, end: datetime, granularity: str) -> None:
@@ -142,3 +150,19 @@ def test_overlaps_is_half_open() -> None:
     assert not may.overlaps(day(2023, 6, 1), None)
     assert not may.overlaps(None, day(2023, 5, 1))
     assert may.overlaps(None, None)
+
+
+WORDS = ["in", "on", "the", "last", "next", "this", "past", "a", "two", "3", "12th", "of",
+         "May", "march", "Sept", "Saturday", "weekend", "week", "month", "year", "ago",
+         "before", "after", "2022", "2023-05-07", "yesterday", "night", "morning", "since",
+         "couple", ",", ".", "I", "went"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), max_size=12))
+def test_the_cheap_gate_never_hides_a_candidate(words: list[str]) -> None:
+    from memlattice.core.event_time import _CANDIDATES, _has_trigger
+
+    text = " ".join(words)
+    if _CANDIDATES.search(text):
+        assert _has_trigger(text), text

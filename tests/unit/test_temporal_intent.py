@@ -60,6 +60,8 @@ def test_queries_that_say_nothing_of_time(query: str) -> None:
      (day(2023, 5, 1), day(2023, 6, 1)), (day(2023, 5, 1), None)),
     ("what did she read until March 2023", "until",
      (day(2023, 3, 1), day(2023, 4, 1)), (None, day(2023, 4, 1))),
+    ("What did John do the week before August 3, 2023?", "during",
+     (day(2023, 7, 27), day(2023, 8, 3)), (day(2023, 7, 27), day(2023, 8, 3))),
     ("anything prior to 7 May?", "before",
      (day(2023, 5, 7), day(2023, 5, 8)), (None, day(2023, 5, 7))),
 ])
