@@ -3,10 +3,16 @@ resolved against the memory's own time) and the eventAfter/eventBefore filter.""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+from memlattice.graph.transfer import TransferGraph
+from memlattice.portability.importer import import_export
+from memlattice.server.app import runtime_of
 from tests.conftest import GraphQLClient
 from tests.integration._support import basis, seeded
+from tests.integration.test_portability import export_text, wipe
 
 FIELDS = "id content createdAt eventStart eventEnd"
 INGEST = ("mutation($input: ConversationInput!) {"
@@ -109,3 +115,28 @@ async def test_event_filter_keeps_memories_whose_event_time_overlaps(
         assert await searched(mode, eventAfter="2023-05-01T00:00:00Z",
                               eventBefore="2023-06-01T00:00:00Z") == {may7}, mode
         assert await searched(mode, eventAfter="2022-01-01T00:00:00Z") == {may7, june}, mode
+
+
+async def test_event_time_survives_export_and_import(
+    gql: GraphQLClient, graph_client: Any, session_app: tuple[Any, Any], namespace: str,
+    tmp_path: Path,
+) -> None:
+    runtime = runtime_of(session_app[0])
+    transfer = TransferGraph(runtime.client)
+    written = (await gql.ok(WRITE, {"input": {
+        "namespace": namespace, "content": "We moved to Lisbon in May 2023",
+        "now": "2024-02-01T09:00:00Z"}}))["writeMemory"]
+    exported = await export_text(transfer, namespace)
+    (record,) = [json.loads(line) for line in exported.splitlines()
+                 if json.loads(line).get("id") == written["id"]]
+    assert (record["eventStart"], record["eventEnd"]) == (day("2023-05-01"), day("2023-06-01"))
+    path = tmp_path / "export.jsonl"
+    path.write_text(exported)
+    await wipe(graph_client, namespace)
+    await import_export(transfer, path, embedder=runtime.service.embedder,
+                        dimension=runtime.service.dimension)
+    assert (await gql.ok(GET, {"ns": namespace, "id": written["id"]}))["memory"] == written
+    (row,) = await graph_client.read((
+        "MATCH (m:Memory {id: $id}) RETURN m.eventStart = datetime('2023-05-01T00:00:00Z')"
+        " AS same", {"id": written["id"]}))
+    assert row["same"] is True
