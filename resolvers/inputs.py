@@ -137,6 +137,14 @@ class MemoryFilterInput:
     source_type: str | None = strawberry.UNSET
     created_after: datetime | None = strawberry.UNSET
     created_before: datetime | None = strawberry.UNSET
+    event_after: datetime | None = strawberry.field(
+        default=strawberry.UNSET,
+        description="Keeps memories whose event time [eventStart, eventEnd) ends after this"
+        " instant; a memory without event time is left out.")
+    event_before: datetime | None = strawberry.field(
+        default=strawberry.UNSET,
+        description="Keeps memories whose event time starts before this instant; a memory"
+        " without event time is left out.")
     memory_types: list[str] | None = strawberry.UNSET
     min_confidence: float | None = strawberry.UNSET
     as_of: datetime | None = strawberry.field(

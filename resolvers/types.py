@@ -67,6 +67,14 @@ class Memory:
     superseded_by: str | None
     superseded_at: datetime | None
     forgotten_at: datetime | None
+    event_start: datetime | None = strawberry.field(description=(
+        "Event time: when what the memory tells of happened, resolved on write from a"
+        " time expression in its content (\"yesterday\", \"in May 2023\") against its"
+        " createdAt; the range [eventStart, eventEnd) is a UTC day, week, month or year."
+        " Null when the content names no time. Apart from createdAt (when it was"
+        " recorded)."))
+    event_end: datetime | None = strawberry.field(
+        description="The end (exclusive) of the event time; see eventStart.")
 
     @strawberry.field(description="The stored vector; fetched only when asked for, batched.")
     async def embedding(self, info: Info) -> Vector | None:

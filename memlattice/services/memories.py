@@ -11,6 +11,7 @@ the resolvers need are passed through unchanged.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from typing import Any
 
 from memlattice.core.auth import Tenant
 from memlattice.core.errors import MemlatticeError, ValidationError
+from memlattice.core.event_time import EventRange, event_range, may_name_a_time
 from memlattice.core.model import (
     MAX_BATCH,
     Direction,
@@ -119,8 +121,8 @@ class MemoryService:
         return vectors
 
     async def prepare(self, inputs: Sequence[MemoryInput]) -> list[PreparedMemory]:
-        """Give each input its id, time and vector; texts without a vector are embedded
-        together in one provider call."""
+        """Give each input its id, time, vector and event time; texts without a vector
+        are embedded together in one provider call."""
         now = utcnow()
         vectors: list[list[float] | None] = [
             self._client_vector(m.embedding, f"embedding of memory {i}")
@@ -134,9 +136,13 @@ class MemoryService:
             for i, vector in zip(missing, embedded):
                 vectors[i] = vector
                 models[i] = self.embedder.model
+        times = [m.now or now for m in inputs]
+        events = await event_times([m.content for m in inputs], times)
         return [
-            PreparedMemory(input=m, id=m.id or new_id(), now=m.now or now,
-                           embedding=vectors[i], embedding_model=models[i])
+            PreparedMemory(input=m, id=m.id or new_id(), now=times[i], embedding=vectors[i],
+                           embedding_model=models[i],
+                           event_start=events[i].start if events[i] else None,
+                           event_end=events[i].end if events[i] else None)
             for i, m in enumerate(inputs)
         ]
 
@@ -355,3 +361,15 @@ def refuse_typed(inputs: Sequence[MemoryInput]) -> None:
                 f" payload must be validated: write it with {writer} (writeRecord for"
                 " episodic, working, semantic, competence and plan_graph records, storeFact"
                 " for facts)", field="memoryType", index=i)
+
+
+async def event_times(texts: Sequence[str], times: Sequence[datetime]
+                      ) -> list[EventRange | None]:
+    """Each text's event time against its memory's time (memlattice.core.event_time),
+    resolved on the write path, never on the search path. dateparser costs a few
+    milliseconds per text that names a time (and about a second to load its data on
+    first use), so a batch that has any is resolved off the event loop."""
+    if not any(may_name_a_time(text) for text in texts):
+        return [None] * len(texts)
+    return await asyncio.to_thread(
+        lambda: [event_range(text, at) for text, at in zip(texts, times, strict=True)])
