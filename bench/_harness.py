@@ -68,34 +68,39 @@ def _free_port() -> int:
 @asynccontextmanager
 async def bench_service(*, dimension: int, heap: str = "2g",
                         pagecache: str = "2g") -> AsyncIterator[Bench]:
+    """The app on a private Neo4j (or NEO4J_URI's). The private server is stopped and
+    removed however the benchmark ends: Ctrl-C, SIGTERM (`memlattice bench` turns it into
+    KeyboardInterrupt), or an error, even one raised while it was still starting."""
     local: LocalNeo4jSettings | None = None
-    if os.environ.get("NEO4J_URI"):
-        neo4j = Neo4jSettings()
-    else:
-        from memlattice import neo4j_local
-
-        local = LocalNeo4jSettings(
-            home=default_cache_dir() / "bench-neo4j" / uuid.uuid4().hex[:8],
-            bolt_port=_free_port(), heap=heap, pagecache=pagecache,
-        )
-        started = time.monotonic()
-        neo4j_local.start(local, PASSWORD)
-        print(f"# private Neo4j {local.version} up in {time.monotonic() - started:.1f}s")
-        neo4j = Neo4jSettings(uri=neo4j_local.bolt_uri(local), password=PASSWORD)
-    # Keyless: the figures are of the service and the database, not of key checks.
-    settings = Settings(environment="test", neo4j=neo4j, auth_mode="keyless",
-                        embedding=EmbeddingSettings(provider="none", dimension=dimension))
-    app = create_app(settings)
-    graph = GraphClient.connect(neo4j.uri or "", neo4j.user, neo4j.password.get_secret_value(),
-                                neo4j.database)
+    graph: GraphClient | None = None
     try:
+        if os.environ.get("NEO4J_URI"):
+            neo4j = Neo4jSettings()
+        else:
+            from memlattice import neo4j_local
+
+            local = LocalNeo4jSettings(
+                home=default_cache_dir() / "bench-neo4j" / uuid.uuid4().hex[:8],
+                bolt_port=_free_port(), heap=heap, pagecache=pagecache,
+            )
+            started = time.monotonic()
+            neo4j_local.start(local, PASSWORD)
+            print(f"# private Neo4j {local.version} up in {time.monotonic() - started:.1f}s")
+            neo4j = Neo4jSettings(uri=neo4j_local.bolt_uri(local), password=PASSWORD)
+        # Keyless: the figures are of the service and the database, not of key checks.
+        settings = Settings(environment="test", neo4j=neo4j, auth_mode="keyless",
+                            embedding=EmbeddingSettings(provider="none", dimension=dimension))
+        app = create_app(settings)
+        graph = GraphClient.connect(neo4j.uri or "", neo4j.user,
+                                    neo4j.password.get_secret_value(), neo4j.database)
         async with LifespanManager(app, startup_timeout=600, shutdown_timeout=120) as manager:
             transport = httpx.ASGITransport(app=manager.app)
             async with httpx.AsyncClient(transport=transport, base_url="http://bench",
                                          timeout=600) as http:
                 yield Bench(http=http, settings=settings, graph=graph, app=app)
     finally:
-        await graph.close()
+        if graph is not None:
+            await graph.close()
         if local is not None:
             from memlattice import neo4j_local
 

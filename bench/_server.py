@@ -37,32 +37,35 @@ class Served:
 @contextmanager
 def served(*, dimension: int = 256, heap: str = "1g", pagecache: str = "512m",
            env: dict[str, str] | None = None) -> Iterator[Served]:
+    """The service in its own process on a private Neo4j (or NEO4J_URI's); both are
+    stopped however the benchmark ends, even while they are still starting."""
     local: LocalNeo4jSettings | None = None
+    process: subprocess.Popen[bytes] | None = None
     uri = os.environ.get("NEO4J_URI")
     password = os.environ.get("NEO4J_PASSWORD", PASSWORD)
-    if not uri:
-        from memlattice import neo4j_local
-
-        local = LocalNeo4jSettings(
-            home=default_cache_dir() / "bench-neo4j" / uuid.uuid4().hex[:8],
-            bolt_port=_free_port(), heap=heap, pagecache=pagecache)
-        started = time.monotonic()
-        neo4j_local.start(local, password)
-        print(f"# private Neo4j {local.version} up in {time.monotonic() - started:.1f}s")
-        uri = neo4j_local.bolt_uri(local)
-    port = _free_port()
-    log = Path(tempfile.mkdtemp(prefix="memlattice-bench-")) / "server.log"
-    environment = {**os.environ, "NEO4J_URI": uri, "NEO4J_PASSWORD": password,
-                   "MEMLATTICE_ENVIRONMENT": "test", "MEMLATTICE_AUTH_MODE": "keyless",
-                   "MEMLATTICE_PORT": str(port), "MEMLATTICE_EMBEDDING_PROVIDER": "none",
-                   "MEMLATTICE_EMBEDDING_DIMENSION": str(dimension),
-                   "MEMLATTICE_LOG_LEVEL": "WARNING", **(env or {})}
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "memlattice.cli", "serve", "--no-neo4j"], cwd=ROOT,
-            env=environment, stdout=out, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
     try:
+        if not uri:
+            from memlattice import neo4j_local
+
+            local = LocalNeo4jSettings(
+                home=default_cache_dir() / "bench-neo4j" / uuid.uuid4().hex[:8],
+                bolt_port=_free_port(), heap=heap, pagecache=pagecache)
+            started = time.monotonic()
+            neo4j_local.start(local, password)
+            print(f"# private Neo4j {local.version} up in {time.monotonic() - started:.1f}s")
+            uri = neo4j_local.bolt_uri(local)
+        port = _free_port()
+        log = Path(tempfile.mkdtemp(prefix="memlattice-bench-")) / "server.log"
+        environment = {**os.environ, "NEO4J_URI": uri, "NEO4J_PASSWORD": password,
+                       "MEMLATTICE_ENVIRONMENT": "test", "MEMLATTICE_AUTH_MODE": "keyless",
+                       "MEMLATTICE_PORT": str(port), "MEMLATTICE_EMBEDDING_PROVIDER": "none",
+                       "MEMLATTICE_EMBEDDING_DIMENSION": str(dimension),
+                       "MEMLATTICE_LOG_LEVEL": "WARNING", **(env or {})}
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "memlattice.cli", "serve", "--no-neo4j"], cwd=ROOT,
+                env=environment, stdout=out, stderr=subprocess.STDOUT)
+        base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 300
         while True:
             try:
@@ -75,7 +78,7 @@ def served(*, dimension: int = 256, heap: str = "1g", pagecache: str = "512m",
             time.sleep(0.3)
         yield Served(base, process, log)
     finally:
-        if process.poll() is None:
+        if process is not None and process.poll() is None:
             process.terminate()
             try:
                 process.wait(60)

@@ -27,7 +27,7 @@ from strawberry.types.unset import UNSET, UnsetType
 
 from memlattice.core.auth import Principal
 from memlattice.core.errors import MemlatticeError
-from memlattice.core.settings import Settings
+from memlattice.core.settings import Settings, resolve_neo4j_uri
 from memlattice.embeddings import CachedEmbedder, make_embedder
 from memlattice.embeddings.registry import EmbedderRegistry
 from memlattice.graph.client import GraphClient
@@ -91,13 +91,6 @@ KEYLESS_WARNING = (
     " development caller. Never expose this server; set MEMLATTICE_AUTH_MODE=keys and"
     " create keys with `memlattice keys create`."
 )
-
-
-def resolve_neo4j_uri(settings: Settings) -> str:
-    """NEO4J_URI when set; otherwise the locally provisioned server's address."""
-    from memlattice.neo4j_local import bolt_uri
-
-    return settings.neo4j.uri or bolt_uri(settings.local_neo4j)
 
 
 class MemlatticeGraphQL(GuardedView, CodedHTTP, GraphQL[Context, None]):

@@ -11,8 +11,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import textwrap
+from typing import TYPE_CHECKING
 
-from memlattice.core.settings import Settings
+if TYPE_CHECKING:  # `memlattice --help` imports no more than argparse needs
+    from memlattice.core.settings import Settings
 
 EPILOG = textwrap.dedent("""\
     examples:
@@ -39,11 +41,11 @@ def run(args: argparse.Namespace, settings: Settings) -> None:
 async def _run(args: argparse.Namespace, settings: Settings) -> None:
     from memlattice.core.auth import Tenant
     from memlattice.core.model import validate_namespace
+    from memlattice.core.settings import resolve_neo4j_uri
     from memlattice.embeddings import CachedEmbedder, make_embedder
     from memlattice.graph.client import GraphClient
     from memlattice.graph.memories import EmbeddingCacheGraph, MemoryGraph
     from memlattice.graph.migrations import migrate
-    from memlattice.server.app import resolve_neo4j_uri
     from memlattice.services.consolidation import Consolidator
     from memlattice.services.llm_extract import openai_extractor
     from memlattice.services.memories import MemoryService

@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import textwrap
+from typing import TYPE_CHECKING
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-from memlattice.core.settings import Settings
+if TYPE_CHECKING:  # `memlattice --help` imports no more than argparse needs
+    from memlattice.core.settings import Settings
 
 EPILOG = textwrap.dedent("""\
     examples:
@@ -42,15 +42,23 @@ def run(args: argparse.Namespace, settings: Settings) -> None:
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> None:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
     from memlattice.core.model import validate_namespace
     from memlattice.core.search_config import NamespaceSettings
+    from memlattice.core.settings import resolve_neo4j_uri
     from memlattice.embeddings import CachedEmbedder, make_embedder
     from memlattice.embeddings.registry import EmbedderRegistry
     from memlattice.graph.client import GraphClient
     from memlattice.graph.memories import EmbeddingCacheGraph, NamespaceConfigGraph
     from memlattice.graph.migrations import migrate
     from memlattice.graph.vector_spaces import VectorSpaceGraph
-    from memlattice.server.app import resolve_neo4j_uri
     from memlattice.services.namespaces import NamespaceDefaults
     from memlattice.services.reembed import Reembedder
     from memlattice.services.spaces import VectorSpaces

@@ -19,20 +19,15 @@ import textwrap
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
-
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from typing import TYPE_CHECKING, Any, TextIO
 
 from memlattice.core.errors import ValidationError
-from memlattice.core.settings import Settings
+
+if TYPE_CHECKING:  # imported where used: `memlattice --help` must not pay for them
+    from rich.console import Console
+
+    from memlattice.cli.progress import BarProgress
+    from memlattice.core.settings import Settings
 
 EPILOG = textwrap.dedent("""\
     examples:
@@ -65,39 +60,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     imp.set_defaults(func=run_import)
 
 
-class BarProgress:
-    """rich progress bars on a terminal; one plain line per finished task elsewhere."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-        self.live = console.is_terminal
-        self.bars = Progress(TextColumn("{task.description:<24}"), BarColumn(),
-                             MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-                             disable=not self.live)
-        self.tasks: dict[str, TaskID] = {}
-        self.done: dict[str, int] = {}
-
-    def start(self, task: str, total: int | None) -> None:
-        self._report_previous()
-        self.tasks[task] = self.bars.add_task(task, total=total)
-        self.done[task] = 0
-
-    def advance(self, task: str, amount: int) -> None:
-        self.bars.advance(self.tasks[task], amount)
-        self.done[task] += amount
-
-    def _report_previous(self) -> None:
-        if not self.live and self.done:
-            task, count = list(self.done.items())[-1]
-            self.console.print(f"{task}: {count}", highlight=False)
-
-    @contextlib.contextmanager
-    def running(self) -> Iterator[BarProgress]:
-        with self.bars:
-            yield self
-        self._report_previous()
-
-
 @dataclass
 class _Runtime:
     client: Any
@@ -106,11 +68,11 @@ class _Runtime:
 
 @contextlib.asynccontextmanager
 async def _runtime(settings: Settings, *, embed: bool) -> AsyncIterator[_Runtime]:
+    from memlattice.core.settings import resolve_neo4j_uri
     from memlattice.embeddings import CachedEmbedder, make_embedder
     from memlattice.graph.client import GraphClient
     from memlattice.graph.memories import EmbeddingCacheGraph, MemoryGraph
     from memlattice.graph.migrations import migrate
-    from memlattice.server.app import resolve_neo4j_uri
     from memlattice.services.memories import MemoryService
 
     client = GraphClient.connect(resolve_neo4j_uri(settings), settings.neo4j.user,
@@ -132,6 +94,8 @@ async def _runtime(settings: Settings, *, embed: bool) -> AsyncIterator[_Runtime
 
 
 def _console() -> Console:
+    from rich.console import Console
+
     return Console(stderr=True)
 
 
@@ -140,6 +104,7 @@ def run_export(args: argparse.Namespace, settings: Settings) -> None:
 
 
 async def _export(args: argparse.Namespace, settings: Settings) -> None:
+    from memlattice.cli.progress import BarProgress
     from memlattice.core.model import validate_namespace
     from memlattice.graph.transfer import TransferGraph
     from memlattice.portability.exporter import export_namespace
@@ -171,6 +136,7 @@ def run_import(args: argparse.Namespace, settings: Settings) -> None:
 
 
 async def _import(args: argparse.Namespace, settings: Settings) -> None:
+    from memlattice.cli.progress import BarProgress
     from memlattice.graph.transfer import TransferGraph
     from memlattice.portability.importer import import_export
 
