@@ -16,6 +16,7 @@ data
     memlattice import             load an export, or other tools' logs, into a namespace
     memlattice reembed            re-embed a namespace with another model
     memlattice consolidate        turn episodes into facts, decay, prune, now
+    memlattice wipe               erase everything a namespace holds (dry run first)
 develop
     memlattice export-schema      print the GraphQL SDL (schema.graphql is this output)
     memlattice bench NAME         run a benchmark (latency, ingest, locomo, ...)
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING
 
 # The command modules import only what their parsers need: pydantic, the Neo4j
 # driver, strawberry and numpy load when a command runs, so `--help` answers at once.
-from memlattice.cli.commands import bench, consolidate, keys, mcp, reembed, transfer
+from memlattice.cli.commands import bench, consolidate, keys, mcp, reembed, transfer, wipe
 from memlattice.core.errors import MemlatticeError
 
 if TYPE_CHECKING:
@@ -173,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.register(sub)
     bench.register(sub)
     consolidate.register(sub)
+    wipe.register(sub)
     return parser
 
 
