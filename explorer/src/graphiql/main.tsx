@@ -21,9 +21,13 @@ function initialHeaders(): string {
 
 // The key goes on the fetcher as well: GraphiQL fetches the schema before its headers
 // tab is read, and that first request would be refused. What the tab says wins.
+// Subscriptions go over graphql-transport-ws on the same path; the headers tab becomes
+// the connection_init payload, where the server reads `Authorization`.
 const fetcher = createGraphiQLFetcher({
   url: `${location.origin}/graphql`,
+  subscriptionUrl: `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/graphql`,
   headers: key ? { Authorization: `Bearer ${key}` } : {},
+  wsConnectionParams: key ? { Authorization: `Bearer ${key}` } : {},
 });
 
 createRoot(document.getElementById("graphiql")!).render(
