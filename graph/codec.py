@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from memlattice.core.duplicates import content_hash
 from memlattice.core.model import (
     DEFAULT_SENSITIVITY,
     EdgeType,
@@ -24,6 +25,7 @@ from memlattice.core.model import (
     Sensitivity,
     Status,
 )
+from memlattice.core.records.hints import Hint
 
 META_PREFIX = "meta."
 
@@ -142,6 +144,13 @@ class Memory:
     superseded_by: str | None = None
     superseded_at: datetime | None = None
     forgotten_at: datetime | None = None
+    # How often a write of the same content reinforced it (graph.duplicates), and when last.
+    reinforcements: int = 0
+    last_reinforced_at: datetime | None = None
+    # Only on a write's result: the memory this write repeated (then it is that memory,
+    # reinforced), or the near-duplicates of the memory it created.
+    duplicate_of: str | None = None
+    near_duplicates: tuple[Hint, ...] = ()
 
 
 def memory_from_properties(props: Mapping[str, Any]) -> Memory:
@@ -180,6 +189,8 @@ def memory_from_properties(props: Mapping[str, Any]) -> Memory:
         superseded_by=props.get("supersededBy"),
         superseded_at=to_datetime(props.get("supersededAt")),
         forgotten_at=to_datetime(props.get("forgottenAt")),
+        reinforcements=int(props.get("reinforcements") or 0),
+        last_reinforced_at=to_datetime(props.get("lastReinforcedAt")),
     )
 
 
@@ -197,6 +208,8 @@ def memory_properties(
         "namespace": memory.namespace,
         "key": memory.key,
         "content": memory.content,
+        # What a repeated write is matched on (core.duplicates, graph.duplicates).
+        "contentHash": content_hash(memory.content),
         "memoryType": memory.memory_type,
         "salience": memory.salience,
         "valueJson": None if memory.value is None else canonical_json(memory.value),
@@ -257,6 +270,8 @@ def patch_properties(changes: Mapping[str, Any]) -> dict[str, Any]:
             continue
         prop, encode = PATCHABLE[name]
         props[prop] = None if value is None else (encode(value) if encode else value)
+    if changes.get("content") is not None:
+        props["contentHash"] = content_hash(changes["content"])
     return props
 
 

@@ -25,7 +25,7 @@ _VISIBLE = "{m}.namespace = $namespace AND ({m}.expiresAt IS NULL OR {m}.expires
 # Times leave Neo4j as integer microseconds since the epoch: hydrating driver
 # DateTime objects cost more than the whole index query for a page of results.
 TIME_PROPERTIES = ("createdAt", "updatedAt", "expiresAt", "lastAccessedAt", "supersededAt",
-                   "forgottenAt")
+                   "forgottenAt", "lastReinforcedAt")
 
 
 def visible(var: str = "m") -> str:
@@ -79,7 +79,7 @@ MEMORY_PROPERTIES = (
     "id", "namespace", "content", "status", "version", "key", "valueJson", "summary", "tags",
     "metadataJson", "memoryType", "salience", "scope", "agentId", "userId", "sessionId",
     "taskId", "confidence", "sensitivity", "source", "sourceType", "extractionMethod",
-    "provenanceJson", "accessCount", "embeddingModel", "embeddingDimension",
+    "provenanceJson", "accessCount", "embeddingModel", "embeddingDimension", "reinforcements",
 )
 
 

@@ -43,7 +43,7 @@ _WRITE_FIELDS = (
     "id", "memory_type", "key", "value", "summary", "tags", "metadata", "confidence",
     "sensitivity", "salience", "source",
     "source_type", "extraction_method", "provenance", "expires_at", "embedding",
-    "embedding_model", "now", *_SCOPE_FIELDS,
+    "embedding_model", "now", "allow_duplicate", *_SCOPE_FIELDS,
 )
 
 
@@ -83,6 +83,12 @@ class MemoryInput:
     now: datetime | None = strawberry.field(
         default=strawberry.UNSET,
         description="Creation time to record instead of the server clock (imports, replays).",
+    )
+    allow_duplicate: bool | None = strawberry.field(
+        default=strawberry.UNSET,
+        description="writeMemory/writeMemories: store a new memory even when an active one"
+        " of the same namespace and scope says the same (normalised). By default such a"
+        " write reinforces that memory and returns it with `duplicateOf` set.",
     )
 
     def to_domain(self) -> model.MemoryInput:

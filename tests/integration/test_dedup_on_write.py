@@ -1,0 +1,179 @@
+"""Dedup on write: the same content (normalised) in the same namespace and scope is one
+memory, reinforced and returned with `duplicateOf`; near-duplicates are reported."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from memlattice.core.model import Sensitivity
+from tests.conftest import GraphQLClient
+from tests.integration._keys import as_key, make_key
+from tests.integration._support import count_memories, mem, mix, seeded
+
+FIELDS = """
+  id content tags confidence version reinforcements lastReinforcedAt duplicateOf
+  sensitivity scope userId sessionId
+  nearDuplicates { kind memoryId reason score }
+"""
+WRITE = "mutation($input: MemoryInput!) { writeMemory(input: $input) {" + FIELDS + "} }"
+WRITE_MANY = ("mutation($inputs: [MemoryInput!]!) { writeMemories(inputs: $inputs) {"
+              + FIELDS + "} }")
+GET = "query($ns: String!, $id: ID!) { memory(namespace: $ns, id: $id) {" + FIELDS + "} }"
+AUDIT = ("query($ns: String!, $id: ID!) { auditTrail(namespace: $ns, id: $id)"
+         " { operation version } }")
+
+
+async def write(gql: GraphQLClient, input: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = (await gql.ok(WRITE, {"input": input}))["writeMemory"]
+    return result
+
+
+async def test_the_same_content_again_reinforces_the_memory_it_repeats(
+    gql: GraphQLClient, namespace: str, graph_client: Any,
+) -> None:
+    first = await write(gql, mem(namespace, "Alice prefers green tea.", tags=["drink"],
+                                 confidence=0.6))
+    assert first["duplicateOf"] is None and first["reinforcements"] == 0
+    again = await write(gql, mem(namespace, "  alice PREFERS green\u00a0tea ",
+                                 tags=["preference", "drink"], confidence=0.9))
+    assert again["id"] == first["id"]
+    assert again["duplicateOf"] == first["id"]
+    assert again["content"] == "Alice prefers green tea."  # the stored words are kept
+    assert again["tags"] == ["drink", "preference"]
+    assert again["confidence"] == 0.9
+    assert again["reinforcements"] == 1 and again["lastReinforcedAt"] is not None
+    assert again["version"] == 2
+    assert await count_memories(graph_client, namespace) == 1
+    stored = (await gql.ok(GET, {"ns": namespace, "id": first["id"]}))["memory"]
+    assert stored["reinforcements"] == 1 and stored["duplicateOf"] is None
+    audit = (await gql.ok(AUDIT, {"ns": namespace, "id": first["id"]}))["auditTrail"]
+    assert sorted(a["operation"] for a in audit) == ["reinforce", "write"]
+
+
+async def test_another_scope_sensitivity_or_key_is_another_memory(
+    gql: GraphQLClient, namespace: str, graph_client: Any,
+) -> None:
+    text = "The deploy runs on Fridays"
+    base = await write(gql, mem(namespace, text, scope="USER", userId="u1"))
+    for other in (dict(scope="USER", userId="u2"),
+                  dict(scope="SESSION", userId="u1", sessionId="s1"),
+                  dict(),
+                  dict(scope="USER", userId="u1", sensitivity="MEDIUM"),
+                  dict(scope="USER", userId="u1", key="deploy.day")):
+        written = await write(gql, mem(namespace, text, **other))
+        assert written["duplicateOf"] is None and written["id"] != base["id"], other
+    assert await count_memories(graph_client, namespace) == 6
+    again = await write(gql, mem(namespace, text, scope="USER", userId="u1"))
+    assert again["duplicateOf"] == base["id"]
+
+
+async def test_allow_duplicate_stores_a_copy(
+    gql: GraphQLClient, namespace: str, graph_client: Any,
+) -> None:
+    first = await write(gql, mem(namespace, "Bob is on call"))
+    copy = await write(gql, mem(namespace, "Bob is on call", allowDuplicate=True))
+    assert copy["id"] != first["id"] and copy["duplicateOf"] is None
+    assert await count_memories(graph_client, namespace) == 2
+    # A repeat without the flag reinforces the oldest of them.
+    again = await write(gql, mem(namespace, "bob is on call!"))
+    assert again["duplicateOf"] == first["id"]
+
+
+async def test_a_batch_holding_the_same_content_twice_stores_it_once(
+    gql: GraphQLClient, namespace: str, graph_client: Any,
+) -> None:
+    existing = await write(gql, mem(namespace, "Carol leads the data team"))
+    written = (await gql.ok(WRITE_MANY, {"inputs": [
+        mem(namespace, "Dan joined in May", tags=["people"]),
+        mem(namespace, "Carol leads the data team."),
+        mem(namespace, "DAN JOINED IN MAY", tags=["hr"]),
+        mem(namespace, "Erin moved to Oslo"),
+        mem(namespace, "Dan joined in May", allowDuplicate=True),
+    ]}))["writeMemories"]
+    dan, carol, dan_again, erin, dan_copy = written
+    assert dan["duplicateOf"] is None
+    assert dan_again["id"] == dan["id"] and dan_again["duplicateOf"] == dan["id"]
+    assert dan["tags"] == ["people", "hr"] and dan["reinforcements"] == 1
+    assert carol["id"] == existing["id"] and carol["duplicateOf"] == existing["id"]
+    assert erin["duplicateOf"] is None
+    assert dan_copy["duplicateOf"] is None and dan_copy["id"] != dan["id"]
+    # existing + Dan + Erin + Dan's copy
+    assert await count_memories(graph_client, namespace) == 4
+
+
+async def test_concurrent_identical_writes_end_with_one_memory(
+    gql: GraphQLClient, namespace: str, graph_client: Any,
+) -> None:
+    results = await asyncio.gather(*[
+        write(gql, mem(namespace, "Frank's birthday is on 3 March", tags=[f"t{i}"]))
+        for i in range(8)])
+    ids = {r["id"] for r in results}
+    assert len(ids) == 1
+    assert await count_memories(graph_client, namespace) == 1
+    assert sum(r["duplicateOf"] is None for r in results) == 1
+    (id,) = ids
+    stored = (await gql.ok(GET, {"ns": namespace, "id": id}))["memory"]
+    assert stored["reinforcements"] == 7
+    assert sorted(stored["tags"]) == sorted(f"t{i}" for i in range(8))
+
+
+async def test_a_duplicate_the_key_may_not_see_is_not_revealed(
+    gql: GraphQLClient, namespace: str, graph_client: Any, session_app: Any,
+) -> None:
+    hidden = await write(gql, mem(namespace, "The merger closes in June",
+                                  sensitivity="HIGH", embedding=seeded(5)))
+    secret = await make_key(graph_client, namespace, clearance=Sensitivity.LOW)
+    async with as_key(session_app, secret) as low:
+        written = await write(low, mem(namespace, "The merger closes in June",
+                                       embedding=seeded(5)))
+    assert written["id"] != hidden["id"] and written["duplicateOf"] is None
+    assert written["sensitivity"] == "LOW"
+    assert hidden["id"] not in {h["memoryId"] for h in written["nearDuplicates"]}
+    assert await count_memories(graph_client, namespace) == 2
+
+
+async def test_near_duplicates_are_reported_without_blocking_the_write(
+    gql: GraphQLClient, namespace: str, graph_client: Any,
+) -> None:
+    near = await write(gql, mem(namespace, "Grace lives in Lisbon",
+                                embedding=mix((1, 1.0), (2, 0.1))))
+    far = await write(gql, mem(namespace, "The office has a cat",
+                               embedding=mix((7, 1.0))))
+    other_scope = await write(gql, mem(namespace, "Grace resides in Lisbon", scope="USER",
+                                       userId="u9", embedding=mix((1, 1.0), (2, 0.1))))
+    written = await write(gql, mem(namespace, "Grace is a resident of Lisbon",
+                                   embedding=mix((1, 1.0), (2, 0.12))))
+    assert written["duplicateOf"] is None and written["id"] != near["id"]
+    reported = {h["memoryId"]: h for h in written["nearDuplicates"]}
+    assert set(reported) == {near["id"]}
+    assert far["id"] not in reported and other_scope["id"] not in reported
+    hint = reported[near["id"]]
+    assert hint["kind"] == "SUPPORTS" and hint["score"] >= 0.92
+    # Worded alike but negated: a contradiction candidate, still no refusal.
+    negated = await write(gql, mem(namespace, "Grace does not live in Lisbon",
+                                   embedding=mix((1, 1.0), (2, 0.11))))
+    kinds = {h["memoryId"]: h["kind"] for h in negated["nearDuplicates"]}
+    assert kinds[near["id"]] == "CONTRADICTS"
+    assert await count_memories(graph_client, namespace) == 5
+
+
+async def test_a_forgotten_memory_is_not_reinforced(
+    gql: GraphQLClient, namespace: str,
+) -> None:
+    first = await write(gql, mem(namespace, "Heidi uses vim"))
+    await gql.ok("mutation($ns: String!, $id: ID!) { forget(namespace: $ns,"
+                 " predicate: {id: $id}) { count } }", {"ns": namespace, "id": first["id"]})
+    again = await write(gql, mem(namespace, "Heidi uses vim"))
+    assert again["duplicateOf"] is None and again["id"] != first["id"]
+
+
+async def test_an_updated_content_is_matched_by_its_new_words(
+    gql: GraphQLClient, namespace: str,
+) -> None:
+    first = await write(gql, mem(namespace, "Ivan drinks coffee"))
+    await gql.ok("mutation($ns: String!, $id: ID!, $p: MemoryPatchInput!) {"
+                 " updateMemory(namespace: $ns, id: $id, patch: $p) { id } }",
+                 {"ns": namespace, "id": first["id"], "p": {"content": "Ivan drinks tea"}})
+    assert (await write(gql, mem(namespace, "ivan drinks tea")))["duplicateOf"] == first["id"]
+    assert (await write(gql, mem(namespace, "Ivan drinks coffee")))["duplicateOf"] is None
