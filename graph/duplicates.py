@@ -99,7 +99,9 @@ def find_duplicates(rows: list[dict[str, Any]], *, tenant: Tenant, now: datetime
         "CYPHER 25\n"
         "UNWIND $rows AS row\n"
         "CALL (row) {\n"
-        "  MATCH (m:Memory) WHERE m.namespace = $namespace AND m.contentHash = row.contentHash\n"
+        # The hint keeps the planner from splitting the expiry test into an index scan.
+        "  MATCH (m:Memory) USING INDEX m:Memory(namespace, contentHash)\n"
+        "  WHERE m.namespace = $namespace AND m.contentHash = row.contentHash\n"
         f"    AND m.status = 'active' AND {tenant_visible()} AND {_SAME_IDENTITY}\n"
         "  WITH m ORDER BY m.createdAt, m.id LIMIT 1\n"
         "  SET m.`_lock` = true REMOVE m.`_lock`\n"

@@ -56,11 +56,11 @@ async def test_another_scope_sensitivity_or_key_is_another_memory(
 ) -> None:
     text = "The deploy runs on Fridays"
     base = await write(gql, mem(namespace, text, scope="USER", userId="u1"))
-    for other in (dict(scope="USER", userId="u2"),
-                  dict(scope="SESSION", userId="u1", sessionId="s1"),
-                  dict(),
-                  dict(scope="USER", userId="u1", sensitivity="MEDIUM"),
-                  dict(scope="USER", userId="u1", key="deploy.day")):
+    for other in ({"scope": "USER", "userId": "u2"},
+                  {"scope": "SESSION", "userId": "u1", "sessionId": "s1"},
+                  {},
+                  {"scope": "USER", "userId": "u1", "sensitivity": "MEDIUM"},
+                  {"scope": "USER", "userId": "u1", "key": "deploy.day"}):
         written = await write(gql, mem(namespace, text, **other))
         assert written["duplicateOf"] is None and written["id"] != base["id"], other
     assert await count_memories(graph_client, namespace) == 6
