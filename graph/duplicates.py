@@ -39,6 +39,7 @@ from memlattice.core.duplicates import (
     near_duplicates,
     reinforcement,
 )
+from memlattice.core.model import utcnow
 from memlattice.core.records.hints import Claim, Hint
 from memlattice.graph import queries
 from memlattice.graph.client import GraphClient, Query, run
@@ -204,13 +205,15 @@ class DuplicateGraph:
         now: datetime,
     ) -> list[WriteOutcome]:
         identities = {g[0]: identity_of(memories[g[0]].input) for g in deduped}
+        # Expiry is judged by the clock, even when the caller replays an older `now`.
+        clock = utcnow()
         if deduped:
             await run(tx, lock_stripes(
                 [lock_key(tenant.namespace, identities[g[0]].content_hash) for g in deduped],
-                now))
+                clock))
         found = {int(r["group"]): r for r in await run(tx, find_duplicates(
             [{"group": g[0], **identities[g[0]].params()} for g in deduped],
-            tenant=tenant, now=now)) if r["id"] is not None} if deduped else {}
+            tenant=tenant, now=clock)) if r["id"] is not None} if deduped else {}
         outcomes: dict[int, WriteOutcome] = {}
         # Existing memories, reinforced once per repeat.
         reinforce_rows = []
@@ -250,7 +253,7 @@ class DuplicateGraph:
         if created:
             await run(tx, queries.create_memories([_row_props(p) for _, p in created],
                                                   tenant=tenant, actor=actor))
-        hints = await self._near_duplicates(tx, memories, created, tenant=tenant, now=now)
+        hints = await self._near_duplicates(tx, memories, created, tenant=tenant, now=clock)
         for group, props in created:
             memory = memory_from_properties(props)
             outcomes[group[0]] = WriteOutcome(memory, near_duplicates=tuple(

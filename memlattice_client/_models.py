@@ -73,6 +73,16 @@ class ScoringMode(str, Enum):
     FUSION = "FUSION"
 
 
+class Hint(_Result):
+    """A relationship the server suggests for a new record or
+    memory (e.g. it may CONTRADICT one, or nearly repeat it)."""
+
+    kind: EdgeType
+    memory_id: str
+    reason: str
+    score: float
+
+
 class Memory(_Result):
     id: str
     namespace: str
@@ -107,6 +117,13 @@ class Memory(_Result):
     superseded_by: str | None = None
     superseded_at: datetime | None = None
     forgotten_at: datetime | None = None
+    # How often a write of the same content reinforced it instead of storing it again.
+    reinforcements: int = 0
+    last_reinforced_at: datetime | None = None
+    # Only on write_memory/write_memories results: the existing memory this write
+    # repeated (the result is that memory, reinforced), or a new memory's near-duplicates.
+    duplicate_of: str | None = None
+    near_duplicates: tuple[Hint, ...] = ()
 
 
 class PathStep(_Result):
@@ -260,15 +277,6 @@ class RecordType(str, Enum):
 class Evidence(_Result):
     kind: str
     ref: str
-
-
-class Hint(_Result):
-    """A relationship the server suggests for a new record (e.g. it may CONTRADICT one)."""
-
-    kind: EdgeType
-    memory_id: str
-    reason: str
-    score: float
 
 
 class ToolCall(_Result):

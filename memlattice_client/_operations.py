@@ -79,7 +79,8 @@ MEMORY = """
   id namespace key content memoryType value summary tags metadata scope agentId userId
   sessionId taskId status confidence sensitivity salience source sourceType extractionMethod provenance
   createdAt updatedAt expiresAt version accessCount lastAccessedAt embeddingModel
-  embeddingDimension supersededBy supersededAt forgottenAt
+  embeddingDimension supersededBy supersededAt forgottenAt reinforcements lastReinforcedAt
+  duplicateOf nearDuplicates { kind memoryId reason score }
 """
 EDGE = "id type sourceId targetId createdAt metadata"
 NAMESPACE_CONFIG = """namespace version backend scoring

@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import httpx
+
 from memlattice.core.model import Sensitivity
+from memlattice_client import AsyncMemlatticeClient
 from tests.conftest import GraphQLClient
 from tests.integration._keys import as_key, make_key
 from tests.integration._support import count_memories, mem, mix, seeded
@@ -177,3 +180,27 @@ async def test_an_updated_content_is_matched_by_its_new_words(
                  {"ns": namespace, "id": first["id"], "p": {"content": "Ivan drinks tea"}})
     assert (await write(gql, mem(namespace, "ivan drinks tea")))["duplicateOf"] == first["id"]
     assert (await write(gql, mem(namespace, "Ivan drinks coffee")))["duplicateOf"] is None
+
+
+async def test_the_python_client_reads_duplicate_of_and_near_duplicates(
+    namespace: str, session_app: tuple[Any, Any], admin_key: str,
+) -> None:
+    transport = httpx.ASGITransport(app=session_app[1])
+    async with AsyncMemlatticeClient("http://test", transport=transport, api_key=admin_key,
+                                     actor="py-dedup") as client:
+        first = await client.write_memory(namespace, "Judy owns a kayak",
+                                          embedding=mix((3, 1.0)))
+        again = await client.write_memory(namespace, "judy owns a kayak.", tags=["boat"],
+                                          embedding=mix((3, 1.0)))
+        assert again.id == first.id and again.duplicate_of == first.id
+        assert again.reinforcements == 1 and again.tags == ("boat",)
+        assert again.last_reinforced_at is not None
+        batch = await client.write_memories([
+            {"namespace": namespace, "content": "Judy owns a red kayak",
+             "embedding": mix((3, 1.0), (4, 0.05))},
+            {"namespace": namespace, "content": "Judy owns a kayak", "allow_duplicate": True,
+             "embedding": mix((3, 1.0))},
+        ])
+        assert batch[0].duplicate_of is None
+        assert [h.memory_id for h in batch[0].near_duplicates] == [first.id]
+        assert batch[1].id != first.id and batch[1].duplicate_of is None
