@@ -179,7 +179,7 @@ class DuplicateGraph:
     def __init__(self, client: GraphClient) -> None:
         self.client = client
 
-    async def write(
+    async def create_or_reinforce(
         self, memories: Sequence[PreparedMemory], *, allow_duplicate: Sequence[bool],
         tenant: Tenant, actor: str,
     ) -> list[WriteOutcome]:

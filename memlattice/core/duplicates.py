@@ -4,7 +4,8 @@ A write whose content matches an active memory of the same namespace and scope
 reinforces that memory instead of storing a second copy (graph.duplicates does
 the look-up, inside the write's transaction). "The same content" is equality of
 `normalise_content`: Unicode NFKC, case-folded, whitespace collapsed, invisible
-format characters dropped and trailing punctuation ignored, so "Alice likes
+format characters dropped and trailing sentence punctuation (`. , ; : ! ?`, an
+ellipsis, their CJK, Arabic and Devanagari forms) ignored, so "Alice likes
 tea." and "  alice LIKES   tea" are one memory while "Alice likes tea" and
 "Alice likes coffee" are two. The stored `contentHash` is the SHA-256 of it.
 
@@ -45,6 +46,10 @@ from memlattice.core.records.hints import NEAR_DUPLICATE_COSINE, Claim, Hint, di
 # Zero-width joiners shape emoji and Indic scripts; other format characters
 # (zero-width space, BOM, word joiner, soft hyphen) only hide differences.
 _KEPT_FORMAT = frozenset({"\u200c", "\u200d"})
+# Punctuation that ends a sentence or clause, after NFKC (which turns the fullwidth
+# forms and the ellipsis into these): ignored at the end. Not every punctuation
+# mark: "5%" is not "5", "C#" is not "C", and brackets and quotes say something.
+_TRAILING = ".,;:!?\u3002\u3001\uff61\u061f\u06d4\u0964\u0965"
 
 
 def normalise_content(text: str) -> str:
@@ -53,11 +58,7 @@ def normalise_content(text: str) -> str:
     visible = "".join(c for c in folded
                       if unicodedata.category(c) != "Cf" or c in _KEPT_FORMAT)
     collapsed = " ".join(visible.split())
-    end = len(collapsed)
-    while end and (unicodedata.category(collapsed[end - 1]).startswith("P")
-                   or collapsed[end - 1].isspace()):
-        end -= 1
-    return collapsed[:end]
+    return collapsed.rstrip(_TRAILING + " ")
 
 
 def content_hash(text: str) -> str:

@@ -199,7 +199,7 @@ class MemoryService:
             tenant.check_record(namespace=m.namespace, scope=m.scope, sensitivity=m.sensitivity)
         prepared = await self.prepare(inputs)
         # The same content again reinforces the memory that holds it (graph.duplicates).
-        outcomes = await DuplicateGraph(self.graph.client).write(
+        outcomes = await DuplicateGraph(self.graph.client).create_or_reinforce(
             prepared, allow_duplicate=[m.allow_duplicate for m in inputs], tenant=tenant,
             actor=actor)
         created = list({o.memory.id: o.memory for o in outcomes if o.duplicate_of is None

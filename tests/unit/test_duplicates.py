@@ -31,7 +31,9 @@ from memlattice.core.records.hints import Claim
     ("Alice\u00a0likes\u2003tea", "alice likes tea"),  # no-break and em spaces
     ("Alice li\u200bkes tea", "alice likes tea"),  # zero-width space dropped
     ("\ufb01ne", "fine"),  # ligature
-    ("He said \"hi\".", "he said \"hi"),
+    ("He said \"hi\".", "he said \"hi\""),  # the quote says something
+    ("\u4f60\u597d\u3002", "\u4f60\u597d"),  # ideographic full stop
+    ("Ready\uff01", "ready"),  # fullwidth exclamation mark
     ("Version 1.2", "version 1.2"),  # inner punctuation stays
     ("(a) list:", "(a) list"),
 ])
@@ -45,6 +47,10 @@ def test_normalisation_keeps_what_changes_the_meaning() -> None:
     assert normalise_content("Leading dots stay: ...x") == "leading dots stay: ...x"
     assert normalise_content("\U0001f468\u200d\U0001f469") == "\U0001f468\u200d\U0001f469"
     assert normalise_content("!!!") == ""
+    assert normalise_content("Growth was 5%") != normalise_content("Growth was 5")
+    assert normalise_content("We use C#") != normalise_content("We use C")
+    assert normalise_content("value []") != normalise_content("value {}")
+    assert normalise_content("Call f()") != normalise_content("Call f")
 
 
 def test_content_hash_is_the_hash_of_the_normalised_text() -> None:
