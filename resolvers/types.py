@@ -82,7 +82,8 @@ class Memory:
         "Only on writeMemory/writeMemories results for a new memory: active memories of"
         " the same namespace and scope whose vector is nearly the same (cosine >= 0.92),"
         " reported, never merged: SUPPORTS, or CONTRADICTS when they are worded alike but"
-        " one negates the other or they name different numbers."))
+        " one negates the other or they name different numbers. Not checked for a batch"
+        " that creates more than 64 memories."))
 
     @strawberry.field(description="The stored vector; fetched only when asked for, batched.")
     async def embedding(self, info: Info) -> Vector | None:

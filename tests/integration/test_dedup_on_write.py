@@ -204,3 +204,17 @@ async def test_the_python_client_reads_duplicate_of_and_near_duplicates(
         assert batch[0].duplicate_of is None
         assert [h.memory_id for h in batch[0].near_duplicates] == [first.id]
         assert batch[1].id != first.id and batch[1].duplicate_of is None
+
+
+async def test_a_bulk_batch_is_not_checked_for_near_duplicates(
+    gql: GraphQLClient, namespace: str,
+) -> None:
+    old = await write(gql, mem(namespace, "Kim plays the cello", embedding=mix((9, 1.0))))
+    near = mem(namespace, "Kim is a cellist", embedding=mix((9, 1.0), (10, 0.05)))
+    small = (await gql.ok(WRITE_MANY, {"inputs": [near]}))["writeMemories"]
+    assert [h["memoryId"] for h in small[0]["nearDuplicates"]] == [old["id"]]
+    bulk = [mem(namespace, "Kim is a cellist, truly", embedding=mix((9, 1.0), (10, 0.06)))] + [
+        mem(namespace, f"filler memory {i}", embedding=seeded(1000 + i)) for i in range(64)]
+    written = (await gql.ok(WRITE_MANY, {"inputs": bulk}))["writeMemories"]
+    assert len({m["id"] for m in written}) == 65
+    assert all(m["nearDuplicates"] == [] for m in written)
