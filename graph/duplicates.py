@@ -8,7 +8,7 @@ One managed transaction per writeMemory/writeMemories call:
    the second one's look-up sees the first one's commit and reinforces it:
    both end with one memory. Writes of different contents rarely share a
    stripe, and a namespace never holds more than STRIPES lock nodes.
-2. look up: an index seek on `(namespace, contentHash)` (migration 14) for the
+2. look up: an index seek on `(namespace, contentHash)` (migration 21) for the
    oldest active, unexpired memory the caller may see with the write's identity
    (`DuplicateIdentity`); a memory outside the caller's clearance or scopes is
    never matched, so its existence is not revealed (a new memory is written).
@@ -299,17 +299,20 @@ def _native(value: Any) -> datetime | None:
     return native
 
 
-async def backfill_hashes(client: GraphClient, batch: int = BACKFILL_BATCH) -> int:
-    """Migration 14's data step: give every memory written before it its `contentHash`
-    (SHA-256 of a Unicode normalisation Cypher cannot compute, hence Python); safe to
-    run again, it only reads memories without one."""
+async def backfill_hashes(client: GraphClient, batch: int = BACKFILL_BATCH, *,
+                          namespace: str | None = None) -> int:
+    """Migration 21's data step: give every memory written before it (of one `namespace`,
+    or all) its `contentHash` (SHA-256 of a Unicode normalisation Cypher cannot compute,
+    hence Python); safe to run again, it only reads memories without one. Returns how
+    many it hashed."""
     missing = ("CYPHER 25 MATCH (m:Memory) WHERE m.contentHash IS NULL AND m.content IS NOT NULL"
+               " AND ($namespace IS NULL OR m.namespace = $namespace)"
                " RETURN m.id AS id, m.content AS content LIMIT $batch")
     store = ("CYPHER 25 UNWIND $rows AS row MATCH (m:Memory {id: row.id})"
              " SET m.contentHash = row.hash")
     done = 0
     while True:
-        rows = await client.read((missing, {"batch": batch}))
+        rows = await client.read((missing, {"batch": batch, "namespace": namespace}))
         if not rows:
             return done
         await client.write((store, {"rows": [

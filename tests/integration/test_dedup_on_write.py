@@ -218,3 +218,17 @@ async def test_a_bulk_batch_is_not_checked_for_near_duplicates(
     written = (await gql.ok(WRITE_MANY, {"inputs": bulk}))["writeMemories"]
     assert len({m["id"] for m in written}) == 65
     assert all(m["nearDuplicates"] == [] for m in written)
+
+
+async def test_memories_written_before_the_migration_are_hashed_and_matched(
+    gql: GraphQLClient, namespace: str, graph_client: Any,
+) -> None:
+    from memlattice.graph.duplicates import backfill_hashes
+
+    first = await write(gql, mem(namespace, "Leo speaks Portuguese."))
+    await graph_client.write(("MATCH (m:Memory {id: $id}) REMOVE m.contentHash",
+                              {"id": first["id"]}))
+    assert await backfill_hashes(graph_client, batch=1, namespace=namespace) == 1
+    assert await backfill_hashes(graph_client, namespace=namespace) == 0  # idempotent
+    again = await write(gql, mem(namespace, "leo speaks portuguese"))
+    assert again["duplicateOf"] == first["id"]
