@@ -40,6 +40,7 @@ from memlattice.core.duplicates import (
     near_duplicates,
     reinforcement,
 )
+from memlattice.core.errors import Conflict
 from memlattice.core.model import utcnow
 from memlattice.core.records.hints import Claim, Hint
 from memlattice.graph import queries
@@ -203,59 +204,29 @@ class DuplicateGraph:
             return await self._write_in(tx, memories, fresh, deduped, tenant=tenant,
                                         actor=actor, now=now)
 
-        return await self.client.transaction(work)
+        try:
+            return await self.client.transaction(work)
+        except Conflict as exc:
+            if exc.code != "CONFLICT" or "same id twice" in exc.message:
+                raise
+            raise Conflict("a memory with one of these ids already exists; ids are unique",
+                           ids=[m.id for m in memories][:20]) from exc
 
     async def _write_in(
         self, tx: AsyncManagedTransaction, memories: Sequence[PreparedMemory],
         fresh: list[int], deduped: list[list[int]], *, tenant: Tenant, actor: str,
         now: datetime,
     ) -> list[WriteOutcome]:
-        identities = {g[0]: identity_of(memories[g[0]].input) for g in deduped}
         # Expiry is judged by the clock, even when the caller replays an older `now`.
         clock = utcnow()
-        if deduped:
-            await run(tx, lock_stripes(tenant.namespace,
-                [lock_key(tenant.namespace, identities[g[0]].content_hash) for g in deduped],
-                clock))
-        found = {int(r["group"]): r for r in await run(tx, find_duplicates(
-            [{"group": g[0], **identities[g[0]].params()} for g in deduped],
-            tenant=tenant, now=clock)) if r["id"] is not None} if deduped else {}
-        outcomes: dict[int, WriteOutcome] = {}
-        # Existing memories, reinforced once per repeat.
-        reinforce_rows = []
-        for group in (g for g in deduped if g[0] in found):
-            row = found[group[0]]
-            kept = reinforcement(Kept(
-                tags=tuple(row["tags"]), confidence=float(row["confidence"]),
-                salience=row["salience"], expires_at=_native(row["expiresAt"])),
-                [memories[i].input for i in group])
-            reinforce_rows.append({
-                "id": row["id"], "count": len(group), "tags": list(kept.tags),
-                "confidence": kept.confidence, "salience": kept.salience,
-                "expiresAt": kept.expires_at, "auditId": new_id(),
-                "details": _details(len(group))})
-        if reinforce_rows:
-            reinforced = {str(r["m"]["id"]): memory_from_properties(r["m"]) for r in
-                          await run(tx, reinforce_memories(reinforce_rows, tenant=tenant,
-                                                           actor=actor, now=now))}
-            for group in (g for g in deduped if g[0] in found):
-                memory = reinforced[str(found[group[0]]["id"])]
-                for i in group:
-                    outcomes[i] = WriteOutcome(memory, duplicate_of=memory.id)
-        # New memories: each group once, the batch's repeats folded in.
-        created: list[tuple[list[int], dict[str, Any]]] = []
-        for group in [[i] for i in fresh] + [g for g in deduped if g[0] not in found]:
-            first = memories[group[0]]
-            props = memory_properties(first.input, id=first.id, now=first.now,
-                                      embedding=first.embedding,
-                                      embedding_model=first.embedding_model)
-            if len(group) > 1:
-                kept = reinforcement(kept_of(first.input), [memories[i].input for i in group[1:]])
-                props.update(tags=list(kept.tags), confidence=kept.confidence,
-                             salience=kept.salience, expiresAt=kept.expires_at,
-                             reinforcements=len(group) - 1, lastReinforcedAt=first.now)
-                props = {k: v for k, v in props.items() if v is not None}
-            created.append((group, props))
+        found = await self._find(tx, memories, deduped, tenant=tenant, clock=clock)
+        outcomes = await self._reinforce(tx, memories, [g for g in deduped if g[0] in found],
+                                         found, tenant=tenant, actor=actor, now=now)
+        created = [(group, _folded(memories, group)) for group in
+                   [[i] for i in fresh] + [g for g in deduped if g[0] not in found]]
+        ids = [str(props["id"]) for _, props in created]
+        if len(set(ids)) != len(ids):
+            raise Conflict("the batch names the same id twice")
         if created:
             await run(tx, queries.create_memories([_row_props(p) for _, p in created],
                                                   tenant=tenant, actor=actor))
@@ -267,6 +238,52 @@ class DuplicateGraph:
             for i in group[1:]:
                 outcomes[i] = WriteOutcome(memory, duplicate_of=memory.id)
         return [outcomes[i] for i in range(len(memories))]
+
+    async def _find(
+        self, tx: AsyncManagedTransaction, memories: Sequence[PreparedMemory],
+        deduped: list[list[int]], *, tenant: Tenant, clock: datetime,
+    ) -> dict[int, Any]:
+        """Lock the groups' stripes, then find the memory each group repeats (by the
+        group's first position)."""
+        if not deduped:
+            return {}
+        identities = {g[0]: identity_of(memories[g[0]].input) for g in deduped}
+        await run(tx, lock_stripes(tenant.namespace, [
+            lock_key(tenant.namespace, identity.content_hash)
+            for identity in identities.values()], clock))
+        rows = await run(tx, find_duplicates(
+            [{"group": first, **identity.params()} for first, identity in identities.items()],
+            tenant=tenant, now=clock))
+        return {int(r["group"]): r for r in rows if r["id"] is not None}
+
+    async def _reinforce(
+        self, tx: AsyncManagedTransaction, memories: Sequence[PreparedMemory],
+        repeating: list[list[int]], found: dict[int, Any], *, tenant: Tenant, actor: str,
+        now: datetime,
+    ) -> dict[int, WriteOutcome]:
+        """Reinforce each existing memory once per input of its group that repeats it."""
+        if not repeating:
+            return {}
+        rows = []
+        for group in repeating:
+            row = found[group[0]]
+            kept = reinforcement(Kept(
+                tags=tuple(row["tags"]), confidence=float(row["confidence"]),
+                salience=row["salience"], expires_at=_native(row["expiresAt"])),
+                [memories[i].input for i in group])
+            rows.append({
+                "id": row["id"], "count": len(group), "tags": list(kept.tags),
+                "confidence": kept.confidence, "salience": kept.salience,
+                "expiresAt": kept.expires_at, "auditId": new_id(),
+                "details": _details(len(group))})
+        records = await run(tx, reinforce_memories(rows, tenant=tenant, actor=actor, now=now))
+        reinforced = {str(r["m"]["id"]): memory_from_properties(r["m"]) for r in records}
+        outcomes: dict[int, WriteOutcome] = {}
+        for group in repeating:
+            memory = reinforced[str(found[group[0]]["id"])]
+            for i in group:
+                outcomes[i] = WriteOutcome(memory, duplicate_of=memory.id)
+        return outcomes
 
     async def _near_duplicates(
         self, tx: AsyncManagedTransaction, memories: Sequence[PreparedMemory],
@@ -290,6 +307,19 @@ class DuplicateGraph:
                     Claim(str(r["other"]), str(r["text"]), similarity=r["similarity"]))
         texts = {str(props["id"]): str(props["content"]) for _, props in created}
         return {id: near_duplicates(id, texts[id], found) for id, found in neighbours.items()}
+
+
+def _folded(memories: Sequence[PreparedMemory], group: list[int]) -> dict[str, Any]:
+    """The properties of the group's new memory: its first input, reinforced by the rest."""
+    first = memories[group[0]]
+    props = memory_properties(first.input, id=first.id, now=first.now,
+                              embedding=first.embedding, embedding_model=first.embedding_model)
+    if len(group) > 1:
+        kept = reinforcement(kept_of(first.input), [memories[i].input for i in group[1:]])
+        props.update(tags=list(kept.tags), confidence=kept.confidence, salience=kept.salience,
+                     expiresAt=kept.expires_at, reinforcements=len(group) - 1,
+                     lastReinforcedAt=first.now)
+    return {k: v for k, v in props.items() if v is not None}
 
 
 def _native(value: Any) -> datetime | None:
