@@ -202,14 +202,13 @@ class MemoryService:
         outcomes = await DuplicateGraph(self.graph.client).create_or_reinforce(
             prepared, allow_duplicate=[m.allow_duplicate for m in inputs], tenant=tenant,
             actor=actor)
-        created = list({o.memory.id: o.memory for o in outcomes if o.duplicate_of is None
-                        }.values())
+        created = {o.memory.id: o.memory for o in outcomes if o.duplicate_of is None}
         reinforced = list({o.memory.id: o.memory for o in outcomes
-                           if o.memory.id not in {m.id for m in created}}.values())
-        self.events.written(created, actor)
+                           if o.memory.id not in created}.values())
+        self.events.written(created.values(), actor)
         if reinforced:
             self.events.updated(reinforced, actor)
-        await self.embed_side_spaces(inputs[0].namespace, created)
+        await self.embed_side_spaces(inputs[0].namespace, list(created.values()))
         return [as_written(o) for o in outcomes]
 
     async def ingest_session(
