@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from memlattice.core.duplicates import content_hash
 from memlattice.core.memory_fields import PATCH_FIELDS, READ_FIELDS
 from memlattice.core.model import (
     DEFAULT_SENSITIVITY,
@@ -25,6 +26,7 @@ from memlattice.core.model import (
     Sensitivity,
     Status,
 )
+from memlattice.core.records.hints import Hint
 
 META_PREFIX = "meta."
 
@@ -147,6 +149,13 @@ class Memory:
     # its text said, apart from when it was recorded (created_at).
     event_start: datetime | None = None
     event_end: datetime | None = None
+    # How often a write of the same content reinforced it (graph.duplicates), and when last.
+    reinforcements: int = 0
+    last_reinforced_at: datetime | None = None
+    # Only on a write's result: the memory this write repeated (then it is that memory,
+    # reinforced), or the near-duplicates of the memory it created.
+    duplicate_of: str | None = None
+    near_duplicates: tuple[Hint, ...] = ()
 
 
 def _scope(value: Any) -> Scope | None:
@@ -168,6 +177,7 @@ _BY_FIELD: dict[str, Callable[[Any], Any]] = {
     "confidence": lambda value: 1.0 if value is None else float(value),
     "sensitivity": lambda value: Sensitivity(value or DEFAULT_SENSITIVITY),
     "access_count": lambda value: int(value or 0),
+    "reinforcements": lambda value: int(value or 0),
 }
 # (attribute, property, required, reader) for every field a stored memory has.
 _READERS: tuple[tuple[str, str, bool, Callable[[Any], Any]], ...] = tuple(
@@ -224,6 +234,8 @@ def memory_properties(
         "createdAt": now,
         "updatedAt": now,
         "expiresAt": memory.expires_at,
+        # What a repeated write is matched on (core.duplicates, graph.duplicates).
+        "contentHash": content_hash(memory.content),
         "eventStart": event[0],
         "eventEnd": event[1],
         "version": 1,
@@ -256,6 +268,8 @@ def patch_properties(changes: Mapping[str, Any]) -> dict[str, Any]:
             continue
         prop, encode = PATCHABLE[name]
         props[prop] = None if value is None else (encode(value) if encode else value)
+    if changes.get("content") is not None:
+        props["contentHash"] = content_hash(changes["content"])
     return props
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from memlattice.core.errors import Conflict
 from memlattice.core.model import EdgeType
 from memlattice.core.settings import VectorIndexSettings
-from memlattice.graph import scope_buckets
+from memlattice.graph import duplicates, scope_buckets
 from memlattice.graph.client import GraphClient
 from memlattice.graph.indexes import FULLTEXT_INDEX, VECTOR_INDEX
 
@@ -148,6 +148,14 @@ def migrations(dimension: int, index: VectorIndexSettings | None = None) -> list
             "CREATE CONSTRAINT entity_key IF NOT EXISTS"
             " FOR (e:Entity) REQUIRE (e.namespace, e.key) IS UNIQUE",
         )),
+        # A repeated write finds the memory it repeats by this index, under a lock
+        # stripe (graph.duplicates); memories written before get their hash.
+        Migration(14, "content hashes for deduplication on write", (
+            "CREATE INDEX memory_content_hash IF NOT EXISTS"
+            " FOR (m:Memory) ON (m.namespace, m.contentHash)",
+            f"CREATE CONSTRAINT duplicate_lock IF NOT EXISTS"
+            f" FOR (l:{duplicates.LOCK}) REQUIRE l.key IS UNIQUE",
+        ), data=duplicates.backfill_hashes),
     ]
 
 

@@ -82,6 +82,12 @@ class MemoryInput:
         default=strawberry.UNSET,
         description="Creation time to record instead of the server clock (imports, replays).",
     )
+    allow_duplicate: bool | None = strawberry.field(
+        default=strawberry.UNSET,
+        description="writeMemory/writeMemories: store a new memory even when an active one"
+        " of the same namespace and scope says the same (normalised). By default such a"
+        " write reinforces that memory and returns it with `duplicateOf` set.",
+    )
 
     def to_domain(self) -> model.MemoryInput:
         data = {k: v for k, v in _set(self, *_WRITE_FIELDS).items() if v is not None}

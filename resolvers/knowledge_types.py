@@ -9,12 +9,12 @@ import strawberry
 from strawberry.scalars import JSON
 
 from memlattice.core import model
-from memlattice.core.records import hints, inputs, payloads
+from memlattice.core.records import inputs, payloads
 from memlattice.graph.record_codec import Record as DomainRecord
 from memlattice.resolvers.inputs import _SCOPE_FIELDS, _set
 from memlattice.resolvers.planned_inputs import planned
 from memlattice.resolvers.scalars import Vector
-from memlattice.resolvers.types import EdgeType, Memory, Scope, Sensitivity
+from memlattice.resolvers.types import Hint, Memory, Scope, Sensitivity
 from memlattice.services.knowledge import FactHit as DomainFactHit
 
 RecordType = strawberry.enum(payloads.RecordType, description="The five typed record kinds.")
@@ -88,19 +88,6 @@ class Record:
                                  kind=payloads.PlanEdgeKind(e.kind)) for e in r.plan_edges],
             evidence=[Evidence(kind=e.kind, ref=e.ref) for e in r.evidence],
         )
-
-
-@strawberry.type(description="A CONTRADICTS or SUPPORTS candidate found on write (and linked).")
-class Hint:
-    kind: EdgeType
-    memory_id: strawberry.ID
-    reason: str
-    score: float
-
-    @classmethod
-    def from_domain(cls, h: hints.Hint) -> Hint:
-        return cls(kind=model.EdgeType(h.kind), memory_id=strawberry.ID(h.memory_id),
-                   reason=h.reason, score=h.score)
 
 
 @strawberry.type

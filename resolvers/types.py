@@ -9,6 +9,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from memlattice.core import model
+from memlattice.core.records.hints import Hint as DomainHint
 from memlattice.core.search_config import NamespaceSettings
 from memlattice.core.vector_spaces import BuildStatus
 from memlattice.graph.codec import AuditEntry as DomainAuditEntry
@@ -75,6 +76,22 @@ class Memory:
         " recorded)."))
     event_end: datetime | None = strawberry.field(
         description="The end (exclusive) of the event time; see eventStart.")
+    reinforcements: int = strawberry.field(description=(
+        "How often a write of the same content (normalised) into the same namespace and"
+        " scope reinforced this memory instead of storing it again."))
+    last_reinforced_at: datetime | None = strawberry.field(
+        description="When such a write last reinforced it.")
+    duplicate_of: strawberry.ID | None = strawberry.field(default=None, description=(
+        "Only on writeMemory/writeMemories results: the id of the existing memory this"
+        " write repeated. The result is then that memory, reinforced, and nothing new was"
+        " stored (send allowDuplicate: true to store a copy anyway); null when the write"
+        " stored a new memory."))
+    near_duplicates: list[Hint] = strawberry.field(default_factory=list, description=(
+        "Only on writeMemory/writeMemories results for a new memory: active memories of"
+        " the same namespace and scope whose vector is nearly the same (cosine >= 0.92),"
+        " reported, never merged: SUPPORTS, or CONTRADICTS when they are worded alike but"
+        " one negates the other or they name different numbers. Not checked for a batch"
+        " that creates more than 64 memories."))
 
     @strawberry.field(description="The stored vector; fetched only when asked for, batched.")
     async def embedding(self, info: Info) -> Vector | None:
@@ -85,10 +102,27 @@ class Memory:
         values: dict[str, Any] = {name: getattr(m, name) for name in _MEMORY_FIELDS}
         values["id"] = strawberry.ID(m.id)
         values["tags"] = list(m.tags)
+        values["duplicate_of"] = strawberry.ID(m.duplicate_of) if m.duplicate_of else None
+        values["near_duplicates"] = [Hint.from_domain(h) for h in m.near_duplicates]
         return cls(**values)
 
 
 _MEMORY_FIELDS = [f for f in Memory.__annotations__ if f != "embedding"]
+
+
+@strawberry.type(description=(
+    "A CONTRADICTS or SUPPORTS candidate found on write (records and facts also link it"
+    " as a candidate relationship; a plain memory's near-duplicates are only reported)."))
+class Hint:
+    kind: EdgeType
+    memory_id: strawberry.ID
+    reason: str
+    score: float
+
+    @classmethod
+    def from_domain(cls, h: DomainHint) -> Hint:
+        return cls(kind=model.EdgeType(h.kind), memory_id=strawberry.ID(h.memory_id),
+                   reason=h.reason, score=h.score)
 
 
 @strawberry.type(description="A relationship between two memories of one namespace.")

@@ -58,6 +58,9 @@ class MemoryFields(TypedDict, total=False):
     embedding: Sequence[float]
     embedding_model: str
     now: datetime
+    # write_memory/write_memories: store a copy even when an active memory of the same
+    # namespace and scope says the same (by default the write reinforces that one).
+    allow_duplicate: bool
 
 
 class MemoryInput(MemoryFields):

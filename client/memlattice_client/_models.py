@@ -73,6 +73,16 @@ class ScoringMode(str, Enum):
     FUSION = "FUSION"
 
 
+class Hint(_Result):
+    """A relationship the server suggests for a new record or
+    memory (e.g. it may CONTRADICT one, or nearly repeat it)."""
+
+    kind: EdgeType
+    memory_id: str
+    reason: str
+    score: float
+
+
 class Memory(_Result):
     id: str
     namespace: str
@@ -111,6 +121,13 @@ class Memory(_Result):
     # content said ("yesterday", "in May 2023"); None when it names no time.
     event_start: datetime | None = None
     event_end: datetime | None = None
+    # How often a write of the same content reinforced it instead of storing it again.
+    reinforcements: int = 0
+    last_reinforced_at: datetime | None = None
+    # Only on write_memory/write_memories results: the existing memory this write
+    # repeated (the result is that memory, reinforced), or a new memory's near-duplicates.
+    duplicate_of: str | None = None
+    near_duplicates: tuple[Hint, ...] = ()
 
 
 class PathStep(_Result):
@@ -281,15 +298,6 @@ class RecordType(str, Enum):
 class Evidence(_Result):
     kind: str
     ref: str
-
-
-class Hint(_Result):
-    """A relationship the server suggests for a new record (e.g. it may CONTRADICT one)."""
-
-    kind: EdgeType
-    memory_id: str
-    reason: str
-    score: float
 
 
 class ToolCall(_Result):

@@ -81,6 +81,7 @@ MEMORY = """
   sessionId taskId status confidence sensitivity salience source sourceType extractionMethod provenance
   createdAt updatedAt expiresAt version accessCount lastAccessedAt embeddingModel
   embeddingDimension supersededBy supersededAt forgottenAt eventStart eventEnd
+  reinforcements lastReinforcedAt duplicateOf nearDuplicates { kind memoryId reason score }
 """
 EDGE = "id type sourceId targetId createdAt metadata"
 NAMESPACE_CONFIG = """namespace version backend scoring

@@ -90,10 +90,19 @@ MEMORY_FIELDS: tuple[MemoryField, ...] = (
     # When what it tells of happened, as its text said (memlattice.core.event_time).
     _field("event_start", storage="time"),
     _field("event_end", storage="time"),
+    # How often a write of the same content reinforced it (graph.duplicates), and when last.
+    _field("reinforcements"),
+    _field("last_reinforced_at", storage="time"),
+    # Only on a write's result, never stored: the memory a repeated write reinforced,
+    # or a new memory's near-duplicates (graph.duplicates).
+    MemoryField("duplicate_of", None),
+    MemoryField("near_duplicates", None),
     # The vector: written and patched, read on request only (GraphQL `Memory.embedding`).
     _field("embedding", read=False, write=True, patch=True),
     # The creation time an import or replay records instead of the server clock.
     MemoryField("now", None, read=False, write=True),
+    # Store a copy even when an active memory of the same scope holds the same content.
+    MemoryField("allow_duplicate", None, read=False, write=True),
 )
 
 READ_FIELDS: tuple[MemoryField, ...] = tuple(f for f in MEMORY_FIELDS if f.read)

@@ -111,6 +111,9 @@ class MemoryInput(ScopeRef):
     embedding: tuple[float, ...] | None = None
     embedding_model: str | None = Field(default=None, max_length=256)
     now: datetime | None = None
+    # Plain writes only: store a copy even when an active memory of the same namespace
+    # and scope says the same (core.duplicates); not stored.
+    allow_duplicate: bool = False
 
     _ns = field_validator("namespace")(classmethod(lambda cls, v: validate_namespace(v)))
     # Strings that name something (memlattice.core.names); free text stays free.

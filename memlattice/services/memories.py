@@ -37,6 +37,7 @@ from memlattice.core.search_config import NamespaceSettings, resolve_config
 from memlattice.core.vector_spaces import VectorSpace
 from memlattice.embeddings import Embedder, check_dimension
 from memlattice.graph.codec import AuditEntry, Edge, Memory
+from memlattice.graph.duplicates import DuplicateGraph, as_written
 from memlattice.graph.history import MemoryVersion
 from memlattice.graph.lexical_stats import LexicalStatsGraph
 from memlattice.graph.memories import (
@@ -150,6 +151,9 @@ class MemoryService:
 
     async def write(self, inputs: Sequence[MemoryInput], *, tenant: Tenant,
                     actor: str) -> list[Memory]:
+        """Store the batch, one result per input: a write whose content an active memory
+        of its namespace and scope already holds reinforces that one and returns it with
+        `duplicate_of` (unless it allows duplicates); see memlattice.core.duplicates."""
         if not inputs:
             raise ValidationError("writeMemories needs at least one memory")
         if len(inputs) > MAX_BATCH:
@@ -161,10 +165,18 @@ class MemoryService:
         for m in inputs:  # before embedding: a refused write costs no provider call
             tenant.check_record(namespace=m.namespace, scope=m.scope, sensitivity=m.sensitivity)
         prepared = await self.prepare(inputs)
-        written = await self.graph.create(prepared, tenant=tenant, actor=actor)
-        self.events.written(written, actor)
-        await self.embed_side_spaces(inputs[0].namespace, written)
-        return written
+        # The same content again reinforces the memory that holds it (graph.duplicates).
+        outcomes = await DuplicateGraph(self.graph.client).create_or_reinforce(
+            prepared, allow_duplicate=[m.allow_duplicate for m in inputs], tenant=tenant,
+            actor=actor)
+        created = {o.memory.id: o.memory for o in outcomes if o.duplicate_of is None}
+        reinforced = list({o.memory.id: o.memory for o in outcomes
+                           if o.memory.id not in created}.values())
+        self.events.written(created.values(), actor)
+        if reinforced:
+            self.events.updated(reinforced, actor)
+        await self.embed_side_spaces(inputs[0].namespace, list(created.values()))
+        return [as_written(o) for o in outcomes]
 
     async def ingest_session(
         self, memories: Sequence[PreparedMemory], *, session: str, turn_ids: list[str],

@@ -112,7 +112,7 @@ async def test_requests_without_a_valid_key_are_refused(
     # Both headers carry a good key.
     for headers in ({"authorization": f"Bearer {good}"}, {"x-api-key": good}):
         async with client_with(session_app, headers) as gql:
-            await gql.ok(WRITE, {"input": mem(namespace, "landed")})
+            await gql.ok(WRITE, {"input": mem(namespace, f"landed with {sorted(headers)}")})
     assert await count_memories(graph_client, namespace) == 2
 
 

@@ -168,8 +168,10 @@ async def test_batches_are_refused_by_default(limited: httpx.AsyncClient, graph_
 
 async def test_batches_are_capped_when_enabled(settings: Settings, graph_client: Any,
                                                namespace: str) -> None:
+    # The same memory twice: allowDuplicate, or the second would reinforce the first.
     one = {"query": "mutation($i: MemoryInput!) { writeMemory(input: $i) { id } }",
-           "variables": {"i": {"namespace": namespace, "content": "batched"}}}
+           "variables": {"i": {"namespace": namespace, "content": "batched",
+                               "allowDuplicate": True}}}
     async with app_with(settings, limits=LimitsSettings(max_batch_operations=2)) as client:
         refused = await client.post("/graphql", json=[one, one, one])
         assert refused.status_code == 400

@@ -104,7 +104,8 @@ async def test_recency_decay_orders_equal_matches_by_age(gql: GraphQLClient, nam
     old, new = await write(
         gql, namespace,
         {"content": "standup notes", "embedding": basis(5), "now": "2026-01-01T00:00:00Z"},
-        {"content": "standup notes", "embedding": basis(5), "now": "2026-03-01T00:00:00Z"},
+        {"content": "standup notes", "embedding": basis(5), "now": "2026-03-01T00:00:00Z",
+         "allowDuplicate": True},
     )
     hits = await search(gql, namespace, vector=basis(5), mode="SEMANTIC", scoring="HYBRID",
                         decayHalfLifeDays=30, now="2026-03-01T00:00:00Z",
