@@ -21,15 +21,25 @@ from memlattice.resolvers.scalars import Vector
 from memlattice.services.memories import SearchHit as DomainHit
 from memlattice.services.spaces import EmbeddingReport
 
-Scope = strawberry.enum(model.Scope, description="Visibility level, narrowest first.")
-Status = strawberry.enum(model.Status)
-Sensitivity = strawberry.enum(
-    model.Sensitivity, description="How sensitive a record is, least first; a caller sees"
+# strawberry.enum marks a class as a GraphQL enum in place and returns the same class;
+# the names are plain aliases, which mypy accepts in annotations (a call's result it
+# does not).
+Scope = model.Scope
+Status = model.Status
+Sensitivity = model.Sensitivity
+EdgeType = model.EdgeType
+Direction = model.Direction
+SearchMode = model.SearchMode
+ScoringMode = model.ScoringMode
+strawberry.enum(Scope, description="Visibility level, narrowest first.")
+strawberry.enum(Status)
+strawberry.enum(
+    Sensitivity, description="How sensitive a record is, least first; a caller sees"
     " records up to its API key's clearance.")
-EdgeType = strawberry.enum(model.EdgeType, description="Relationship types between memories.")
-Direction = strawberry.enum(model.Direction)
-SearchMode = strawberry.enum(model.SearchMode, description="Which indexes give candidates.")
-ScoringMode = strawberry.enum(model.ScoringMode, description="How candidates are scored.")
+strawberry.enum(EdgeType, description="Relationship types between memories.")
+strawberry.enum(Direction)
+strawberry.enum(SearchMode, description="Which indexes give candidates.")
+strawberry.enum(ScoringMode, description="How candidates are scored.")
 
 
 @strawberry.type(description="A memory: one observation, fact or note an agent keeps.")
@@ -243,8 +253,9 @@ class NamespaceConfig:
         )
 
 
-EmbeddingBuild = strawberry.enum(BuildStatus, name="EmbeddingBuild",
-                                 description="State of a namespace's vector space.")
+EmbeddingBuild = BuildStatus  # a plain alias for mypy, as the enums above
+strawberry.enum(EmbeddingBuild, name="EmbeddingBuild",
+                description="State of a namespace's vector space.")
 
 
 @strawberry.type(description="Which vector space a namespace searches, and any re-embed under"
