@@ -22,6 +22,7 @@ import inspect
 import sys
 import textwrap
 from pathlib import Path
+from types import ModuleType
 
 from memlattice.core.errors import ValidationError
 from memlattice.core.settings import Settings
@@ -52,7 +53,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(func=cmd_bench)
 
 
-def _import_benchmark(module: str) -> object:
+def _import_benchmark(module: str) -> ModuleType:
     """`bench` is a folder of the repository, not an installed package: import it from
     the checkout this `memlattice` was installed from (editable installs)."""
     root = Path(__file__).resolve().parents[3]
