@@ -11,7 +11,7 @@ must pass in graph.refusals, the decoding of a recall in graph.recall_rows.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -320,7 +320,7 @@ class MemoryGraph:
     # ------------------------------------------------------------ edges and audit
 
     async def add_edges(
-        self, *, tenant: Tenant, edges: Sequence[tuple[str, str, EdgeType, Mapping[str, Any]]],
+        self, *, tenant: Tenant, edges: Sequence[tuple[str, str, EdgeType, object]],
         actor: str, now: datetime,
     ) -> builtins.list[Edge]:
         """Add (source, target, type, metadata) relationships atomically: all or none."""

@@ -21,7 +21,6 @@ import builtins
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
@@ -137,9 +136,11 @@ class KnowledgeService:
         return hints, await link_hints(tx, record, hints, now=now)
 
     async def update_record(
-        self, *, tenant: Tenant, id: str, payload: dict[str, Any], type: RecordType,
+        self, *, tenant: Tenant, id: str, payload: object, type: RecordType,
         expected_version: int | None, actor: str,
     ) -> Record:
+        """`payload` is the caller's JSON value as sent; parse_payload refuses one that
+        is not an object of the type's fields."""
         tenant.require_write()
         parsed = parse_payload(type, payload)
         updated = await self.records.revise_payload(

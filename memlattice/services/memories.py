@@ -115,8 +115,9 @@ class SearchQuery:
     notes: list[str] = field(default_factory=list)
 
 
-# A relationship to add: (source id, target id, type, metadata).
-EdgeSpec = tuple[str, str, EdgeType, Mapping[str, Any]]
+# A relationship to add: (source id, target id, type, metadata). The metadata is the
+# caller's JSON value as sent; graph.edge_queries.edge_rows refuses one not an object.
+EdgeSpec = tuple[str, str, EdgeType, object]
 
 
 class MemoryService:
