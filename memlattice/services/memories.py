@@ -363,12 +363,13 @@ class MemoryService:
                 "embedding_model": current.embedding_model,
                 "embedding_dimension": current.embedding_dimension})
         else:
+            embedding_model = settings.embedding_model
             if self.spaces is None:
                 raise ValidationError("this server cannot re-embed namespaces",
                                       field="embeddingModel")
             dimension = settings.embedding_dimension or self.dimension
             settings = settings.model_copy(update={"embedding_dimension": dimension})
-            await self.spaces.configure(namespace, settings.embedding_model, dimension)
+            await self.spaces.configure(namespace, embedding_model, dimension)
         return await self.namespaces.configure(namespace, settings, actor)
 
     async def embedding_status(self, *, tenant: Tenant) -> EmbeddingReport:
