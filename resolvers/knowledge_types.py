@@ -78,7 +78,7 @@ class Record:
     @classmethod
     def from_domain(cls, r: DomainRecord) -> Record:
         return cls(
-            memory=Memory.from_domain(r.memory), record_type=r.type, payload=r.payload,
+            memory=Memory.from_domain(r.memory), record_type=r.type, payload=JSON(r.payload),
             kind=r.kind, recorded_at=r.memory.created_at, valid_from=r.valid_from,
             valid_to=r.valid_to,
             revision_status=payloads.RevisionStatus(r.revision_status)

@@ -80,7 +80,8 @@ class Memory:
 
     @strawberry.field(description="The stored vector; fetched only when asked for, batched.")
     async def embedding(self, info: Info) -> Vector | None:
-        return await info.context.embedding_loader(self.namespace).load(str(self.id))
+        vector = await info.context.embedding_loader(self.namespace).load(str(self.id))
+        return None if vector is None else Vector(tuple(vector))
 
     @classmethod
     def from_domain(cls, m: DomainMemory) -> Memory:
@@ -106,7 +107,7 @@ class Edge:
     def from_domain(cls, e: DomainEdge) -> Edge:
         return cls(id=strawberry.ID(e.id), type=e.type, source_id=strawberry.ID(e.source_id),
                    target_id=strawberry.ID(e.target_id), created_at=e.created_at,
-                   metadata=e.metadata)
+                   metadata=JSON(e.metadata))
 
 
 @strawberry.type(description="One recorded mutation of a memory.")
@@ -125,7 +126,7 @@ class AuditEntry:
     def from_domain(cls, a: DomainAuditEntry) -> AuditEntry:
         return cls(id=strawberry.ID(a.id), memory_id=strawberry.ID(a.memory_id),
                    operation=a.operation, actor=a.actor, at=a.at, version=a.version,
-                   details=a.details)
+                   details=JSON(a.details))
 
 
 @strawberry.type(description="One version of a memory and the system time it was current"
