@@ -88,7 +88,7 @@ def to_datetime(value: Any) -> datetime | None:
 
 
 # The times a new memory's properties carry (memory_properties).
-MEMORY_TIMES = ("createdAt", "updatedAt", "expiresAt")
+MEMORY_TIMES = ("createdAt", "updatedAt", "expiresAt", "eventStart", "eventEnd")
 
 
 def epoch_parts(value: datetime | None) -> list[int] | None:
@@ -143,6 +143,10 @@ class Memory:
     superseded_by: str | None = None
     superseded_at: datetime | None = None
     forgotten_at: datetime | None = None
+    # Event time (memlattice.core.event_time): when what it tells of happened, as
+    # its text said, apart from when it was recorded (created_at).
+    event_start: datetime | None = None
+    event_end: datetime | None = None
 
 
 def _scope(value: Any) -> Scope | None:
@@ -187,8 +191,10 @@ def memory_properties(
     now: datetime,
     embedding: list[float] | None,
     embedding_model: str | None,
+    event: tuple[datetime | None, datetime | None] = (None, None),
 ) -> dict[str, Any]:
-    """The property map of a new Memory node (None values are not stored)."""
+    """The property map of a new Memory node (None values are not stored); `event`
+    is its event time [start, end), when its text names one."""
     props: dict[str, Any] = {
         "id": id,
         "namespace": memory.namespace,
@@ -218,6 +224,8 @@ def memory_properties(
         "createdAt": now,
         "updatedAt": now,
         "expiresAt": memory.expires_at,
+        "eventStart": event[0],
+        "eventEnd": event[1],
         "version": 1,
         "accessCount": 0,
         "embedding": embedding,

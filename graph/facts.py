@@ -256,7 +256,8 @@ class FactGraph:
         id = generation_id(prepared.id, generation)
         props = memory_properties(memory, id=id, now=prepared.now,
                                   embedding=prepared.embedding,
-                                  embedding_model=prepared.embedding_model)
+                                  embedding_model=prepared.embedding_model,
+                                  event=(prepared.event_start, prepared.event_end))
         props.update(kind=kind, claimKey=normalise(memory.content), revisionStatus="active",
                      validTo=memory.expires_at, reinforcements=0, factKey=prepared.id,
                      generation=generation,

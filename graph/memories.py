@@ -218,6 +218,7 @@ class MemoryGraph:
             props = memory_properties(
                 successor.input, id=successor.id, now=successor.now,
                 embedding=successor.embedding, embedding_model=successor.embedding_model,
+                event=(successor.event_start, successor.event_end),
             )
             records = await run(tx, queries.supersede_memory(
                 tenant=tenant, id=id, props=props, edge_id=new_id(), actor=actor,

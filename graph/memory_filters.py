@@ -66,6 +66,13 @@ def filter_conditions(f: MemoryFilter, var: str = "m", state: str | None = None
     if f.created_before is not None:
         conds.append(f"{var}.createdAt < $createdBefore")
         params["createdBefore"] = f.created_before
+    # Event time: the memory's range [eventStart, eventEnd) overlaps the window.
+    if f.event_after is not None:
+        conds.append(f"{var}.eventEnd > $eventAfter")
+        params["eventAfter"] = f.event_after
+    if f.event_before is not None:
+        conds.append(f"{var}.eventStart < $eventBefore")
+        params["eventBefore"] = f.event_before
     return conds, params
 
 

@@ -28,13 +28,17 @@ class PreparedMemory:
     now: datetime
     embedding: list[float] | None
     embedding_model: str | None
+    # When what it tells of happened (memlattice.core.event_time), if its text says.
+    event_start: datetime | None = None
+    event_end: datetime | None = None
 
 
 def written_properties(memories: Sequence[PreparedMemory]) -> list[dict[str, Any]]:
     """The node properties each memory is written with: what a created `Memory` is
     read from, without a second round trip."""
     return [memory_properties(m.input, id=m.id, now=m.now, embedding=m.embedding,
-                              embedding_model=m.embedding_model) for m in memories]
+                              embedding_model=m.embedding_model,
+                              event=(m.event_start, m.event_end)) for m in memories]
 
 
 def creation_rows(written: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

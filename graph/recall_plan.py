@@ -173,6 +173,7 @@ def needs_post_filter(f: MemoryFilter) -> bool:
     return bool(
         f.key is not None or f.tags_any or f.tags_all or f.metadata or f.source_type is not None
         or f.created_after is not None or f.created_before is not None or f.memory_types
+        or f.event_after is not None or f.event_before is not None
         or f.min_confidence is not None or f.as_of is not None
         or any(getattr(f, name) is not None
                for name in ("agent_id", "user_id", "session_id", "task_id"))

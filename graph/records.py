@@ -258,6 +258,7 @@ class RecordGraph:
         props = memory_properties(
             prepared.input, id=prepared.id, now=prepared.now, embedding=prepared.embedding,
             embedding_model=prepared.embedding_model,
+            event=(prepared.event_start, prepared.event_end),
         )
         props.update(record_properties(type, payload, valid_from=valid_from, valid_to=valid_to))
         props.update(extra or {})

@@ -137,6 +137,14 @@ class MemoryFilterInput:
     source_type: str | None = strawberry.UNSET
     created_after: datetime | None = strawberry.UNSET
     created_before: datetime | None = strawberry.UNSET
+    event_after: datetime | None = strawberry.field(
+        default=strawberry.UNSET,
+        description="Keeps memories whose event time [eventStart, eventEnd) ends after this"
+        " instant; a memory without event time is left out.")
+    event_before: datetime | None = strawberry.field(
+        default=strawberry.UNSET,
+        description="Keeps memories whose event time starts before this instant; a memory"
+        " without event time is left out.")
     memory_types: list[str] | None = strawberry.UNSET
     min_confidence: float | None = strawberry.UNSET
     as_of: datetime | None = strawberry.field(
@@ -219,6 +227,10 @@ class SearchInput:
         "The weight of those neighbours' words per step away (default 0.5)."))
     reranker: str | None = None
     min_score: float | None = None
+    min_relevance: float | None = strawberry.field(default=None, description=(
+        "Leave out hits whose relevance (evidence in [0, 1] that they answer the query,"
+        " comparable across modes and queries) is below this; with no hit left the"
+        " answer is empty: nothing relevant."))
     limit: int | None = None
     candidates: int | None = None
     now: datetime | None = strawberry.field(
@@ -232,7 +244,8 @@ class SearchInput:
             name: getattr(self, name)
             for name in ("mode", "scoring", "decay_half_life_days", "key_boost", "tag_boost",
                          "use_confidence", "use_salience", "mmr_lambda", "reranker",
-                         "min_score", "limit", "candidates", "context_hops", "context_decay")
+                         "min_score", "min_relevance", "limit", "candidates", "context_hops",
+                         "context_decay")
             if getattr(self, name) is not None
         }
         if self.weights is not None:

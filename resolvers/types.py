@@ -77,6 +77,14 @@ class Memory:
     superseded_by: str | None
     superseded_at: datetime | None
     forgotten_at: datetime | None
+    event_start: datetime | None = strawberry.field(description=(
+        "Event time: when what the memory tells of happened, resolved on write from a"
+        " time expression in its content (\"yesterday\", \"in May 2023\") against its"
+        " createdAt; the range [eventStart, eventEnd) is a UTC day, week, month or year."
+        " Null when the content names no time. Apart from createdAt (when it was"
+        " recorded)."))
+    event_end: datetime | None = strawberry.field(
+        description="The end (exclusive) of the event time; see eventStart.")
 
     @strawberry.field(description="The stored vector; fetched only when asked for, batched.")
     async def embedding(self, info: Info) -> Vector | None:
@@ -177,7 +185,13 @@ class PathStep:
 @strawberry.type(description="A search result with the parts its score is made of.")
 class SearchHit:
     memory: Memory
-    score: float
+    score: float = strawberry.field(description=(
+        "Orders this search's hits (its scale depends on the scoring mode and the pool)."))
+    relevance: float = strawberry.field(description=(
+        "Evidence in [0, 1] that the memory answers the query, comparable across modes and"
+        " queries: the idf-weighted share of the query's terms it holds (those only in the"
+        " turns around it count at their context weight), or its cosine to the query"
+        " vector, whichever is stronger. `minRelevance` filters on it."))
     similarity_score: float | None = strawberry.field(description="Cosine, in [0, 1].")
     fts_score: float | None = strawberry.field(description=(
         "BM25 of the fulltext match, from the namespace's own statistics."))
@@ -196,7 +210,8 @@ class SearchHit:
     def from_domain(cls, h: DomainHit) -> SearchHit:
         s = h.scored
         return cls(
-            memory=Memory.from_domain(h.memory), score=s.score, similarity_score=s.similarity,
+            memory=Memory.from_domain(h.memory), score=s.score, relevance=h.relevance,
+            similarity_score=s.similarity,
             fts_score=s.fts, recency_score=s.recency, popularity_score=s.popularity,
             graph_score=s.graph, boost=s.boost, rerank_score=h.rerank_score,
             similarity_rank=s.similarity_rank, fts_rank=s.fts_rank, expanded=s.expanded,

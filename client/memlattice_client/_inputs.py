@@ -104,6 +104,8 @@ class FilterFields(TypedDict, total=False):
     source_type: str
     created_after: datetime
     created_before: datetime
+    event_after: datetime
+    event_before: datetime
     memory_types: Sequence[str]
     min_confidence: float
 

@@ -107,6 +107,10 @@ class Memory(_Result):
     superseded_by: str | None = None
     superseded_at: datetime | None = None
     forgotten_at: datetime | None = None
+    # Event time [event_start, event_end): when what it tells of happened, as its
+    # content said ("yesterday", "in May 2023"); None when it names no time.
+    event_start: datetime | None = None
+    event_end: datetime | None = None
 
 
 class PathStep(_Result):

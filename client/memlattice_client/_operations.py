@@ -79,7 +79,7 @@ MEMORY = """
   id namespace key content memoryType value summary tags metadata scope agentId userId
   sessionId taskId status confidence sensitivity salience source sourceType extractionMethod provenance
   createdAt updatedAt expiresAt version accessCount lastAccessedAt embeddingModel
-  embeddingDimension supersededBy supersededAt forgottenAt
+  embeddingDimension supersededBy supersededAt forgottenAt eventStart eventEnd
 """
 EDGE = "id type sourceId targetId createdAt metadata"
 NAMESPACE_CONFIG = """namespace version backend scoring

@@ -87,6 +87,9 @@ MEMORY_FIELDS: tuple[MemoryField, ...] = (
     _field("superseded_by"),
     _field("superseded_at", storage="time"),
     _field("forgotten_at", storage="time"),
+    # When what it tells of happened, as its text said (memlattice.core.event_time).
+    _field("event_start", storage="time"),
+    _field("event_end", storage="time"),
     # The vector: written and patched, read on request only (GraphQL `Memory.embedding`).
     _field("embedding", read=False, write=True, patch=True),
     # The creation time an import or replay records instead of the server clock.

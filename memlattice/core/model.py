@@ -255,6 +255,10 @@ class MemoryFilter(ScopeRef):
     source_type: str | None = None
     created_after: datetime | None = None
     created_before: datetime | None = None
+    # Event time (memlattice.core.event_time): keeps the memories whose event range
+    # overlaps [event_after, event_before); a memory without event time does not.
+    event_after: datetime | None = None
+    event_before: datetime | None = None
     memory_types: tuple[str, ...] = ()
     min_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     # Time travel (system time): what was believed at this instant, i.e. memories
@@ -265,7 +269,8 @@ class MemoryFilter(ScopeRef):
     scope_keys: tuple[str, ...] | None = None
 
     _ns = field_validator("namespace")(classmethod(lambda cls, v: validate_namespace(v)))
-    _times = field_validator("created_after", "created_before", "as_of")(
+    _times = field_validator("created_after", "created_before", "event_after",
+                             "event_before", "as_of")(
         classmethod(lambda cls, v: as_utc(v))
     )
 

@@ -89,6 +89,9 @@ class SearchConfig(_Frozen):
     context_hops: int = Field(default=3, ge=0, le=5)
     context_decay: float = Field(default=0.5, gt=0, le=1)
     min_score: float | None = None
+    # Hits whose relevance (memlattice.search.relevance: evidence in [0, 1] that they
+    # answer the query, the same in every mode) is below this are left out.
+    min_relevance: float | None = Field(default=None, ge=0, le=1)
     limit: int = Field(default=10, ge=1, le=200)
     candidates: int | None = Field(default=None, ge=1, le=2000)
     reranker: str | None = Field(default=None, max_length=128)

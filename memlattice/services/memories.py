@@ -20,7 +20,7 @@ from typing import Any
 
 from memlattice.core.auth import Tenant
 from memlattice.core.errors import MemlatticeError, ValidationError
-from memlattice.core.lucene import any_terms
+from memlattice.core.event_time import EventRange, event_range, may_name_a_time
 from memlattice.core.model import (
     MAX_BATCH,
     Direction,
@@ -30,16 +30,13 @@ from memlattice.core.model import (
     MemoryInput,
     MemoryPatch,
     Scope,
-    ScoringMode,
-    SearchMode,
     utcnow,
 )
 from memlattice.core.records.payloads import TYPED_MEMORY_TYPES
-from memlattice.core.search_config import NamespaceSettings, SearchConfig, resolve_config
-from memlattice.core.vector_checks import vector_problem
+from memlattice.core.search_config import NamespaceSettings, resolve_config
 from memlattice.core.vector_spaces import VectorSpace
 from memlattice.embeddings import Embedder, check_dimension
-from memlattice.graph.codec import AuditEntry, Edge, Memory, memory_from_properties, to_datetime
+from memlattice.graph.codec import AuditEntry, Edge, Memory
 from memlattice.graph.history import MemoryVersion
 from memlattice.graph.lexical_stats import LexicalStatsGraph
 from memlattice.graph.memories import (
@@ -48,56 +45,21 @@ from memlattice.graph.memories import (
     NamespaceConfigGraph,
     Page,
     PreparedMemory,
-    SearchResult,
     encode_cursor,
     new_id,
 )
 from memlattice.graph.shares import IndexShareGraph
-from memlattice.search.entity_signal import entity_signal, named_entities
 from memlattice.search.index_shares import IndexShares
-from memlattice.search.lexical import Bm25, document_text, query_terms
 from memlattice.search.lexical_stats import LexicalStatistics
-from memlattice.search.pool import factor_ceiling, first_pool, settled, similarity_bounded
-from memlattice.search.ranking import (
-    Candidate,
-    Neighbour,
-    Scored,
-    Step,
-    apply_graph,
-    base_scores,
-    finish,
-    mmr,
-)
 from memlattice.search.rerank import RerankerRegistry
 from memlattice.services.access import AccessRecorder
 from memlattice.services.change_events import ChangeEvents
 from memlattice.services.events import EventBus
 from memlattice.services.namespaces import NamespaceDefaults
+from memlattice.services.recall import SearchHit, SearchRequest, recall
 from memlattice.services.spaces import EmbeddingReport, VectorSpaces
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class SearchRequest:
-    filter: MemoryFilter
-    query: str | None = None
-    vector: tuple[float, ...] | None = None
-    config: SearchConfig = field(default_factory=SearchConfig)
-    now: datetime | None = None
-    # Where the search says what the caller should know of how it ran (the API
-    # returns them as `extensions.notes`), e.g. that a signal was missing.
-    notes: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    """A memory with every part of its score, and why it is here."""
-
-    memory: Memory
-    scored: Scored
-    rerank_score: float | None = None
-    conflicts: tuple[Memory, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -160,8 +122,8 @@ class MemoryService:
         return vectors
 
     async def prepare(self, inputs: Sequence[MemoryInput]) -> list[PreparedMemory]:
-        """Give each input its id, time and vector; texts without a vector are embedded
-        together in one provider call."""
+        """Give each input its id, time, vector and event time; texts without a vector
+        are embedded together in one provider call."""
         now = utcnow()
         vectors: list[list[float] | None] = [
             self._client_vector(m.embedding, f"embedding of memory {i}")
@@ -175,9 +137,13 @@ class MemoryService:
             for i, vector in zip(missing, embedded):
                 vectors[i] = vector
                 models[i] = self.embedder.model
+        times = [m.now or now for m in inputs]
+        events = await event_times([m.content for m in inputs], times)
         return [
-            PreparedMemory(input=m, id=m.id or new_id(), now=m.now or now,
-                           embedding=vectors[i], embedding_model=models[i])
+            PreparedMemory(input=m, id=m.id or new_id(), now=times[i], embedding=vectors[i],
+                           embedding_model=models[i],
+                           event_start=events[i].start if events[i] else None,
+                           event_end=events[i].end if events[i] else None)
             for i, m in enumerate(inputs)
         ]
 
@@ -378,134 +344,8 @@ class MemoryService:
         return await self.spaces.report(tenant.namespace, tenant)
 
     async def search(self, request: SearchRequest, *, tenant: Tenant) -> list[SearchHit]:
-        config = request.config
-        mode = config.mode
-        # Time travel ranks (and applies expiry) as of then.
-        now = request.now or request.filter.as_of or utcnow()
-        # The namespace may search another model's space than the primary one.
-        space = (await self.spaces.state(request.filter.namespace)).active if self.spaces else None
-        embedder = self.spaces.embedders.get(space) if self.spaces else self.embedder
-        dimension = space.dimension if space is not None else self.dimension
-        vector = None
-        if request.vector is not None:
-            check_dimension(list(request.vector), dimension, what="query vector")
-            problem = vector_problem(request.vector)
-            if problem is not None:
-                raise ValidationError(f"the query vector {problem}", field="vector")
-            vector = [float(x) for x in request.vector]
-        if (mode is not SearchMode.LEXICAL and vector is None and request.query
-                and embedder is not None):
-            (vector,) = await embedder.embed([request.query])
-            check_dimension(vector, dimension, what="the embedding provider's vector")
-        if mode is SearchMode.HYBRID and vector is None and request.query:
-            request.notes.append(
-                "lexical only: the search gave no `vector` and the server has no embedding"
-                " provider for this namespace, so the semantic signal is missing")
-        if mode is SearchMode.SEMANTIC and vector is None:
-            raise ValidationError(
-                "semantic search needs `vector`, or `query` with an embedding provider configured"
-            )
-        lucene = (any_terms(request.query)
-                  if request.query and mode is not SearchMode.SEMANTIC else None)
-        if mode is SearchMode.LEXICAL and lucene is None:
-            raise ValidationError("lexical search needs a `query` with at least one word")
-        if vector is None and lucene is None:
-            raise ValidationError("search needs a `query` or a `vector`")
-        expansion = config.expansion if config.expansion and config.expansion.enabled else None
-        vector = vector if mode is not SearchMode.LEXICAL else None
-
-        # Fusion weighs the entities a query names (memlattice.search.entity_signal).
-        entities = config.scoring is ScoringMode.FUSION and bool(request.query)
-
-        async def ranked(pool: int, *, first_try: bool = False) -> tuple[
-                SearchResult, list[Scored], dict[str, Mapping[str, Any]], dict[str, list[float]]]:
-            # The namespace's BM25 statistics (cached) are read beside the recall query.
-            result, bm25 = await asyncio.gather(self.graph.search(
-                request.filter, tenant=tenant, now=now, vector=vector, lucene=lucene,
-                candidates=pool, expansion=expansion,
-                with_embeddings=config.mmr_lambda is not None, needed=config.limit, space=space,
-                first_try=first_try,
-                context_hops=config.context_hops if lucene is not None else 0,
-                cross_similarity=config.scoring is ScoringMode.FUSION,
-                entities=entities,
-            ), self.lexical.bm25(tenant.namespace, query_terms(request.query or ""),
-                                 request.filter.scope_keys)
-                if lucene is not None else _no_bm25())
-            props: dict[str, Mapping[str, Any]] = {}
-            embeddings: dict[str, list[float]] = {}
-            candidates: list[Candidate] = []
-            # Fusion scores every candidate on both signals: the vector side's on its
-            # words too, the lexical side's on its cosine (read by the query).
-            both = config.scoring is ScoringMode.FUSION
-            for found, as_similarity in [(x, True) for x in result.semantic] + [
-                    (x, False) for x in result.lexical + result.adjacent]:
-                props[found.id] = found.props
-                if found.embedding is not None:
-                    embeddings[found.id] = found.embedding
-                fts = None
-                if bm25 is not None and (both or not as_similarity):
-                    fts = lexical_score(bm25, found.props, found.context, config)
-                candidates.append(_candidate(
-                    found.props, fts=fts,
-                    similarity=found.score if as_similarity else found.similarity if both else None))
-            about = {x.id: x.entities for x in result.semantic + result.lexical + result.adjacent}
-            signal = entity_signal(named_entities(request.query or "", about.values()), about)
-            return (result, base_scores(candidates, config, now=now, query=request.query,
-                                        entity=signal), props, embeddings)
-
-        # Similarity-ranked searches try a small pool first (memlattice.search.pool), wider
-        # as the part of the shared vector index their filter admits is smaller.
-        share = self.shares.share(
-            tenant, space, tenant.clip_scope_keys(request.filter.indexed_scope_keys())
-        ) if similarity_bounded(config) else None
-        pool = first_pool(config, self.candidates, share)
-        full = config.candidate_count(self.candidates)
-        result, scored, props, embeddings = await ranked(pool, first_try=pool < full)
-        if pool < full and not settled(
-                scored, pool_floor=min((x.score for x in result.semantic), default=None),
-                ceiling=factor_ceiling(config, request.query), limit=config.limit,
-                min_score=config.min_score):
-            result, scored, props, embeddings = await ranked(full)
-        if expansion is not None:
-            for reached in result.reached:
-                props.setdefault(reached.id, reached.props)
-                if reached.embedding is not None:
-                    embeddings.setdefault(reached.id, reached.embedding)
-            scored = apply_graph(scored, [
-                Neighbour(seed=r.seed, id=r.id,
-                          path=tuple(Step(type=t, source=a, target=b) for t, a, b in r.path))
-                for r in result.reached
-            ], expansion)
-        rerank_scores: dict[str, float] = {}
-        if config.reranker is not None:
-            scored, rerank_scores = await self._rerank(config.reranker, request.query, scored,
-                                                       props, config.limit)
-        if config.mmr_lambda is not None:
-            scored = mmr(scored, embeddings, config.mmr_lambda, config.limit)
-        final = finish(scored, min_score=config.min_score, limit=config.limit)
-        hits = [
-            SearchHit(memory=memory_from_properties(props[s.id]), scored=s,
-                      rerank_score=rerank_scores.get(s.id),
-                      conflicts=tuple(result.conflicts.get(s.id, ())))
-            for s in final
-        ]
-        if self.access is not None:
-            self.access.record(request.filter.namespace, (h.memory.id for h in hits))
-        return hits
-
-    async def _rerank(
-        self, name: str, query: str | None, scored: list[Scored],
-        props: Mapping[str, Mapping[str, Any]], limit: int,
-    ) -> tuple[list[Scored], dict[str, float]]:
-        """Let a registered reranker reorder the head of the list (3 x limit)."""
-        if not query:
-            raise ValidationError("a reranker needs the query text", field="query")
-        reranker = self.rerankers.get(name)
-        head, tail = scored[: limit * 3], scored[limit * 3:]
-        scores = await reranker(query, [(s.id, str(props[s.id]["content"])) for s in head])
-        by_id = {s.id: score for s, score in zip(head, scores)}
-        head = sorted(head, key=lambda s: (-by_id[s.id], s.id))
-        return head + tail, by_id
+        """Recall (memlattice.services.recall): candidates, ranking, relevance, hits."""
+        return await recall(self, request, tenant=tenant)
 
 
 def refuse_typed(inputs: Sequence[MemoryInput]) -> None:
@@ -525,27 +365,13 @@ def refuse_typed(inputs: Sequence[MemoryInput]) -> None:
                 " for facts)", field="memoryType", index=i)
 
 
-async def _no_bm25() -> None:
-    return None
-
-
-def lexical_score(bm25: Bm25, props: Mapping[str, Any], context: Sequence[tuple[int, str]],
-                  config: SearchConfig) -> float:
-    """A candidate's BM25F with its namespace's statistics (memlattice.search.lexical), in
-    place of the fulltext index's score, which counts every tenant's memories:
-    its own text, and the turns around it when it has some (`context`)."""
-    text = document_text(str(props.get("content") or ""), props.get("summary"), props.get("key"),
-                         props.get("tags") or ())
-    return bm25.score_fields([bm25.field([text]), *bm25.context_fields(
-        context, hops=config.context_hops, decay=config.context_decay)])
-
-
-def _candidate(props: Mapping[str, Any], *, similarity: float | None,
-               fts: float | None) -> Candidate:
-    return Candidate(
-        id=str(props["id"]), similarity=similarity, fts=fts,
-        created_at=to_datetime(props.get("createdAt")),
-        access_count=int(props.get("accessCount") or 0),
-        confidence=float(props.get("confidence", 1.0)), salience=props.get("salience"),
-        key=props.get("key"), tags=tuple(props.get("tags") or ()),
-    )
+async def event_times(texts: Sequence[str], times: Sequence[datetime]
+                      ) -> list[EventRange | None]:
+    """Each text's event time against its memory's time (memlattice.core.event_time),
+    resolved on the write path, never on the search path. dateparser costs a few
+    milliseconds per text that names a time (and about a second to load its data on
+    first use), so a batch that has any is resolved off the event loop."""
+    if not any(may_name_a_time(text) for text in texts):
+        return [None] * len(texts)
+    return await asyncio.to_thread(
+        lambda: [event_range(text, at) for text, at in zip(texts, times, strict=True)])

@@ -140,3 +140,13 @@ def test_finish_applies_min_score_then_limit() -> None:
                          now=NOW, query=None)
     assert _ids(finish(scored, min_score=0.45, limit=3)) == ["9", "8", "7"]
     assert _ids(finish(scored, min_score=0.75, limit=5)) == ["9", "8"]
+
+
+def test_the_entity_signal_lifts_the_candidates_about_a_named_entity() -> None:
+    config = SearchConfig(scoring=ScoringMode.FUSION)
+    pool = [Candidate(id=name, similarity=0.7, fts=2.0) for name in ("a", "b", "c")]
+    plain = base_scores(pool, config, now=NOW, query="what did melanie paint")
+    assert [s.id for s in plain] == ["a", "b", "c"]  # ties: by id
+    named = base_scores(pool, config, now=NOW, query="what did melanie paint",
+                        entity={"a": 0.0, "b": 0.0, "c": 1.0})
+    assert named[0].id == "c"

@@ -1,0 +1,267 @@
+"""Recall: a search from its request to its hits.
+
+The steps, each in its own pure module where it is not I/O:
+
+1. the query vector: the caller's, else the namespace's embedder's;
+2. one recall round trip (graph.recall_query): both indexes' candidates, their
+   NEXT neighbours, the entities each is about, graph expansion; beside it the
+   BM25 statistics of the collection searched (memlattice.search.lexical_stats);
+3. ranking (memlattice.search.ranking): BM25F, cosine and the entities the
+   query names, fused (memlattice.search.fusion, entity_signal); a small first
+   pool is widened when it cannot prove its answer (memlattice.search.pool);
+4. the graph's support, a reranker, MMR, as configured;
+5. each hit's relevance (memlattice.search.relevance), and `minRelevance`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from memlattice.core.auth import Tenant
+from memlattice.core.errors import ValidationError
+from memlattice.core.lucene import any_terms
+from memlattice.core.model import MemoryFilter, ScoringMode, SearchMode, utcnow
+from memlattice.core.search_config import SearchConfig
+from memlattice.core.vector_checks import vector_problem
+from memlattice.embeddings import check_dimension
+from memlattice.graph.codec import Memory, memory_from_properties, to_datetime
+from memlattice.graph.recall_rows import SearchResult
+from memlattice.search.entity_signal import entity_signal, named_entities
+from memlattice.search.lexical import Bm25, Field, document_text, query_terms
+from memlattice.search.pool import factor_ceiling, first_pool, settled, similarity_bounded
+from memlattice.search.ranking import (
+    Candidate,
+    Neighbour,
+    Scored,
+    Step,
+    apply_graph,
+    base_scores,
+    finish,
+    mmr,
+)
+from memlattice.search.relevance import coverage, relevance
+
+if TYPE_CHECKING:
+    from memlattice.services.memories import MemoryService
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    filter: MemoryFilter
+    query: str | None = None
+    vector: tuple[float, ...] | None = None
+    config: SearchConfig = field(default_factory=SearchConfig)
+    now: datetime | None = None
+    # Where the search says what the caller should know of how it ran (the API
+    # returns them as `extensions.notes`), e.g. that a signal was missing.
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A memory with every part of its score, how relevant it is, and why it is here."""
+
+    memory: Memory
+    scored: Scored
+    # Evidence that it answers the query, in [0, 1] (memlattice.search.relevance).
+    relevance: float = 0.0
+    rerank_score: float | None = None
+    conflicts: tuple[Memory, ...] = ()
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One recall round trip, ranked: the rows, their order, and what the hits'
+    relevance is computed from (the query's BM25 and each candidate's fields)."""
+
+    result: SearchResult
+    scored: list[Scored]
+    props: dict[str, Mapping[str, Any]]
+    embeddings: dict[str, list[float]]
+    bm25: Bm25 | None
+    fields: dict[str, list[Field]]
+
+    def relevance(self, id: str, similarity: float | None) -> float:
+        found = self.fields.get(id)
+        covered = coverage(self.bm25, found) if self.bm25 is not None and found else None
+        return relevance(covered, similarity)
+
+
+async def recall(service: MemoryService, request: SearchRequest, *,
+                 tenant: Tenant) -> list[SearchHit]:
+    """A search from its request to its hits: the query vector (the caller's, else
+    the embedder's), one recall round trip (a second, wider one when a small first
+    pool proves too small), ranking, the graph's support, reranking, MMR, and each
+    hit's relevance; the hits' access is recorded."""
+    config = request.config
+    mode = config.mode
+    # Time travel ranks (and applies expiry) as of then.
+    now = request.now or request.filter.as_of or utcnow()
+    # The namespace may search another model's space than the primary one.
+    space = (await service.spaces.state(request.filter.namespace)).active if service.spaces else None
+    embedder = service.spaces.embedders.get(space) if service.spaces else service.embedder
+    dimension = space.dimension if space is not None else service.dimension
+    vector = None
+    if request.vector is not None:
+        check_dimension(list(request.vector), dimension, what="query vector")
+        problem = vector_problem(request.vector)
+        if problem is not None:
+            raise ValidationError(f"the query vector {problem}", field="vector")
+        vector = [float(x) for x in request.vector]
+    if (mode is not SearchMode.LEXICAL and vector is None and request.query
+            and embedder is not None):
+        (vector,) = await embedder.embed([request.query])
+        check_dimension(vector, dimension, what="the embedding provider's vector")
+    if mode is SearchMode.HYBRID and vector is None and request.query:
+        request.notes.append(
+            "lexical only: the search gave no `vector` and the server has no embedding"
+            " provider for this namespace, so the semantic signal is missing")
+    if mode is SearchMode.SEMANTIC and vector is None:
+        raise ValidationError(
+            "semantic search needs `vector`, or `query` with an embedding provider configured"
+        )
+    lucene = (any_terms(request.query)
+              if request.query and mode is not SearchMode.SEMANTIC else None)
+    if mode is SearchMode.LEXICAL and lucene is None:
+        raise ValidationError("lexical search needs a `query` with at least one word")
+    if vector is None and lucene is None:
+        raise ValidationError("search needs a `query` or a `vector`")
+    expansion = config.expansion if config.expansion and config.expansion.enabled else None
+    vector = vector if mode is not SearchMode.LEXICAL else None
+
+    # Fusion weighs the entities a query names (memlattice.search.entity_signal).
+    entities = config.scoring is ScoringMode.FUSION and bool(request.query)
+
+    async def ranked(pool: int, *, first_try: bool = False) -> Ranking:
+        # The namespace's BM25 statistics (cached) are read beside the recall query.
+        result, bm25 = await asyncio.gather(service.graph.search(
+            request.filter, tenant=tenant, now=now, vector=vector, lucene=lucene,
+            candidates=pool, expansion=expansion,
+            with_embeddings=config.mmr_lambda is not None, needed=config.limit, space=space,
+            first_try=first_try,
+            context_hops=config.context_hops if lucene is not None else 0,
+            cross_similarity=config.scoring is ScoringMode.FUSION,
+            entities=entities,
+        ), service.lexical.bm25(tenant.namespace, query_terms(request.query or ""),
+                             request.filter.scope_keys)
+            if lucene is not None else _no_bm25())
+        props: dict[str, Mapping[str, Any]] = {}
+        embeddings: dict[str, list[float]] = {}
+        fields: dict[str, list[Field]] = {}
+        candidates: list[Candidate] = []
+        # Fusion scores every candidate on both signals: the vector side's on its
+        # words too, the lexical side's on its cosine (read by the query).
+        both = config.scoring is ScoringMode.FUSION
+        for found, as_similarity in [(x, True) for x in result.semantic] + [
+                (x, False) for x in result.lexical + result.adjacent]:
+            props[found.id] = found.props
+            if found.embedding is not None:
+                embeddings[found.id] = found.embedding
+            fts = None
+            if bm25 is not None:
+                fields[found.id] = lexical_fields(bm25, found.props, found.context, config)
+                if both or not as_similarity:
+                    fts = bm25.score_fields(fields[found.id])
+            candidates.append(_candidate(
+                found.props, fts=fts,
+                similarity=found.score if as_similarity else found.similarity if both else None))
+        about = {x.id: x.entities for x in result.semantic + result.lexical + result.adjacent}
+        signal = entity_signal(named_entities(request.query or "", about.values()), about)
+        scored = base_scores(candidates, config, now=now, query=request.query, entity=signal)
+        return Ranking(result, scored, props, embeddings, bm25, fields)
+
+    # Similarity-ranked searches try a small pool first (memlattice.search.pool), wider
+    # as the part of the shared vector index their filter admits is smaller.
+    share = service.shares.share(
+        tenant, space, tenant.clip_scope_keys(request.filter.indexed_scope_keys())
+    ) if similarity_bounded(config) else None
+    pool = first_pool(config, service.candidates, share)
+    full = config.candidate_count(service.candidates)
+    ranking = await ranked(pool, first_try=pool < full)
+    if pool < full and not settled(
+            ranking.scored, pool_floor=min((x.score for x in ranking.result.semantic),
+                                           default=None),
+            ceiling=factor_ceiling(config, request.query), limit=config.limit,
+            min_score=config.min_score):
+        ranking = await ranked(full)
+    result, scored, props, embeddings = (ranking.result, ranking.scored, ranking.props,
+                                         ranking.embeddings)
+    if expansion is not None:
+        for reached in result.reached:
+            props.setdefault(reached.id, reached.props)
+            if reached.embedding is not None:
+                embeddings.setdefault(reached.id, reached.embedding)
+        scored = apply_graph(scored, [
+            Neighbour(seed=r.seed, id=r.id,
+                      path=tuple(Step(type=t, source=a, target=b) for t, a, b in r.path))
+            for r in result.reached
+        ], expansion)
+    rerank_scores: dict[str, float] = {}
+    if config.reranker is not None:
+        scored, rerank_scores = await _rerank(service, config.reranker, request.query, scored,
+                                                   props, config.limit)
+    if config.mmr_lambda is not None:
+        scored = mmr(scored, embeddings, config.mmr_lambda, config.limit)
+    kept = finish(scored, min_score=config.min_score, limit=len(scored))
+    hits: list[SearchHit] = []
+    for s in kept:
+        shown = ranking.relevance(s.id, s.similarity)
+        if config.min_relevance is not None and shown < config.min_relevance:
+            continue
+        hits.append(SearchHit(memory=memory_from_properties(props[s.id]), scored=s,
+                              relevance=shown, rerank_score=rerank_scores.get(s.id),
+                              conflicts=tuple(result.conflicts.get(s.id, ()))))
+        if len(hits) == config.limit:
+            break
+    if service.access is not None:
+        service.access.record(request.filter.namespace, (h.memory.id for h in hits))
+    return hits
+
+
+
+async def _rerank(
+    service: MemoryService, name: str, query: str | None, scored: list[Scored],
+    props: Mapping[str, Mapping[str, Any]], limit: int,
+) -> tuple[list[Scored], dict[str, float]]:
+    """Let a registered reranker reorder the head of the list (3 x limit)."""
+    if not query:
+        raise ValidationError("a reranker needs the query text", field="query")
+    reranker = service.rerankers.get(name)
+    head, tail = scored[: limit * 3], scored[limit * 3:]
+    scores = await reranker(query, [(s.id, str(props[s.id]["content"])) for s in head])
+    by_id = {s.id: score for s, score in zip(head, scores)}
+    head = sorted(head, key=lambda s: (-by_id[s.id], s.id))
+    return head + tail, by_id
+
+
+
+
+async def _no_bm25() -> None:
+    return None
+
+
+def lexical_fields(bm25: Bm25, props: Mapping[str, Any], context: Sequence[tuple[int, str]],
+                   config: SearchConfig) -> list[Field]:
+    """A candidate's BM25F fields, scored with its collection's statistics
+    (memlattice.search.lexical) in place of the fulltext index's score, which
+    counts every tenant's memories: its own text, and the turns around it when
+    it has some (`context`)."""
+    text = document_text(str(props.get("content") or ""), props.get("summary"), props.get("key"),
+                         props.get("tags") or ())
+    return [bm25.field([text]), *bm25.context_fields(
+        context, hops=config.context_hops, decay=config.context_decay)]
+
+
+def _candidate(props: Mapping[str, Any], *, similarity: float | None,
+               fts: float | None) -> Candidate:
+    return Candidate(
+        id=str(props["id"]), similarity=similarity, fts=fts,
+        created_at=to_datetime(props.get("createdAt")),
+        access_count=int(props.get("accessCount") or 0),
+        confidence=float(props.get("confidence", 1.0)), salience=props.get("salience"),
+        key=props.get("key"), tags=tuple(props.get("tags") or ()),
+    )
