@@ -18,7 +18,7 @@ from memlattice.graph.history import MemoryVersion as DomainVersion
 from memlattice.graph.namespace_configs import NamespaceConfig as DomainNamespaceConfig
 from memlattice.resolvers.context import Info
 from memlattice.resolvers.scalars import Vector
-from memlattice.services.memories import SearchHit as DomainHit
+from memlattice.services.recall import SearchHit as DomainHit
 from memlattice.services.spaces import EmbeddingReport
 
 # strawberry.enum marks a class as a GraphQL enum in place and returns the same class;

@@ -45,7 +45,8 @@ from memlattice.graph.hints import HintProbe, claim_of, find_candidates, link_hi
 from memlattice.graph.record_codec import Record
 from memlattice.graph.records import RecordGraph
 from memlattice.graph.revisions import NewRecord, RevisionGraph
-from memlattice.services.memories import MemoryService, SearchRequest
+from memlattice.services.memories import MemoryService
+from memlattice.services.recall import SearchRequest
 
 MAX_RECALL = 100
 MAX_SUMMARY = 50

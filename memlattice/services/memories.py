@@ -142,9 +142,9 @@ class MemoryService:
         return [
             PreparedMemory(input=m, id=m.id or new_id(), now=times[i], embedding=vectors[i],
                            embedding_model=models[i],
-                           event_start=events[i].start if events[i] else None,
-                           event_end=events[i].end if events[i] else None)
-            for i, m in enumerate(inputs)
+                           event_start=event.start if event else None,
+                           event_end=event.end if event else None)
+            for (i, m), event in zip(enumerate(inputs), events, strict=True)
         ]
 
     # ------------------------------------------------------------ use cases
