@@ -10,6 +10,7 @@ timed separately; nothing here is a pass/fail test.
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import tempfile
@@ -22,6 +23,9 @@ from tests._live import free_port
 
 
 def main() -> None:
+    # Parsed before anything else so that `--help` prints help, never starts a download.
+    argparse.ArgumentParser(description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     root = Path(tempfile.mkdtemp(prefix="memlattice-provision-"))
     os.environ["MAVEN_OPTS"] = f"-Dmaven.repo.local={root / 'm2'}"
     settings = LocalNeo4jSettings(cache_dir=root / "cache", home=root / "home",

@@ -52,9 +52,10 @@ class MemoryInput:
     id: strawberry.ID | None = strawberry.UNSET
     memory_type: str | None = strawberry.field(
         default=strawberry.UNSET,
-        description="A lower-case type name; 'note' by default. The types of typed records"
-        " and facts (episodic, working, semantic, competence, plan_graph, fact) are refused:"
-        " write those with writeRecord / storeFact.",
+        description="A lower-case type name; 'note' by default. 'fact' on writeMemory stores"
+        " a fact as storeFact does; the types of typed records (episodic, working, semantic,"
+        " competence, plan_graph), and 'fact' elsewhere, are refused: write those with"
+        " writeRecord / storeFact.",
     )
     key: str | None = strawberry.UNSET
     value: JSON | None = strawberry.UNSET

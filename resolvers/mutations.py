@@ -6,6 +6,8 @@ import strawberry
 
 from memlattice.core.errors import ValidationError
 from memlattice.core.model import MAX_BATCH
+from memlattice.core.model import MemoryInput as DomainMemoryInput
+from memlattice.core.records.inputs import FactInput
 from memlattice.resolvers.context import Info
 from memlattice.resolvers.inputs import (
     EdgeInput,
@@ -20,9 +22,15 @@ from memlattice.resolvers.types import Edge, ForgetResult, Memory, NamespaceConf
 
 @strawberry.type
 class Mutation:
-    @strawberry.mutation(description="Write one memory.")
+    @strawberry.mutation(
+        description="Write one memory. `memoryType: \"fact\"` stores a fact as storeFact does"
+        " (the content is the claim, `metadata.factKind` the kind, 'general' by default; the"
+        " same claim again reinforces it and returns the same id)."
+    )
     async def write_memory(self, info: Info, input: MemoryInput) -> Memory:
         memory = input.to_domain()
+        if memory.memory_type == "fact":
+            return await _write_fact(info, memory)
         (written,) = await info.context.service.write(
             [memory], tenant=info.context.tenant(memory.namespace, write=True),
             actor=info.context.actor)
@@ -130,3 +138,20 @@ class Mutation:
         await info.context.service.delete(tenant=info.context.tenant(namespace, write=True),
                                           id=str(id), actor=info.context.actor)
         return True
+
+
+async def _write_fact(info: Info, memory: DomainMemoryInput) -> Memory:
+    """writeMemory with `memoryType: "fact"`: the fact storeFact would store, as a memory.
+
+    A note in `extensions.notes` says so, since a reinforced fact comes back with the id
+    of the fact it reinforced rather than a new one.
+    """
+    fact = FactInput.from_memory(memory)
+    written = await info.context.knowledge.store_fact(
+        fact, actor=info.context.actor,
+        tenant=info.context.tenant(memory.namespace, write=True))
+    verb = "stored as a new fact" if written.created else "reinforced the existing fact"
+    info.context.notes.append(
+        f'memoryType "fact" {verb} (kind {fact.kind!r}), as storeFact does;'
+        " storeFact also takes evidence and validUntil and returns hints")
+    return Memory.from_domain(written.record.memory)

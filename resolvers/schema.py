@@ -23,10 +23,12 @@ from memlattice.resolvers.notes import ResultNotes
 from memlattice.resolvers.queries import Query
 from memlattice.resolvers.scalars import SCALARS
 from memlattice.resolvers.subscriptions import Subscription
+from memlattice.resolvers.wipe import WipeMutation
 
 # Per-domain resolvers joined into the root types.
 RootQuery = merge_types("Query", (Query, KnowledgeQuery))
-RootMutation = merge_types("Mutation", (Mutation, KnowledgeMutation, ConversationMutation))
+RootMutation = merge_types(
+    "Mutation", (Mutation, KnowledgeMutation, ConversationMutation, WipeMutation))
 
 
 class RememberingNameConverter(NameConverter):

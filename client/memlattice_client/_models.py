@@ -173,6 +173,23 @@ class ForgetResult(_Result):
     ids: tuple[str, ...] = ()
 
 
+class LabelCount(_Result):
+    label: str
+    count: int
+
+
+class NamespaceWipeResult(_Result):
+    """What wipe_namespace removed, or with dry_run what it would remove."""
+
+    namespace: str
+    dry_run: bool
+    memories: int
+    nodes: int
+    relationships: int
+    by_label: tuple[LabelCount, ...] = ()
+    wipe_id: str | None = None
+
+
 class SupersedeResult(_Result):
     previous: Memory
     current: Memory

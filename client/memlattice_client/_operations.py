@@ -39,6 +39,7 @@ from memlattice_client._models import (
     MemoryPage,
     MemoryVersion,
     NamespaceConfig,
+    NamespaceWipeResult,
     SearchHit,
     Summary,
     SupersedeResult,
@@ -225,6 +226,16 @@ def delete_memory(namespace: str, id: str) -> Call[bool]:
     return Call("deleteMemory",
                 "mutation($ns: String!, $id: ID!) { deleteMemory(namespace: $ns, id: $id) }",
                 {"ns": namespace, "id": id}, bool)
+
+
+@operation("wipeNamespace")
+def wipe_namespace(namespace: str, *, dry_run: bool = False) -> Call[NamespaceWipeResult]:
+    """Erase everything the namespace holds (admin keys only); `dry_run` only counts."""
+    return Call("wipeNamespace",
+                "mutation($ns: String!, $dry: Boolean!) { wipeNamespace(namespace: $ns,"
+                " dryRun: $dry) { namespace dryRun memories nodes relationships"
+                " byLabel { label count } wipeId } }",
+                {"ns": namespace, "dry": dry_run}, NamespaceWipeResult.model_validate)
 
 
 # ---------------------------------------------------------------- reads

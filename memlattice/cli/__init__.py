@@ -16,6 +16,7 @@ data
     memlattice import             load an export, or other tools' logs, into a namespace
     memlattice reembed            re-embed a namespace with another model
     memlattice consolidate        turn episodes into facts, decay, prune, now
+    memlattice wipe               erase everything a namespace holds (dry run first)
 develop
     memlattice export-schema      print the GraphQL SDL (schema.graphql is this output)
     memlattice bench NAME         run a benchmark (latency, ingest, locomo, ...)
@@ -32,10 +33,15 @@ import asyncio
 import logging
 import sys
 import time
+from typing import TYPE_CHECKING
 
-from memlattice.cli.commands import bench, consolidate, keys, mcp, reembed, transfer
+# The command modules import only what their parsers need: pydantic, the Neo4j
+# driver, strawberry and numpy load when a command runs, so `--help` answers at once.
+from memlattice.cli.commands import bench, consolidate, keys, mcp, reembed, transfer, wipe
 from memlattice.core.errors import MemlatticeError
-from memlattice.core.settings import Settings
+
+if TYPE_CHECKING:
+    from memlattice.core.settings import Settings
 
 
 def _start_local_neo4j(settings: Settings) -> None:
@@ -71,7 +77,17 @@ def cmd_neo4j(args: argparse.Namespace, settings: Settings) -> None:
         root = neo4j_local.install(local)
         print(f"Neo4j {local.version} jars in {root} ({time.monotonic() - started:.1f}s)")
     elif args.action == "stop":
-        print("stopped" if neo4j_local.stop(local) else "not running")
+        pid = neo4j_local.status(local).pid
+        if pid is None:
+            print("not running")
+            return
+        # Neo4j may sit on SIGTERM while a service holds connections: a short grace, then
+        # a kill, which is safe (the store recovers from its transaction log on start).
+        print(f"stopping Neo4j (pid {pid}): up to {args.timeout:.0f} s for a clean shutdown,"
+              " then killed", flush=True)
+        started = time.monotonic()
+        neo4j_local.stop(local, timeout_s=args.timeout)
+        print(f"stopped in {time.monotonic() - started:.1f}s")
     else:
         status = neo4j_local.status(local)
         state = f"running (pid {status.pid})" if status.running else "not running"
@@ -126,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
         "  MEMLATTICE_NEO4J_BOLT_PORT=7700 MEMLATTICE_NEO4J_HOME=/tmp/n4j memlattice neo4j start")
     neo4j.add_argument("action", choices=["start", "stop", "status", "install"],
                        help="start (installing first if needed), stop, status, or install")
+    neo4j.add_argument("--timeout", type=float, default=15.0, metavar="SECONDS",
+                       help="stop: how long Neo4j may take to shut down cleanly before it is"
+                       " killed (default: 15; it recovers from its transaction log)")
     neo4j.set_defaults(func=cmd_neo4j)
     sub.add_parser(
         "migrate", help="apply pending migrations", formatter_class=raw,
@@ -147,12 +166,15 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.register(sub)
     bench.register(sub)
     consolidate.register(sub)
+    wipe.register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     args = build_parser().parse_args(argv)
+    from memlattice.core.settings import Settings
+
     try:
         args.func(args, Settings())
     except MemlatticeError as exc:

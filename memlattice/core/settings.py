@@ -206,3 +206,7 @@ class Settings(BaseSettings):
                              " (e.g. `openssl rand -hex 16`)")
         return self
 
+
+def resolve_neo4j_uri(settings: Settings) -> str:
+    """NEO4J_URI when set; otherwise the locally provisioned server's address."""
+    return settings.neo4j.uri or f"bolt://127.0.0.1:{settings.local_neo4j.bolt_port}"

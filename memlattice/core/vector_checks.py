@@ -11,14 +11,20 @@ at input, with VALIDATION.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
-FLOAT32_MAX = float(np.finfo(np.float32).max)
+# float(np.finfo(np.float32).max); spelled out so that importing the model (which every
+# CLI command does) does not import numpy, which only a vector check needs.
+FLOAT32_MAX = 3.4028234663852886e38
 
 
 def vector_problem(values: Sequence[float] | np.ndarray) -> str | None:
     """Why `values` cannot be a vector of the index, or None when it can."""
+    import numpy as np
+
     array = np.asarray(values, dtype=np.float64)
     if not np.isfinite(array).all():
         return "must not contain NaN or infinity"

@@ -149,8 +149,10 @@ def entry_ops(path: Path, namespace: str, *, report: LogReport) -> Iterator[LogO
             expires = (parse_time(record["expires_ms"], "expires_ms")
                        if record.get("expires_ms") is not None else None)
             id = record.get("id")
-            if id is None:  # a stable id, so importing the file again finds the same memory
-                id = str(uuid.uuid5(_ENTRY_IDS, f"{record.get('content')}\x00{at.isoformat()}"))
+            if id is None:  # a stable id, so importing the file again finds the same memory;
+                # of the namespace too (ids are global), so one file imports into several
+                id = str(uuid.uuid5(_ENTRY_IDS, f"{namespace}\x00{record.get('content')}"
+                                                f"\x00{at.isoformat()}"))
             elif not isinstance(id, str | int) or isinstance(id, bool):
                 raise ValidationError("id must be a string", field="id")
             memory = validated(

@@ -34,7 +34,7 @@ from memlattice.resolvers.limits import limit_extensions
 from memlattice.resolvers.operation_label import LabelOperation
 from memlattice.resolvers.schema import MemlatticeSchema, build_schema, schema
 from memlattice.search.rerank import RerankerRegistry
-from memlattice.server.explorer import explorer_routes
+from memlattice.server.explorer import explorer_routes, graphiql_page
 from memlattice.server.explorer import is_built as explorer_is_built
 from memlattice.server.http_auth import RequireKey, principal_of, refuse_unless_operator
 from memlattice.server.http_requests import CodedHTTP
@@ -71,6 +71,10 @@ class MemlatticeGraphQL(GuardedView, CodedHTTP, GraphQL[Context, None]):
             result.errors = [e if (e.extensions or {}).get("code") else coded(e)
                              for e in result.errors]
         return await super().process_result(request, result)
+
+    async def render_graphql_ide(self, request: Request) -> Response:
+        """GraphiQL bundled with the explorer (memlattice.server.explorer): no CDN."""
+        return graphiql_page()
 
     async def get_context(self, request: Request | WebSocket, response: Any) -> Context:
         runtime = self._runtime["runtime"]

@@ -6,6 +6,11 @@ builds it when the sources are newer. The app serves whatever is built and
 answers 503 with the build command when nothing is. The page talks only to
 `/graphql`, like any other client.
 
+The same build makes `graphiql.html`, GraphiQL bundled from npm, which the
+GraphQL view serves at `GET /graphql` (`graphiql_page`) in place of
+Strawberry's page, which loads its scripts and styles from a CDN and so is a
+blank page without internet.
+
 Every response carries a Content-Security-Policy that allows this origin
 only, so a bundle that tried to load a script, style or font from a CDN
 would fail in the browser (the end-to-end test watches for that).
@@ -64,6 +69,31 @@ npm --prefix explorer run build</pre>
 <p>The GraphQL API works without it: <a href="/graphql">/graphql</a>.</p>
 </body></html>
 """
+
+
+GRAPHIQL_NOT_BUILT = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>GraphiQL not built</title></head>
+<body>
+<h1>GraphiQL is not built</h1>
+<p>GraphiQL is bundled with the explorer into <code>{directory}</code>, which is missing.
+<code>./dev up</code> builds it; by hand (Node 20.19+ and npm):</p>
+<pre>npm --prefix explorer ci
+npm --prefix explorer run build</pre>
+<p>The API itself works: POST GraphQL to this address.</p>
+</body></html>
+"""
+
+
+def graphiql_page(directory: Path = STATIC_DIR) -> Response:
+    """GraphiQL's page from the bundle, under the explorer's security headers; a 503
+    saying how to build it when it is missing (never a page that reaches a CDN)."""
+    page = directory / "graphiql.html"
+    headers = {name.decode(): value.decode() for name, value in SECURITY_HEADERS}
+    headers["cache-control"] = "no-cache"
+    if not page.is_file():
+        return HTMLResponse(GRAPHIQL_NOT_BUILT.format(directory=directory), status_code=503,
+                            headers=headers)
+    return HTMLResponse(page.read_text(encoding="utf-8"), headers=headers)
 
 
 def is_built(directory: Path = STATIC_DIR) -> bool:

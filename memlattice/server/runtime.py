@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from memlattice.core.auth import Principal
-from memlattice.core.settings import Settings
+from memlattice.core.settings import Settings, resolve_neo4j_uri
 from memlattice.embeddings import CachedEmbedder, Embedder, make_embedder
 from memlattice.embeddings.registry import EmbedderRegistry
 from memlattice.graph.client import GraphClient
@@ -79,13 +79,6 @@ class OpenGraph:
     client: GraphClient
     uri: str
     applied: list[int]
-
-
-def resolve_neo4j_uri(settings: Settings) -> str:
-    """NEO4J_URI when set; otherwise the locally provisioned server's address."""
-    from memlattice.neo4j_local import bolt_uri
-
-    return settings.neo4j.uri or bolt_uri(settings.local_neo4j)
 
 
 @contextlib.asynccontextmanager

@@ -32,7 +32,7 @@ from memlattice.core.model import (
     Scope,
     utcnow,
 )
-from memlattice.core.records.payloads import TYPED_MEMORY_TYPES
+from memlattice.core.records.payloads import TYPED_MEMORY_TYPES, reserved_type_message
 from memlattice.core.search_config import NamespaceSettings, resolve_config
 from memlattice.core.vector_spaces import VectorSpace
 from memlattice.embeddings import Embedder, check_dimension
@@ -357,12 +357,8 @@ def refuse_typed(inputs: Sequence[MemoryInput]) -> None:
     """
     for i, m in enumerate(inputs):
         if m.memory_type in TYPED_MEMORY_TYPES:
-            writer = "storeFact" if m.memory_type == "fact" else "writeRecord"
-            raise ValidationError(
-                f"memoryType {m.memory_type!r} belongs to typed records and facts, whose"
-                f" payload must be validated: write it with {writer} (writeRecord for"
-                " episodic, working, semantic, competence and plan_graph records, storeFact"
-                " for facts)", field="memoryType", index=i)
+            raise ValidationError(reserved_type_message(m.memory_type), field="memoryType",
+                                  index=i)
 
 
 async def event_times(texts: Sequence[str], times: Sequence[datetime]

@@ -36,6 +36,10 @@ class NamespaceDefaults:
         self._cache[namespace] = (time.monotonic(), config)
         return config
 
+    def forget_cached(self, namespace: str) -> None:
+        """Drop the cached configuration (after a wipe removed it)."""
+        self._cache.pop(namespace, None)
+
     async def settings(self, namespace: str) -> NamespaceSettings:
         config = await self.get(namespace)
         return NamespaceSettings(**config.settings) if config else NamespaceSettings()

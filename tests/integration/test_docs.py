@@ -3,10 +3,13 @@
 - ```graphql blocks are parsed and validated against the schema, then (unless
   they are subscriptions, which need the WebSocket) executed on the session
   app in a fresh namespace: the namespace the doc uses ("demo") is replaced
-  by the test's, and the answer must carry no errors.
+  by the test's, and the answer must carry no errors. A block of several
+  operations is one document, as pasted into GraphiQL: each is run in turn by
+  its name.
 - ```sh / ```bash / ```shell blocks run with bash against a keyless server of
   the suite on a free port (`localhost:8000` and `127.0.0.1:8000` point at
-  it); they must exit 0 and no JSON they print may carry "errors".
+  it), and `memlattice` commands in them on the suite's Neo4j; they must exit 0
+  and no JSON they print may carry "errors".
 - ```python blocks run with this interpreter, `MEMLATTICE_URL` pointing at
   that server, under the same rules.
 
@@ -126,7 +129,14 @@ async def test_graphql_block(block: Block, gql: Any, namespace: str) -> None:
     if any(op.operation is OperationType.SUBSCRIPTION for op in operations):
         return  # valid; subscriptions run over the WebSocket (test_subscriptions.py)
     assert "$" not in block.text, f"{block.id}: variables need values; write them inline"
-    await gql.ok(_in(block.text, namespace))
+    if len(operations) == 1:
+        await gql.ok(_in(block.text, namespace))
+        return
+    for operation in operations:  # validation made sure that each has a name
+        response = await gql.http.post("/graphql", json={
+            "query": _in(block.text, namespace), "operationName": operation.name.value})
+        body = response.json()
+        assert not body.get("errors"), f"{block.id} {operation.name.value}: {body['errors']}"
 
 
 @pytest.fixture(scope="module")
@@ -153,9 +163,12 @@ def _json_outputs(output: str) -> Iterator[Any]:
         yield value
 
 
-def _run(block: Block, command: list[str], url: str, namespace: str) -> None:
+def _run(block: Block, command: list[str], url: str, namespace: str,
+         settings: Settings) -> None:
     text = DEV_SERVER.sub(url, _in(block.text, namespace))
-    env = {**os.environ, "MEMLATTICE_URL": url}
+    env = {**os.environ, "MEMLATTICE_URL": url, "NEO4J_URI": settings.neo4j.uri or "",
+           "NEO4J_USER": settings.neo4j.user,
+           "NEO4J_PASSWORD": settings.neo4j.password.get_secret_value()}
     env.pop("MEMLATTICE_API_KEY", None)
     done = subprocess.run([*command, text], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=60, check=False)
@@ -166,15 +179,16 @@ def _run(block: Block, command: list[str], url: str, namespace: str) -> None:
 
 
 @pytest.mark.parametrize("block", _of(*SHELL))
-def test_shell_block(block: Block, dev_server: str) -> None:
+def test_shell_block(block: Block, dev_server: str, settings: Settings) -> None:
     assert DEV_SERVER.search(block.text), f"{block.id}: a shell block here talks to ./dev up"
     _run(block, ["bash", "-euo", "pipefail", "-c"], dev_server,
-         f"test/docs-{uuid.uuid4().hex[:12]}")
+         f"test/docs-{uuid.uuid4().hex[:12]}", settings)
 
 
 @pytest.mark.parametrize("block", _of("python"))
-def test_python_block(block: Block, dev_server: str) -> None:
-    _run(block, [sys.executable, "-c"], dev_server, f"test/docs-{uuid.uuid4().hex[:12]}")
+def test_python_block(block: Block, dev_server: str, settings: Settings) -> None:
+    _run(block, [sys.executable, "-c"], dev_server, f"test/docs-{uuid.uuid4().hex[:12]}",
+         settings)
 
 
 LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")

@@ -471,3 +471,19 @@ async def test_cli_export_and_import_without_a_terminal(
     done = cli(settings, "import", str(out), "--namespace", copy, "--remap-ids")
     assert done.returncode == 0, done.stderr
     assert await count_memories(transfer.client, copy) == 6
+
+
+async def test_the_sample_entries_import_into_two_namespaces_and_again(
+    transfer: TransferGraph, runtime: Any, namespace: str,
+) -> None:
+    """docs/examples/notes.jsonl (ids derived, not given) goes into any namespace, as many
+    times as one likes: derived ids depend on the namespace, since ids are global."""
+    path = Path(__file__).resolve().parents[2] / "docs" / "examples" / "notes.jsonl"
+    for target in (namespace, namespace + "-copy", namespace):
+        report = foreign.LogReport(namespace=target)
+        await foreign.apply_ops(transfer, runtime.service,
+                                lambda r, t=target: foreign.entry_ops(path, t, report=r),
+                                report, actor="entries-test", dry_run=False)
+        assert report.records == 2
+    assert await count_memories(transfer.client, namespace) == 2
+    assert await count_memories(transfer.client, namespace + "-copy") == 2

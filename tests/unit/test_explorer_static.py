@@ -78,3 +78,22 @@ async def test_root_redirects_to_the_explorer_when_built(
                                  base_url="http://t") as http:
         response = await http.get("/")
     assert response.status_code == 307 and response.headers["location"] == target
+
+
+def test_graphiql_page_comes_from_the_bundle_under_the_same_policy(bundle: Path) -> None:
+    from memlattice.server.explorer import graphiql_page
+
+    (bundle / "graphiql.html").write_text("<!doctype html><title>graphiql</title>")
+    page = graphiql_page(bundle)
+    assert page.status_code == 200 and b"<title>graphiql</title>" in page.body
+    assert page.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    assert page.headers["cache-control"] == "no-cache"
+
+
+def test_unbuilt_graphiql_says_how_to_build_and_reaches_no_cdn(tmp_path: Path) -> None:
+    from memlattice.server.explorer import graphiql_page
+
+    page = graphiql_page(tmp_path)
+    assert page.status_code == 503 and b"npm --prefix explorer run build" in page.body
+    assert b"https://" not in page.body and b"<script" not in page.body
+    assert page.headers["content-security-policy"] == CONTENT_SECURITY_POLICY

@@ -17,15 +17,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib
 import inspect
+import signal
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from memlattice.core.errors import ValidationError
-from memlattice.core.settings import Settings
+
+if TYPE_CHECKING:  # `memlattice --help` imports no more than argparse needs
+    from memlattice.core.settings import Settings
 
 BENCHMARKS = {
     "latency": "bench.latency",
@@ -69,11 +75,31 @@ def _import_benchmark(module: str) -> ModuleType:
                               " pip install -e '.[dev]'") from exc
 
 
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does, for as long as this lasts.
+
+    A benchmark stops the private Neo4j it started in `finally` blocks, which Ctrl-C
+    runs but SIGTERM's default action (die at once) skips, leaving the server behind.
+    """
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def cmd_bench(args: argparse.Namespace, settings: Settings) -> None:
     module = _import_benchmark(BENCHMARKS[args.name])
     main = module.main
     sys.argv = [f"memlattice bench {args.name}", *args.args]
-    if inspect.iscoroutinefunction(main):
-        asyncio.run(main())
-    else:
-        main()
+    with sigterm_as_interrupt():
+        try:
+            if inspect.iscoroutinefunction(main):
+                asyncio.run(main())
+            else:
+                main()
+        except KeyboardInterrupt:
+            print(f"memlattice bench {args.name}: interrupted; what it started is stopped",
+                  file=sys.stderr)
+            sys.exit(130)

@@ -11,8 +11,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import textwrap
+from typing import TYPE_CHECKING
 
-from memlattice.core.settings import Settings
+if TYPE_CHECKING:  # `memlattice --help` imports no more than argparse needs
+    from memlattice.core.settings import Settings
 
 EPILOG = textwrap.dedent("""\
     examples:

@@ -10,14 +10,18 @@ import argparse
 import asyncio
 import textwrap
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from memlattice.core.model import Scope, Sensitivity
-from memlattice.core.settings import Settings
-from memlattice.graph.keys import ApiKeyGraph
-from memlattice.services.apikeys import KeySpec, create_key, describe, list_keys, revoke_key
+if TYPE_CHECKING:  # imported where used: `memlattice --help` must not load the driver
+    from memlattice.core.settings import Settings
+    from memlattice.graph.keys import ApiKeyGraph
 
 T = TypeVar("T")
+
+# memlattice.core.model's Scope and Sensitivity values (tests/unit/test_cli_help.py checks
+# they agree), spelled out so that building the parser imports no model.
+SCOPES = ["task", "session", "user", "agent"]
+CLEARANCES = ["public", "low", "medium", "high", "hyper"]
 
 EPILOG = textwrap.dedent("""\
     examples:
@@ -40,9 +44,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     create.add_argument("--namespace", action="append", default=[], metavar="NS",
                         help="a namespace the key may use: exact (acme/crm), a prefix pattern"
                         " (acme/*), or * for all; repeatable")
-    create.add_argument("--max-scope", choices=[s.value for s in Scope], default="agent",
+    create.add_argument("--max-scope", choices=SCOPES, default="agent",
                         help="broadest scope the key may read or write (default: agent = all)")
-    create.add_argument("--clearance", choices=[s.value for s in Sensitivity], default="low",
+    create.add_argument("--clearance", choices=CLEARANCES, default="low",
                         help="most sensitive records the key may see or write (default: low)")
     access = create.add_mutually_exclusive_group()
     access.add_argument("--read-only", dest="write", action="store_false",
@@ -61,6 +65,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _with_keys(settings: Settings, work: Callable[[ApiKeyGraph], Awaitable[T]]) -> T:
+    from memlattice.graph.keys import ApiKeyGraph
     from memlattice.server.runtime import open_graph
 
     async def run() -> T:
@@ -72,6 +77,9 @@ def _with_keys(settings: Settings, work: Callable[[ApiKeyGraph], Awaitable[T]]) 
 
 
 def cmd_create(args: argparse.Namespace, settings: Settings) -> None:
+    from memlattice.core.model import Scope, Sensitivity
+    from memlattice.services.apikeys import KeySpec, create_key, describe
+
     spec = KeySpec(name=args.name, namespaces=tuple(args.namespace) or None,
                    max_scope=Scope(args.max_scope), clearance=Sensitivity(args.clearance),
                    can_write=args.write, admin=args.admin)
@@ -84,6 +92,8 @@ def cmd_create(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def cmd_list(args: argparse.Namespace, settings: Settings) -> None:
+    from memlattice.services.apikeys import describe, list_keys
+
     rows = describe(_with_keys(settings, list_keys))
     if not rows:
         print("no keys")
@@ -96,5 +106,7 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def cmd_revoke(args: argparse.Namespace, settings: Settings) -> None:
+    from memlattice.services.apikeys import revoke_key
+
     stored = _with_keys(settings, lambda graph: revoke_key(graph, args.key_id))
     print(f"revoked key {stored.id} ({stored.name})")

@@ -20,8 +20,10 @@ import logging
 import os
 import sys
 import textwrap
+from typing import TYPE_CHECKING
 
-from memlattice.core.settings import Settings
+if TYPE_CHECKING:  # `memlattice --help` imports no more than argparse needs
+    from memlattice.core.settings import Settings
 
 EPILOG = textwrap.dedent("""\
     examples:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import textwrap
+from typing import TYPE_CHECKING
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-from memlattice.core.settings import Settings
+if TYPE_CHECKING:  # `memlattice --help` imports no more than argparse needs
+    from memlattice.core.settings import Settings
 
 EPILOG = textwrap.dedent("""\
     examples:
@@ -42,6 +42,14 @@ def run(args: argparse.Namespace, settings: Settings) -> None:
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> None:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
     from memlattice.core.model import validate_namespace
     from memlattice.core.search_config import NamespaceSettings
     from memlattice.server.runtime import open_runtime

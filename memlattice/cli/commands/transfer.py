@@ -18,20 +18,15 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
-
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from typing import TYPE_CHECKING, Any, TextIO
 
 from memlattice.core.errors import ValidationError
-from memlattice.core.settings import Settings
+
+if TYPE_CHECKING:  # imported where used: `memlattice --help` must not pay for them
+    from rich.console import Console
+
+    from memlattice.cli.progress import BarProgress
+    from memlattice.core.settings import Settings
 
 EPILOG = textwrap.dedent("""\
     examples:
@@ -64,40 +59,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     imp.set_defaults(func=run_import)
 
 
-class BarProgress:
-    """rich progress bars on a terminal; one plain line per finished task elsewhere."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-        self.live = console.is_terminal
-        self.bars = Progress(TextColumn("{task.description:<24}"), BarColumn(),
-                             MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-                             disable=not self.live)
-        self.tasks: dict[str, TaskID] = {}
-        self.done: dict[str, int] = {}
-
-    def start(self, task: str, total: int | None) -> None:
-        self._report_previous()
-        self.tasks[task] = self.bars.add_task(task, total=total)
-        self.done[task] = 0
-
-    def advance(self, task: str, amount: int) -> None:
-        self.bars.advance(self.tasks[task], amount)
-        self.done[task] += amount
-
-    def _report_previous(self) -> None:
-        if not self.live and self.done:
-            task, count = list(self.done.items())[-1]
-            self.console.print(f"{task}: {count}", highlight=False)
-
-    @contextlib.contextmanager
-    def running(self) -> Iterator[BarProgress]:
-        with self.bars:
-            yield self
-        self._report_previous()
 
 
 def _console() -> Console:
+    from rich.console import Console
+
     return Console(stderr=True)
 
 
@@ -106,6 +72,7 @@ def run_export(args: argparse.Namespace, settings: Settings) -> None:
 
 
 async def _export(args: argparse.Namespace, settings: Settings) -> None:
+    from memlattice.cli.progress import BarProgress
     from memlattice.core.model import validate_namespace
     from memlattice.graph.transfer import TransferGraph
     from memlattice.portability.exporter import export_namespace
@@ -138,6 +105,7 @@ def run_import(args: argparse.Namespace, settings: Settings) -> None:
 
 
 async def _import(args: argparse.Namespace, settings: Settings) -> None:
+    from memlattice.cli.progress import BarProgress
     from memlattice.graph.transfer import TransferGraph
     from memlattice.portability.importer import import_export
     from memlattice.server.runtime import open_runtime

@@ -13,12 +13,16 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from memlattice.core.errors import ValidationError
 from memlattice.core.lucene import words
-from memlattice.core.model import MemoryInput, as_utc
+from memlattice.core.model import MemoryInput, as_utc, validated
 from memlattice.core.records.payloads import EvidenceRef, Payload, RecordType, parse_payload
 from memlattice.core.records.text import describe
 
 MAX_EVIDENCE = 100
+# The kind of a fact written through writeMemory (`memoryType: "fact"`) without a
+# `metadata.factKind`: storeFact requires a kind, a plain memory has none.
+DEFAULT_FACT_KIND = "general"
 
 
 class RecordInput(MemoryInput):
@@ -78,6 +82,23 @@ class FactInput(MemoryInput):
         return value.strip()
 
     _until = field_validator("valid_until")(classmethod(lambda cls, v: as_utc(v)))
+
+    @classmethod
+    def from_memory(cls, memory: MemoryInput) -> FactInput:
+        """A plain memory sent with `memoryType: "fact"` read as storeFact reads its input.
+
+        Writing a fact through writeMemory is the first thing a newcomer tries; rather
+        than refuse it, the content becomes the claim and `metadata.factKind` the kind
+        (DEFAULT_FACT_KIND when absent), so the fact is deduplicated and reinforced like
+        any other. A fact's id is derived from its claim, so an `id` is refused.
+        """
+        if memory.id is not None:
+            raise ValidationError(
+                "a fact's id is derived from its claim (the same claim again reinforces it):"
+                " leave `id` out, or give the memory another memoryType", field="id")
+        base = memory.model_dump(exclude={"id", "memory_type", "content"})
+        kind = base["metadata"].get("factKind", DEFAULT_FACT_KIND)
+        return validated(cls, **base, kind=kind, claim=memory.content)
 
     def as_memory(self, id: str) -> MemoryInput:
         base = self.model_dump(exclude={"kind", "claim", "evidence", "valid_until", "id"})

@@ -52,6 +52,19 @@ class RecordType(StrEnum):
 # plain memory mutations refuse them (see memlattice.services.memories.refuse_typed).
 TYPED_MEMORY_TYPES = frozenset({*(t.value for t in RecordType), "fact"})
 
+
+def reserved_type_message(memory_type: str) -> str:
+    """What a person reads at once: which mutation writes this type, with an example."""
+    if memory_type == "fact":
+        return ('memoryType "fact" is reserved: write facts with storeFact, e.g. mutation {'
+                ' storeFact(input: {namespace: "demo", kind: "preference", claim: "Alice'
+                ' prefers tea"}) { created fact { memory { id } } } } (writeMemory also'
+                ' accepts one memoryType "fact" memory at a time and stores it that way)')
+    return (f'memoryType "{memory_type}" is reserved for typed records: write it with'
+            f' writeRecord, e.g. mutation {{ writeRecord(input: {{namespace: "demo", type:'
+            f' {memory_type.upper()}, payload: {{...}}}}) {{ record {{ memory {{ id }} }} }} }}'
+            ' (the payload is validated per type, see docs/knowledge.md)')
+
 # The only labels Cypher ever sees for records (an allow-list, like EdgeType).
 LABELS: dict[RecordType, str] = {
     RecordType.EPISODIC: "Episodic",

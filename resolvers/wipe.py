@@ -1,0 +1,52 @@
+"""wipeNamespace: an admin erases a namespace (memlattice.services.wipe)."""
+
+from __future__ import annotations
+
+import strawberry
+
+from memlattice.resolvers.context import Info
+from memlattice.services.wipe import WipeReport, wipe_namespace
+
+
+@strawberry.type(description="How many nodes of one label a wipe removes (or removed).")
+class LabelCount:
+    label: str
+    count: int
+
+
+@strawberry.type(description="What a wipe removed, or with dryRun what it would remove.")
+class NamespaceWipeResult:
+    namespace: str
+    dry_run: bool
+    memories: int = strawberry.field(description="Memories, records and facts included.")
+    nodes: int = strawberry.field(description="Every node: memories, revisions, audit entries,"
+                                  " evidence, sessions, configuration, ...")
+    relationships: int
+    by_label: list[LabelCount]
+    wipe_id: strawberry.ID | None = strawberry.field(
+        description="The id of the (:NamespaceWipe) record the wipe left; null for a dry run.")
+
+    @classmethod
+    def from_domain(cls, report: WipeReport) -> NamespaceWipeResult:
+        counts = report.counts
+        return cls(namespace=report.namespace, dry_run=report.dry_run,
+                   memories=counts.memories, nodes=sum(counts.nodes.values()),
+                   relationships=counts.relationships,
+                   by_label=[LabelCount(label=k, count=v) for k, v in counts.nodes.items()],
+                   wipe_id=strawberry.ID(report.wipe_id) if report.wipe_id else None)
+
+
+@strawberry.type
+class WipeMutation:
+    @strawberry.mutation(
+        description="Erase everything a namespace holds: memories, records, facts, their"
+        " relationships, revisions, audit entries and configuration. Admin keys only"
+        " (FORBIDDEN otherwise). dryRun counts what would go and changes nothing. The wipe"
+        " is recorded as a (:NamespaceWipe) node that no wipe removes."
+    )
+    async def wipe_namespace(self, info: Info, namespace: str,
+                             dry_run: bool = False) -> NamespaceWipeResult:
+        report = await wipe_namespace(info.context.service, principal=info.context.principal,
+                                      namespace=namespace, dry_run=dry_run,
+                                      actor=info.context.actor)
+        return NamespaceWipeResult.from_domain(report)

@@ -1,0 +1,87 @@
+"""The CLI answers at once (issue 16, item 8): what `--help` imports, what a benchmark's
+`--help` does, and that SIGTERM lets a benchmark stop what it started.
+
+No timing is asserted (the machine is shared and slow); what makes the CLI slow is
+measurable without a clock: the modules it imports, and the work it starts.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from memlattice.cli.commands.bench import BENCHMARKS
+
+HEAVY = ("strawberry", "neo4j", "numpy", "pydantic", "pydantic_settings", "rich", "starlette",
+         "httpx", "memlattice.server", "memlattice.core.model")
+
+
+def test_building_the_cli_imports_nothing_heavy() -> None:
+    """`memlattice --help` builds the parser: that must load no driver, schema or model."""
+    probe = ("import sys; from memlattice.cli import build_parser; build_parser()"
+             f"; print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_keys_choices_agree_with_the_model() -> None:
+    """keys.py spells the scope and clearance names out so as not to import the model."""
+    from memlattice.cli.commands import keys
+    from memlattice.core.model import Scope, Sensitivity
+
+    assert keys.SCOPES == [s.value for s in Scope]
+    assert keys.CLEARANCES == [s.value for s in Sensitivity]
+
+
+@pytest.mark.parametrize("name", sorted(BENCHMARKS))
+def test_benchmark_help_prints_help_and_starts_nothing(name: str, tmp_path: Path) -> None:
+    """`memlattice bench provision --help` used to start a 125 MB download."""
+    env = {k: v for k, v in os.environ.items() if k != "NEO4J_URI"}
+    env.update(TMPDIR=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"),
+               MAVEN_OPTS=f"-Dmaven.repo.local={tmp_path / 'm2'}")
+    done = subprocess.run([sys.executable, "-m", "memlattice.cli", "bench", name, "--help"],
+                          capture_output=True, text=True, timeout=300, env=env, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("usage:"), done.stdout[:500]
+    assert list(tmp_path.iterdir()) == [], "a benchmark's --help created files"
+
+
+def test_sigterm_lets_a_benchmark_stop_what_it_started(tmp_path: Path) -> None:
+    """A benchmark's `finally` (where it stops its private Neo4j) runs on SIGTERM too."""
+    (tmp_path / "fake_bench.py").write_text(textwrap.dedent("""\
+        import asyncio
+
+        async def main() -> None:
+            try:
+                print("started", flush=True)
+                await asyncio.sleep(3600)
+            finally:
+                print("stopped what it started", flush=True)
+        """))
+    runner = textwrap.dedent(f"""\
+        import argparse, sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        from memlattice.cli.commands import bench
+        bench.BENCHMARKS["fake"] = "fake_bench"
+        bench.cmd_bench(argparse.Namespace(name="fake", args=[]), None)
+        """)
+    process = subprocess.Popen([sys.executable, "-c", runner], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "started"
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert "stopped what it started" in out, err
+    assert process.returncode == 130 and "interrupted" in err, err
