@@ -24,11 +24,11 @@ from memlattice.core.records.payloads import (
     dump_payload,
 )
 from memlattice.graph.audit_queries import audit_entry
-from memlattice.graph.client import GraphClient, run
+from memlattice.graph.client import GraphClient, Query, run
 from memlattice.graph.codec import Edge, canonical_json, to_datetime
 from memlattice.graph.prepared_memory import PreparedMemory
 from memlattice.graph.record_codec import Record
-from memlattice.graph.records import Query, RecordGraph
+from memlattice.graph.records import RecordGraph
 from memlattice.graph.revision_clauses import snapshot
 from memlattice.graph.revisions import linked
 

@@ -22,10 +22,11 @@ from memlattice.graph.visibility import owned, tenant_visible
 
 
 def edge_rows(
-    edges: Sequence[tuple[str, str, EdgeType, Mapping[str, Any]]],
+    edges: Sequence[tuple[str, str, EdgeType, object]],
 ) -> list[dict[str, Any]]:
     """`add_edges`' rows for (source, target, type, metadata) relationships, each
-    checked first: metadata a JSON object, no memory related to itself."""
+    checked first: metadata (any value a caller sent) a JSON object, no memory
+    related to itself."""
     rows = []
     for source, target, type, metadata in edges:
         if not isinstance(metadata, Mapping):

@@ -34,14 +34,13 @@ from memlattice.core.errors import Conflict
 from memlattice.core.model import EdgeType
 from memlattice.core.records.payloads import EvidenceRef
 from memlattice.graph.audit_queries import audit_entry
-from memlattice.graph.client import GraphClient, run
+from memlattice.graph.client import GraphClient, Query, run
 from memlattice.graph.codec import Edge, canonical_json, memory_properties
 from memlattice.graph.indexes import fenced_lucene
 from memlattice.graph.prepared_memory import PreparedMemory, new_id
 from memlattice.graph.record_codec import Record, normalise, record_from_record
 from memlattice.graph.records import (
     Clearance,
-    Query,
     believed_at,
     clearance_condition,
     create_record,

@@ -26,11 +26,11 @@ from memlattice.core.lucene import any_terms
 from memlattice.core.model import EdgeType
 from memlattice.core.records.hints import Claim, Hint
 from memlattice.core.vector_spaces import VectorSpace
-from memlattice.graph.client import run
+from memlattice.graph.client import Query, run
 from memlattice.graph.codec import Edge
 from memlattice.graph.indexes import VECTOR_INDEX, fenced_lucene
 from memlattice.graph.record_codec import Record, normalise
-from memlattice.graph.records import Clearance, Query, clearance_condition
+from memlattice.graph.records import Clearance, clearance_condition
 from memlattice.graph.revisions import linked
 from memlattice.graph.visibility import visible
 

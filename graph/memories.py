@@ -10,7 +10,8 @@ must pass in graph.refusals, the decoding of a recall in graph.recall_rows.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import builtins
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -294,8 +295,9 @@ class MemoryGraph:
         )
 
     async def search(
-        self, flt: MemoryFilter, *, tenant: Tenant, now: datetime, vector: list[float] | None,
-        lucene: str | None, candidates: int, expansion: ExpansionConfig | None,
+        self, flt: MemoryFilter, *, tenant: Tenant, now: datetime,
+        vector: builtins.list[float] | None, lucene: str | None, candidates: int,
+        expansion: ExpansionConfig | None,
         with_embeddings: bool, needed: int = 10, space: VectorSpace | None = None,
         first_try: bool = False, context_hops: int = 0, cross_similarity: bool = False,
         entities: bool = False,
@@ -313,15 +315,15 @@ class MemoryGraph:
         ))
         return search_result(records[0])
 
-    async def bump_access(self, rows: list[dict[str, Any]], *, now: datetime) -> None:
+    async def bump_access(self, rows: builtins.list[dict[str, Any]], *, now: datetime) -> None:
         await self.client.write(queries.bump_access(namespace_counts=rows, now=now))
 
     # ------------------------------------------------------------ edges and audit
 
     async def add_edges(
-        self, *, tenant: Tenant, edges: Sequence[tuple[str, str, EdgeType, Mapping[str, Any]]],
+        self, *, tenant: Tenant, edges: Sequence[tuple[str, str, EdgeType, object]],
         actor: str, now: datetime,
-    ) -> list[Edge]:
+    ) -> builtins.list[Edge]:
         """Add (source, target, type, metadata) relationships atomically: all or none."""
         tenant.require_write()
         if not edges:
@@ -352,7 +354,7 @@ class MemoryGraph:
     async def edges(
         self, *, tenant: Tenant, id: str, types: Sequence[EdgeType], direction: Direction,
         now: datetime,
-    ) -> list[Edge]:
+    ) -> builtins.list[Edge]:
         await self.get(tenant=tenant, id=id, now=now)
         records = await self.client.read(edge_queries.list_edges(
             tenant=tenant, id=id, types=list(types or EdgeType), direction=direction,
@@ -370,7 +372,7 @@ class MemoryGraph:
             raise NotFound(f"no relationship {edge_id} in namespace {tenant.namespace}",
                            id=edge_id)
 
-    async def audit_trail(self, *, tenant: Tenant, id: str) -> list[AuditEntry]:
+    async def audit_trail(self, *, tenant: Tenant, id: str) -> builtins.list[AuditEntry]:
         records = await self.client.read(audit_trail(tenant=tenant, id=id))
         if not records:
             raise NotFound(f"no audit trail for {id} in namespace {tenant.namespace}", id=id)

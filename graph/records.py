@@ -10,6 +10,7 @@ allow-list and is set with a Cypher 25 dynamic label.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -327,7 +328,7 @@ class RecordGraph:
     async def discard_task(
         self, *, namespace: str, task_id: str, actor: str, now: datetime,
         clearance: Clearance = None,
-    ) -> list[str]:
+    ) -> builtins.list[str]:
         records = await self.client.write(discard_task(namespace=namespace, task_id=task_id,
                                                        actor=actor, now=now,
                                                        clearance=clearance))

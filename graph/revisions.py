@@ -21,11 +21,11 @@ from memlattice.core.errors import Conflict, ValidationError
 from memlattice.core.model import EdgeType, Status
 from memlattice.core.records.payloads import Payload, RecordType, RevisionStatus
 from memlattice.graph.audit_queries import audit_entry
-from memlattice.graph.client import GraphClient, run
+from memlattice.graph.client import GraphClient, Query, run
 from memlattice.graph.codec import Edge, canonical_json, edge_from_record
 from memlattice.graph.prepared_memory import PreparedMemory, new_id
 from memlattice.graph.record_codec import Record
-from memlattice.graph.records import Clearance, Query, RecordGraph, locked
+from memlattice.graph.records import Clearance, RecordGraph, locked
 from memlattice.graph.refusals import check_version, refuse_episodic
 from memlattice.graph.revision_clauses import snapshot
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from memlattice.core.auth import Tenant
 from memlattice.graph.client import GraphClient, Query
-from memlattice.graph.queries import owned
+from memlattice.graph.visibility import owned
 
 
 def claim(*, tenant: Tenant, session: str, ids: list[str]) -> Query:

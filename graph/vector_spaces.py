@@ -58,7 +58,7 @@ def _space(props: Mapping[str, Any], prefix: str) -> VectorSpace | None:
 def _state(namespace: str, props: Mapping[str, Any] | None) -> SpaceState:
     if props is None:
         return SpaceState.primary(namespace)
-    updated = props.get("updatedAt")
+    updated: Any = props.get("updatedAt")  # a neo4j DateTime (or a datetime)
     return SpaceState(
         namespace=namespace, active=_space(props, "active"), target=_space(props, "target"),
         status=BuildStatus(props.get("status", "ready")), error=props.get("error"),

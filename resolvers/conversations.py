@@ -8,6 +8,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from memlattice.core import messages, model
+from memlattice.core.messages import ConversationInput as DomainConversation
 from memlattice.resolvers.context import Info
 from memlattice.resolvers.inputs import _set
 from memlattice.resolvers.scalars import Vector
@@ -54,7 +55,8 @@ class ConversationInput:
     sensitivity: Sensitivity | None = strawberry.UNSET
     source: str | None = strawberry.UNSET
 
-    def to_domain(self) -> messages.ConversationInput:
+    # `messages` is also a field of this class, hence the imported name here.
+    def to_domain(self) -> DomainConversation:
         data = {k: v for k, v in _set(self, "scope", "agent_id", "user_id", "task_id", "tags",
                                       "sensitivity", "source").items() if v is not None}
         return model.validated(

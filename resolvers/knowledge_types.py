@@ -17,9 +17,13 @@ from memlattice.resolvers.scalars import Vector
 from memlattice.resolvers.types import Hint, Memory, Scope, Sensitivity
 from memlattice.services.knowledge import FactHit as DomainFactHit
 
-RecordType = strawberry.enum(payloads.RecordType, description="The five typed record kinds.")
-RevisionStatus = strawberry.enum(payloads.RevisionStatus)
-PlanEdgeKind = strawberry.enum(payloads.PlanEdgeKind)
+# Plain aliases for mypy; strawberry.enum registers each class in place (see types.py).
+RecordType = payloads.RecordType
+RevisionStatus = payloads.RevisionStatus
+PlanEdgeKind = payloads.PlanEdgeKind
+strawberry.enum(RecordType, description="The five typed record kinds.")
+strawberry.enum(RevisionStatus)
+strawberry.enum(PlanEdgeKind)
 
 
 @strawberry.type(description="One call of an episode's tool graph (a :ToolCall node).")
@@ -74,7 +78,7 @@ class Record:
     @classmethod
     def from_domain(cls, r: DomainRecord) -> Record:
         return cls(
-            memory=Memory.from_domain(r.memory), record_type=r.type, payload=r.payload,
+            memory=Memory.from_domain(r.memory), record_type=r.type, payload=JSON(r.payload),
             kind=r.kind, recorded_at=r.memory.created_at, valid_from=r.valid_from,
             valid_to=r.valid_to,
             revision_status=payloads.RevisionStatus(r.revision_status)

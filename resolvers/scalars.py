@@ -84,7 +84,7 @@ def parse_json(value: Any) -> Any:
     return value
 
 
-Vector = NewType("Vector", tuple)
+Vector = NewType("Vector", tuple[float, ...])
 
 SCALARS: dict[object, Any] = {
     Vector: strawberry.scalar(

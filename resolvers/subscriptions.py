@@ -23,8 +23,10 @@ from memlattice.resolvers.queries import _namespace
 from memlattice.resolvers.types import Edge, Memory
 from memlattice.services import events as domain
 
-MemoryEventKind = strawberry.enum(
-    domain.EventKind, name="MemoryEventKind",
+# A plain alias for mypy; strawberry.enum registers the class in place (see types.py).
+MemoryEventKind = domain.EventKind
+strawberry.enum(
+    MemoryEventKind, name="MemoryEventKind",
     description="What happened; SUBSCRIBED comes once, first, when the subscription is live.",
 )
 

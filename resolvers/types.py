@@ -19,18 +19,28 @@ from memlattice.graph.history import MemoryVersion as DomainVersion
 from memlattice.graph.namespace_configs import NamespaceConfig as DomainNamespaceConfig
 from memlattice.resolvers.context import Info
 from memlattice.resolvers.scalars import Vector
-from memlattice.services.memories import SearchHit as DomainHit
+from memlattice.services.recall import SearchHit as DomainHit
 from memlattice.services.spaces import EmbeddingReport
 
-Scope = strawberry.enum(model.Scope, description="Visibility level, narrowest first.")
-Status = strawberry.enum(model.Status)
-Sensitivity = strawberry.enum(
-    model.Sensitivity, description="How sensitive a record is, least first; a caller sees"
+# strawberry.enum marks a class as a GraphQL enum in place and returns the same class;
+# the names are plain aliases, which mypy accepts in annotations (a call's result it
+# does not).
+Scope = model.Scope
+Status = model.Status
+Sensitivity = model.Sensitivity
+EdgeType = model.EdgeType
+Direction = model.Direction
+SearchMode = model.SearchMode
+ScoringMode = model.ScoringMode
+strawberry.enum(Scope, description="Visibility level, narrowest first.")
+strawberry.enum(Status)
+strawberry.enum(
+    Sensitivity, description="How sensitive a record is, least first; a caller sees"
     " records up to its API key's clearance.")
-EdgeType = strawberry.enum(model.EdgeType, description="Relationship types between memories.")
-Direction = strawberry.enum(model.Direction)
-SearchMode = strawberry.enum(model.SearchMode, description="Which indexes give candidates.")
-ScoringMode = strawberry.enum(model.ScoringMode, description="How candidates are scored.")
+strawberry.enum(EdgeType, description="Relationship types between memories.")
+strawberry.enum(Direction)
+strawberry.enum(SearchMode, description="Which indexes give candidates.")
+strawberry.enum(ScoringMode, description="How candidates are scored.")
 
 
 @strawberry.type(description="A memory: one observation, fact or note an agent keeps.")
@@ -95,7 +105,8 @@ class Memory:
 
     @strawberry.field(description="The stored vector; fetched only when asked for, batched.")
     async def embedding(self, info: Info) -> Vector | None:
-        return await info.context.embedding_loader(self.namespace).load(str(self.id))
+        vector = await info.context.embedding_loader(self.namespace).load(str(self.id))
+        return None if vector is None else Vector(tuple(vector))
 
     @classmethod
     def from_domain(cls, m: DomainMemory) -> Memory:
@@ -138,7 +149,7 @@ class Edge:
     def from_domain(cls, e: DomainEdge) -> Edge:
         return cls(id=strawberry.ID(e.id), type=e.type, source_id=strawberry.ID(e.source_id),
                    target_id=strawberry.ID(e.target_id), created_at=e.created_at,
-                   metadata=e.metadata)
+                   metadata=JSON(e.metadata))
 
 
 @strawberry.type(description="One recorded mutation of a memory.")
@@ -157,7 +168,7 @@ class AuditEntry:
     def from_domain(cls, a: DomainAuditEntry) -> AuditEntry:
         return cls(id=strawberry.ID(a.id), memory_id=strawberry.ID(a.memory_id),
                    operation=a.operation, actor=a.actor, at=a.at, version=a.version,
-                   details=a.details)
+                   details=JSON(a.details))
 
 
 @strawberry.type(description="One version of a memory and the system time it was current"
@@ -292,8 +303,9 @@ class NamespaceConfig:
         )
 
 
-EmbeddingBuild = strawberry.enum(BuildStatus, name="EmbeddingBuild",
-                                 description="State of a namespace's vector space.")
+EmbeddingBuild = BuildStatus  # a plain alias for mypy, as the enums above
+strawberry.enum(EmbeddingBuild, name="EmbeddingBuild",
+                description="State of a namespace's vector space.")
 
 
 @strawberry.type(description="Which vector space a namespace searches, and any re-embed under"

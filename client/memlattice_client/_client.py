@@ -191,7 +191,9 @@ class MemlatticeClient(_Base):
                 return
             after = page.end_cursor
 
-    def recall_for_prompt(
+    # Overlap of `limit` and `now` with SearchOptions (PEP 692): the named arguments
+    # take them (`now` dates the prompt's lines; the search runs at the server's now).
+    def recall_for_prompt(  # type: ignore[misc]
         self, query: str, budget_tokens: int, *, namespace: str, limit: int = 20,
         count_tokens: TokenCounter = estimate_tokens, show_scores: bool = True,
         now: datetime | None = None, **options: Unpack[SearchOptions],
@@ -291,7 +293,9 @@ class AsyncMemlatticeClient(_Base):
         return subscribe(self._http, self.endpoint, self.headers.get("authorization"),
                          namespace, filter, timeout=timeout)
 
-    async def recall_for_prompt(
+    # Overlap of `limit` and `now` with SearchOptions (PEP 692): the named arguments
+    # take them (`now` dates the prompt's lines; the search runs at the server's now).
+    async def recall_for_prompt(  # type: ignore[misc]
         self, query: str, budget_tokens: int, *, namespace: str, limit: int = 20,
         count_tokens: TokenCounter = estimate_tokens, show_scores: bool = True,
         now: datetime | None = None, **options: Unpack[SearchOptions],

@@ -147,11 +147,12 @@ async def _subscribe(
     flt: Mapping[str, Any], *, timeout: float | None,
 ) -> AsyncIterator[EventStream]:
     try:
-        from httpx_ws import WebSocketDisconnect, aconnect_ws
+        from httpx_ws import AsyncWebSocketSession, WebSocketDisconnect, aconnect_ws
     except ModuleNotFoundError:  # pragma: no cover - depends on the environment
         raise MemlatticeError("memory_events needs the httpx-ws package: "
                               "pip install 'memlattice-client[events]'",
                               code="CLIENT_DEPENDENCY") from None
+    ws: AsyncWebSocketSession  # aconnect_ws's session type is a TypeVar mypy cannot solve
     async with aconnect_ws(endpoint, http, subprotocols=[PROTOCOL]) as ws:
         init = {"authorization": authorization} if authorization else {}
         await ws.send_json({"type": "connection_init", "payload": init})

@@ -79,9 +79,12 @@ def records(namespace: str, *, types: Sequence[RecordType | str] | None = None,
 
 
 @operation("recallFacts")
-def recall_facts(namespace: str, query: str | None = None, *, kind: str | None = None,
-                 min_confidence: float | None = None, limit: int = 10,
-                 **filter: Unpack[FilterFields]) -> Call[list[FactHit]]:
+# Overlap of `min_confidence` with FilterFields (PEP 692): the named argument takes it,
+# sent as recallFacts' own minConfidence.
+def recall_facts(  # type: ignore[misc]
+    namespace: str, query: str | None = None, *, kind: str | None = None,
+    min_confidence: float | None = None, limit: int = 10, **filter: Unpack[FilterFields],
+) -> Call[list[FactHit]]:
     """Facts by relevance to `query` (else by confidence), each with its evidence."""
     return Call("recallFacts",
                 "query($f: MemoryFilterInput!, $q: String, $kind: String, $min: Float,"
@@ -159,7 +162,8 @@ def invalidate_facts(namespace: str,
 
 
 @operation("supersedeRecord")
-def supersede_record(namespace: str, id: str, type: RecordType | str,
+# Overlap of `id` with RecordFields (PEP 692): `id=` always binds the record replaced.
+def supersede_record(namespace: str, id: str, type: RecordType | str,  # type: ignore[misc]
                      payload: Mapping[str, Any], *, expected_version: int | None = None,
                      **fields: Unpack[RecordFields]) -> Call[RevisionResult]:
     """Replace a record: the old one is superseded, kept, linked."""
@@ -172,8 +176,11 @@ def supersede_record(namespace: str, id: str, type: RecordType | str,
 
 
 @operation("forkRecord")
-def fork_record(namespace: str, id: str, type: RecordType | str, payload: Mapping[str, Any],
-                **fields: Unpack[RecordFields]) -> Call[RevisionResult]:
+# Overlap of `id` with RecordFields (PEP 692): `id=` always binds the record forked.
+def fork_record(  # type: ignore[misc]
+    namespace: str, id: str, type: RecordType | str, payload: Mapping[str, Any],
+    **fields: Unpack[RecordFields],
+) -> Call[RevisionResult]:
     """A variant that holds under conditions; both stay active."""
     return Call("forkRecord",
                 "mutation($ns: String!, $id: ID!, $r: RecordInput!) {"

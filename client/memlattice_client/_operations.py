@@ -161,7 +161,9 @@ def update_memory(namespace: str, id: str, *, expected_version: int | None = Non
 
 
 @operation("supersedeMemory")
-def supersede_memory(namespace: str, id: str, content: str, *,
+# Overlap of `id` with MemoryFields (PEP 692): `id=` always binds the memory replaced;
+# the new memory's id cannot be chosen here.
+def supersede_memory(namespace: str, id: str, content: str, *,  # type: ignore[misc]
                      expected_version: int | None = None,
                      **fields: Unpack[MemoryFields]) -> Call[SupersedeResult]:
     """Replace memory `id` with a new one; the old one is kept, marked SUPERSEDED."""
@@ -339,8 +341,8 @@ def audit_trail(namespace: str, id: str) -> Call[list[AuditEntry]]:
 def search(namespace: str, query: str | None = None,
            **options: Unpack[SearchOptions]) -> Call[list[SearchHit]]:
     """Scoped recall; each hit carries its score parts, graph path and conflicts."""
-    fields = dict(options)
-    flt = {"namespace": namespace, **fields.pop("filter", {})}  # type: ignore[typeddict-item]
+    fields: dict[str, Any] = dict(options)
+    flt = {"namespace": namespace, **fields.pop("filter", {})}
     return Call("search",
                 f"query($input: SearchInput!) {{ search(input: $input) {{ {HIT} }} }}",
                 {"input": to_graphql({"filter": flt, "query": query, **fields})},

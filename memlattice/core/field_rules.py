@@ -72,7 +72,10 @@ def as_utc(value: datetime | None) -> datetime | None:
     return to_utc(value)
 
 
-def json_size_ok(value: Any, what: str, limit: int = 1_000_000) -> Any:
+J = TypeVar("J")
+
+
+def json_size_ok(value: J, what: str, limit: int = 1_000_000) -> J:
     check_json(value, what)
     try:
         encoded = json.dumps(value, sort_keys=True, allow_nan=False)

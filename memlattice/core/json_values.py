@@ -11,7 +11,9 @@ for both before anything is written.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeVar
+
+J = TypeVar("J")
 
 
 def _lone_surrogate(text: str) -> bool:
@@ -56,7 +58,7 @@ def json_problem(value: Any) -> str | None:
     return f"{what} at {path or '(the value)'}"
 
 
-def check_json(value: Any, what: str = "value") -> Any:
+def check_json(value: J, what: str = "value") -> J:
     """`value` when JSON and UTF-8 can carry it; else ValueError saying where."""
     problem = json_problem(value)
     if problem is not None:

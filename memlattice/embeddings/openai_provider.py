@@ -229,7 +229,7 @@ class OpenAIEmbedder(Embedder):
             attempt += 1
 
     def _backoff_s(self, attempt: int, retry_after: float | None) -> float:
-        ceiling = min(self.backoff_max_s, self.backoff_initial_s * (2**attempt))
+        ceiling: float = min(self.backoff_max_s, self.backoff_initial_s * (2**attempt))
         # "Equal jitter": never zero (so we do back off), never in lockstep.
         delay = ceiling * (0.5 + random.random() / 2)
         if retry_after is not None:

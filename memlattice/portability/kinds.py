@@ -304,7 +304,7 @@ async def _export_evidence(graph: TransferGraph, namespace: str,
 def _decode_evidence(record: Record, env: ImportEnv) -> Row:
     memory = _require(record, "memory", str)
     try:
-        ref = EvidenceRef(kind=record.get("kind"), ref=record.get("ref"))
+        ref = EvidenceRef.model_validate({"kind": record.get("kind"), "ref": record.get("ref")})
     except pydantic.ValidationError:
         raise ValidationError("evidence needs a kind (1-64 characters) and a ref"
                               " (1-1024 characters)", field="ref") from None

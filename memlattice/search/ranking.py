@@ -144,8 +144,9 @@ def base_scores(
     max_fts = max((v for v in ftss.values() if v is not None), default=0.0)
     fused: dict[str, float] = {}
     if config.scoring is ScoringMode.FUSION:
-        signals = [signal for signal, used in ((sims, mode is not SearchMode.LEXICAL),
-                                              (ftss, mode is not SearchMode.SEMANTIC)) if used]
+        signals: list[Mapping[str, float | None]] = [
+            signal for signal, used in ((sims, mode is not SearchMode.LEXICAL),
+                                        (ftss, mode is not SearchMode.SEMANTIC)) if used]
         if entity is not None:
             signals.append(entity)
         fused = fuse_z(signals, [k for k in by_id if sims[k] is not None or ftss[k] is not None])
@@ -216,8 +217,8 @@ def apply_graph(
             best[n.id] = (support, n)
     out = []
     for s in scored:
-        support = best.get(s.id)
-        graph = expansion.share * support[0] if support else 0.0
+        kept = best.get(s.id)
+        graph = expansion.share * kept[0] if kept else 0.0
         out.append(replace(s, score=s.score + graph, graph=graph))
     entrants = sorted(
         ((support * expansion.share, n) for id, (support, n) in best.items() if id not in base),

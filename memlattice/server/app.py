@@ -23,7 +23,7 @@ from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
-from strawberry.types.unset import UNSET, UnsetType
+from strawberry.types.unset import UnsetType
 
 from memlattice.core.errors import MemlatticeError
 from memlattice.core.settings import Settings
@@ -100,7 +100,7 @@ class MemlatticeGraphQL(GuardedView, CodedHTTP, GraphQL[Context, None]):
         context.actor = context.principal.actor(context.declared_actor)
         context.reauthenticate = functools.partial(runtime.authenticate, token)
         context.key_recheck_s = runtime.key_recheck_s
-        return UNSET
+        return UnsetType()  # UNSET itself (a singleton), which strawberry types as Any
 
 
 def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) -> Starlette:

@@ -17,10 +17,10 @@ context like the memory service.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
@@ -45,7 +45,8 @@ from memlattice.graph.hints import HintProbe, claim_of, find_candidates, link_hi
 from memlattice.graph.record_codec import Record
 from memlattice.graph.records import RecordGraph
 from memlattice.graph.revisions import NewRecord, RevisionGraph
-from memlattice.services.memories import MemoryService, SearchRequest
+from memlattice.services.memories import MemoryService
+from memlattice.services.recall import SearchRequest
 
 MAX_RECALL = 100
 MAX_SUMMARY = 50
@@ -136,9 +137,11 @@ class KnowledgeService:
         return hints, await link_hints(tx, record, hints, now=now)
 
     async def update_record(
-        self, *, tenant: Tenant, id: str, payload: dict[str, Any], type: RecordType,
+        self, *, tenant: Tenant, id: str, payload: object, type: RecordType,
         expected_version: int | None, actor: str,
     ) -> Record:
+        """`payload` is the caller's JSON value as sent; parse_payload refuses one that
+        is not an object of the type's fields."""
         tenant.require_write()
         parsed = parse_payload(type, payload)
         updated = await self.records.revise_payload(
@@ -172,7 +175,7 @@ class KnowledgeService:
             now=utcnow(), as_of=as_of, clearance=tenant, limit=limit, tags=tags,
             thread_id=thread_id, task_id=task_id, lucene=lucene)
 
-    async def discard_task(self, *, tenant: Tenant, task_id: str, actor: str) -> list[str]:
+    async def discard_task(self, *, tenant: Tenant, task_id: str, actor: str) -> builtins.list[str]:
         """Tombstone the task's working records that the tenant may see."""
         tenant.require_write()
         require_name(task_id, "taskId")
@@ -217,7 +220,7 @@ class KnowledgeService:
     async def recall_facts(
         self, *, tenant: Tenant, flt: MemoryFilter, query: str | None, kind: str | None,
         limit: int = 10,
-    ) -> list[FactHit]:
+    ) -> builtins.list[FactHit]:
         """Facts by relevance to `query` (hybrid search), else by confidence."""
         _same_namespace(tenant.namespace, flt.namespace, "filter.namespace")
         if not 1 <= limit <= MAX_RECALL:
@@ -232,19 +235,19 @@ class KnowledgeService:
                     if (kind is None or r.kind == kind)
                     and r.memory.confidence >= (flt.min_confidence or 0.0)]
             return sorted(hits, key=lambda h: (-h.score, h.fact.memory.id))[:limit]
-        hits = await self.memories.search(SearchRequest(
+        found_memories = await self.memories.search(SearchRequest(
             filter=flt, query=query, config=SearchConfig(limit=limit)), tenant=tenant)
         records = await self.facts.records(namespace=tenant.namespace,
-                                           ids=[h.memory.id for h in hits],
+                                           ids=[h.memory.id for h in found_memories],
                                            now=flt.as_of or utcnow(), clearance=tenant,
                                            as_of=flt.as_of)
-        return [FactHit(records[h.memory.id], h.scored.score) for h in hits
+        return [FactHit(records[h.memory.id], h.scored.score) for h in found_memories
                 if h.memory.id in records]
 
     async def invalidate_facts(
         self, *, tenant: Tenant, predicate: InvalidatePredicate, query: str | None,
         actor: str,
-    ) -> list[str]:
+    ) -> builtins.list[str]:
         """Tombstone the matching active facts that the tenant may see (only those)."""
         tenant.require_write()
         # A blank field matches nothing today, and would match everything if the
@@ -266,7 +269,9 @@ class KnowledgeService:
         await self.events.forgotten_ids(tenant.namespace, ids, actor)
         return ids
 
-    async def by_evidence(self, *, tenant: Tenant, ref: str, kind: str | None) -> list[Record]:
+    async def by_evidence(
+        self, *, tenant: Tenant, ref: str, kind: str | None,
+    ) -> builtins.list[Record]:
         _names(ref=ref, kind=kind)
         return await self.facts.by_evidence(namespace=tenant.namespace, ref=ref, kind=kind,
                                             now=utcnow(), clearance=tenant)
@@ -276,7 +281,7 @@ class KnowledgeService:
     async def summarize(
         self, *, tenant: Tenant, limit: int = 10, query: str | None = None,
         tags: Sequence[str] = (),
-    ) -> tuple[list[Bullet], list[Memory]]:
+    ) -> tuple[builtins.list[Bullet], builtins.list[Memory]]:
         """Bullets from the most relevant (with `query`) or newest active memories."""
         if not 1 <= limit <= MAX_SUMMARY:
             raise ValidationError(f"window.limit must be between 1 and {MAX_SUMMARY}",
@@ -351,7 +356,7 @@ class KnowledgeService:
         return retracted
 
     async def merge(self, *, tenant: Tenant, ids: Sequence[str], into: RecordInput,
-                    actor: str) -> tuple[Record, list[Record]]:
+                    actor: str) -> tuple[Record, builtins.list[Record]]:
         """Several visible records become one new record inside the tenant's bounds."""
         revised = await self.revisions.merge(
             namespace=tenant.namespace, ids=ids, into=await self._new(into, tenant), actor=actor,

@@ -78,8 +78,9 @@ class SearchQuery:
     notes: list[str] = field(default_factory=list)
 
 
-# A relationship to add: (source id, target id, type, metadata).
-EdgeSpec = tuple[str, str, EdgeType, Mapping[str, Any]]
+# A relationship to add: (source id, target id, type, metadata). The metadata is the
+# caller's JSON value as sent; graph.edge_queries.edge_rows refuses one not an object.
+EdgeSpec = tuple[str, str, EdgeType, object]
 
 
 class MemoryService:
@@ -142,9 +143,9 @@ class MemoryService:
         return [
             PreparedMemory(input=m, id=m.id or new_id(), now=times[i], embedding=vectors[i],
                            embedding_model=models[i],
-                           event_start=events[i].start if events[i] else None,
-                           event_end=events[i].end if events[i] else None)
-            for i, m in enumerate(inputs)
+                           event_start=event.start if event else None,
+                           event_end=event.end if event else None)
+            for (i, m), event in zip(enumerate(inputs), events, strict=True)
         ]
 
     # ------------------------------------------------------------ use cases
@@ -340,12 +341,13 @@ class MemoryService:
                 "embedding_model": current.embedding_model,
                 "embedding_dimension": current.embedding_dimension})
         else:
+            embedding_model = settings.embedding_model
             if self.spaces is None:
                 raise ValidationError("this server cannot re-embed namespaces",
                                       field="embeddingModel")
             dimension = settings.embedding_dimension or self.dimension
             settings = settings.model_copy(update={"embedding_dimension": dimension})
-            await self.spaces.configure(namespace, settings.embedding_model, dimension)
+            await self.spaces.configure(namespace, embedding_model, dimension)
         return await self.namespaces.configure(namespace, settings, actor)
 
     async def embedding_status(self, *, tenant: Tenant) -> EmbeddingReport:

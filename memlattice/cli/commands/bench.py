@@ -25,6 +25,7 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from memlattice.core.errors import ValidationError
@@ -58,7 +59,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(func=cmd_bench)
 
 
-def _import_benchmark(module: str) -> object:
+def _import_benchmark(module: str) -> ModuleType:
     """`bench` is a folder of the repository, not an installed package: import it from
     the checkout this `memlattice` was installed from (editable installs)."""
     root = Path(__file__).resolve().parents[3]

@@ -220,7 +220,7 @@ def reinforced_payload(type: RecordType, payload: Mapping[str, Any], new: int) -
 
 def decay_factor(elapsed_days: int, half_life_days: float) -> float:
     """Salience decays in whole days, so two runs on one day decay once."""
-    return 0.5 ** (elapsed_days / half_life_days)
+    return float(0.5 ** (elapsed_days / half_life_days))  # float ** float is typed Any
 
 
 __all__ = ["Derived", "Episode", "Existing", "Plan", "decay_factor", "dump_payload", "plan"]

@@ -28,7 +28,7 @@ DEFAULT_FACT_KIND = "general"
 class RecordInput(MemoryInput):
     """A typed record as a caller writes it; `content` defaults to a text of the payload."""
 
-    content: str = Field(default="", max_length=100_000)  # type: ignore[assignment]
+    content: str = Field(default="", max_length=100_000)
     type: RecordType
     payload: dict[str, Any]
     valid_from: datetime | None = None
@@ -62,7 +62,7 @@ class RecordInput(MemoryInput):
 class FactInput(MemoryInput):
     """`storeFact`: a claim of some kind, how sure, what it rests on, until when."""
 
-    content: str = Field(default="", max_length=100_000)  # type: ignore[assignment]
+    content: str = Field(default="", max_length=100_000)
     kind: str = Field(pattern=r"^[a-z][a-z0-9_.:-]{0,63}$")
     claim: str = Field(min_length=1, max_length=10_000)
     evidence: tuple[EvidenceRef, ...] = Field(default=(), max_length=MAX_EVIDENCE)

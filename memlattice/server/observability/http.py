@@ -33,7 +33,7 @@ _SANE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 def request_id_from(scope: Scope) -> str:
     for name, value in scope.get("headers", ()):
         if name == HEADER.encode():
-            candidate = value.decode("latin-1")
+            candidate: str = value.decode("latin-1")
             if _SANE_ID.match(candidate):
                 return candidate
     return uuid.uuid4().hex
