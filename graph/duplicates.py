@@ -53,8 +53,9 @@ from memlattice.graph.codec import (
 )
 from memlattice.graph.indexes import VECTOR_INDEX
 from memlattice.graph.prepared_memory import PreparedMemory, creation_rows, new_id
+from memlattice.graph.projections import project
 from memlattice.graph.revision_clauses import monotonic, snapshot
-from memlattice.graph.visibility import tenant_visible
+from memlattice.graph.visibility import owned, tenant_visible
 
 LOCK = "DuplicateLock"
 STRIPES = 256
@@ -130,7 +131,7 @@ def reinforce_memories(rows: list[dict[str, Any]], *, tenant: Tenant, actor: str
     query = (
         "CYPHER 25\n"
         "UNWIND $rows AS row\n"
-        f"MATCH (m:Memory {{id: row.id}}) WHERE {queries.owned()}\n"
+        f"MATCH (m:Memory {{id: row.id}}) WHERE {owned()}\n"
         + snapshot("m")
         + "SET m.tags = row.tags, m.confidence = row.confidence, m.salience = row.salience,\n"
         "    m.expiresAt = row.expiresAt,\n"
@@ -140,7 +141,7 @@ def reinforce_memories(rows: list[dict[str, Any]], *, tenant: Tenant, actor: str
         f"    m.version = m.version + 1, m.updatedAt = {monotonic()}\n"
         "WITH m, row\n"
         + audit_entry("row.auditId", "m.id", "'reinforce'", "m.version", "row.details")
-        + f"\nRETURN {queries.project()} AS m"
+        + f"\nRETURN {project()} AS m"
     )
     return query, {**tenant.params(), "rows": rows, "actor": actor, "now": now}
 

@@ -23,7 +23,6 @@ from memlattice.resolvers.knowledge_types import (
     FactHit,
     FactInput,
     FactWriteResult,
-    Hint,
     InvalidateFactsInput,
     InvalidateResult,
     Record,
@@ -35,7 +34,7 @@ from memlattice.resolvers.knowledge_types import (
     SummaryBullet,
     SummaryWindowInput,
 )
-from memlattice.resolvers.types import Memory, Status
+from memlattice.resolvers.types import Hint, Memory, Status
 from memlattice.services.knowledge import KnowledgeService
 
 
