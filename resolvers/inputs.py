@@ -29,6 +29,15 @@ from memlattice.resolvers.types import (
 )
 
 
+def _either(new: str, new_value: Any, old: str, old_value: Any) -> Any:
+    """The value given under the current spelling or its deprecated one (docs/api.md,
+    "One vocabulary"); both at once is refused, since neither could silently win."""
+    if new_value is not None and old_value is not None:
+        raise ValidationError(f"give {new} or its deprecated spelling {old}, not both",
+                              fields=[new, old])
+    return new_value if new_value is not None else old_value
+
+
 def _set(obj: Any, *names: str) -> dict[str, Any]:
     """The fields the caller actually sent (UNSET ones are left out)."""
     out: dict[str, Any] = {}
@@ -40,6 +49,8 @@ def _set(obj: Any, *names: str) -> dict[str, Any]:
 
 
 _SCOPE_FIELDS = ("scope", "agent_id", "user_id", "session_id", "task_id")
+# The ids of who is asking, on a SearchInput (its deprecated `context` held the same).
+_CALLER_FIELDS = ("agent_id", "user_id", "session_id", "task_id")
 # What `MemoryInput.to_domain` passes on besides namespace and content (core.memory_fields).
 _WRITE_FIELDS = tuple(f.name for f in WRITE_FIELDS if f.name not in ("namespace", "content"))
 
@@ -151,7 +162,8 @@ class MemoryFilterInput:
 
 
 @planned
-@strawberry.input(description="Who is asking: the ids of the caller's scope chain.")
+@strawberry.input(description="Deprecated with SearchInput.context: give these ids on"
+                  " SearchInput itself.")
 class SearchContextInput:
     agent_id: str | None = None
     user_id: str | None = None
@@ -189,15 +201,31 @@ class ExpansionInput:
 class SearchInput:
     filter: MemoryFilterInput
     query: str | None = None
-    vector: Vector | None = strawberry.field(
-        default=None, description="A query embedding of the configured dimension."
+    embedding: Vector | None = strawberry.field(
+        default=None, description="A query embedding of the configured dimension (the name"
+        " every write gives a vector)."
     )
-    context: SearchContextInput | None = None
+    vector: Vector | None = strawberry.field(
+        default=None, deprecation_reason="Use `embedding`, the name writes use.")
+    # Who is asking: the same four ids, at the same level, as a write names whom a
+    # memory belongs to. (The filter's ids are equality conditions on the memories.)
+    agent_id: str | None = strawberry.field(
+        default=None, description="Who is asking: the agent of the caller's scope chain.")
+    user_id: str | None = strawberry.field(
+        default=None, description="Who is asking: the end user of the caller's scope chain.")
+    session_id: str | None = strawberry.field(
+        default=None, description="Who is asking: the session (within its user).")
+    task_id: str | None = strawberry.field(
+        default=None, description="Who is asking: the task (within its user's session).")
+    context: SearchContextInput | None = strawberry.field(
+        default=None, deprecation_reason="Give agentId, userId, sessionId and taskId on"
+        " SearchInput itself, as writes do.")
     scope: Scope | None = strawberry.field(
-        default=None, description="Search at this level and every broader one of the context."
+        default=None, description="Search at this level and every broader one of the"
+        " caller's ids."
     )
     scopes: list[Scope] | None = strawberry.field(
-        default=None, description="Exactly these levels of the context (a union)."
+        default=None, description="Exactly these levels of the caller's ids (a union)."
     )
     preset: str | None = strawberry.field(
         default=None, description="Start from a named preset: " + ", ".join(PRESETS) + "."
@@ -244,9 +272,26 @@ class SearchInput:
             overrides["expansion"] = expansion
         return overrides
 
+    def query_vector(self) -> tuple[float, ...] | None:
+        """The query embedding, sent as `embedding` or as the deprecated `vector`."""
+        given = _either("embedding", self.embedding, "vector", self.vector)
+        return tuple(given) if given is not None else None
+
+    def caller(self) -> dict[str, str]:
+        """Who is asking: the ids given on the input, or in the deprecated `context`."""
+        top = {name: getattr(self, name) for name in _CALLER_FIELDS
+               if getattr(self, name) is not None}
+        if self.context is None:
+            return top
+        if top:
+            raise ValidationError(
+                "give the caller's ids on SearchInput or in its deprecated context, not both",
+                fields=["context", *(model.camel(name) for name in top)])
+        return {k: v for k, v in vars(self.context).items() if v is not None}
+
     def to_filter(self) -> model.MemoryFilter:
         flt = self.filter.to_domain()
-        context = model.validated(model.ScopeRef, **(vars(self.context) if self.context else {}))
+        context = model.validated(model.ScopeRef, **self.caller())
         keys = model.visible_scope_keys(context, scope=self.scope, scopes=tuple(self.scopes or ()))
         if keys is None:
             return flt
@@ -270,13 +315,23 @@ class ForgetPredicateInput:
 
 
 @planned
-@strawberry.input
+@strawberry.input(description="The relationship addEdge makes; the namespace is addEdge's"
+                  " argument, as for every edge operation.")
 class EdgeInput:
-    namespace: str
     source_id: strawberry.ID
     target_id: strawberry.ID
     type: EdgeType
     metadata: JSON | None = None
+    namespace: str | None = strawberry.field(
+        default=None, deprecation_reason="Pass `namespace` to addEdge, as addEdges, edges"
+        " and deleteEdge take it.")
+
+    def namespace_of(self, argument: str | None) -> str:
+        """The namespace given as addEdge's argument, or (deprecated) inside the input."""
+        namespace = _either("namespace", argument, "input.namespace", self.namespace)
+        if namespace is None:
+            raise ValidationError("addEdge needs its namespace argument", field="namespace")
+        return str(namespace)
 
 
 @planned

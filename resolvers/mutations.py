@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import strawberry
 
 from memlattice.core.errors import ValidationError
@@ -84,9 +86,15 @@ class Mutation:
         return NamespaceConfig.from_domain(config)
 
     @strawberry.mutation(description="Relate two memories of one namespace.")
-    async def add_edge(self, info: Info, input: EdgeInput) -> Edge:
+    async def add_edge(
+        self, info: Info, *,
+        namespace: Annotated[str | None, strawberry.argument(
+            description="Required; nullable only while the deprecated `input.namespace` is"
+            " still accepted.")] = None,
+        input: EdgeInput,
+    ) -> Edge:
         (edge,) = await info.context.service.add_edges(
-            tenant=info.context.tenant(input.namespace, write=True),
+            tenant=info.context.tenant(input.namespace_of(namespace), write=True),
             edges=[(str(input.source_id), str(input.target_id), input.type, input.metadata or {})],
             actor=info.context.actor,
         )
