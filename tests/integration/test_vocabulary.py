@@ -251,3 +251,30 @@ async def test_the_schema_marks_each_old_spelling_deprecated(gql: GraphQLClient)
     assert "addEdge" in deprecated["edge", "namespace"]
     [add_edge] = [f for f in data["mutation"]["fields"] if f["name"] == "addEdge"]
     assert [a["name"] for a in add_edge["args"]] == ["namespace", "input"]
+
+
+def test_the_docs_teach_no_deprecated_spelling() -> None:
+    """Every GraphQL block of README.md and docs/ uses the current names only."""
+    from graphql import parse, validate
+    from graphql.validation import NoDeprecatedCustomRule
+
+    from memlattice.resolvers.schema import schema
+    from tests.integration.test_docs import BLOCKS
+
+    graphql_blocks = [b for b in BLOCKS if b.lang == "graphql"]
+    assert graphql_blocks
+    for block in graphql_blocks:
+        problems = validate(schema._schema, parse(block.text), [NoDeprecatedCustomRule])
+        assert not problems, f"{block.id}: {[p.message for p in problems]}"
+
+
+def test_the_deprecation_check_of_the_docs_can_fail() -> None:
+    from graphql import parse, validate
+    from graphql.validation import NoDeprecatedCustomRule
+
+    from memlattice.resolvers.schema import schema
+
+    old = ('query { search(input: {filter: {namespace: "demo"}, vector: [1.0],'
+           ' context: {userId: "u"}}) { score } }')
+    problems = validate(schema._schema, parse(old), [NoDeprecatedCustomRule])
+    assert len(problems) == 2
