@@ -18,6 +18,7 @@ from memlattice.core.memory_fields import WRITE_FIELDS
 from memlattice.core.search_config import PRESETS, NamespaceSettings
 from memlattice.resolvers.planned_inputs import planned
 from memlattice.resolvers.scalars import Vector
+from memlattice.resolvers.spellings import VOCABULARY_NOTE, either
 from memlattice.resolvers.types import (
     Direction,
     EdgeType,
@@ -27,15 +28,6 @@ from memlattice.resolvers.types import (
     Sensitivity,
     Status,
 )
-
-
-def _either(new: str, new_value: Any, old: str, old_value: Any) -> Any:
-    """The value given under the current spelling or its deprecated one (docs/api.md,
-    "One vocabulary"); both at once is refused, since neither could silently win."""
-    if new_value is not None and old_value is not None:
-        raise ValidationError(f"give {new} or its deprecated spelling {old}, not both",
-                              fields=[new, old])
-    return new_value if new_value is not None else old_value
 
 
 def _set(obj: Any, *names: str) -> dict[str, Any]:
@@ -274,8 +266,19 @@ class SearchInput:
 
     def query_vector(self) -> tuple[float, ...] | None:
         """The query embedding, sent as `embedding` or as the deprecated `vector`."""
-        given = _either("embedding", self.embedding, "vector", self.vector)
+        given = either("embedding", self.embedding, "vector", self.vector)
         return tuple(given) if given is not None else None
+
+    def deprecation_notes(self) -> list[str]:
+        """What `extensions.notes` tells a caller still using an old spelling, so that
+        it learns before the spelling is removed."""
+        notes = []
+        if self.vector is not None:
+            notes.append(f"`vector` is deprecated: send it as `embedding`. {VOCABULARY_NOTE}")
+        if self.context is not None:
+            notes.append("`context` is deprecated: give agentId, userId, sessionId and taskId"
+                         f" on SearchInput itself. {VOCABULARY_NOTE}")
+        return notes
 
     def caller(self) -> dict[str, str]:
         """Who is asking: the ids given on the input, or in the deprecated `context`."""
@@ -314,37 +317,8 @@ class ForgetPredicateInput:
         return model.validated(model.ForgetPredicate, **data)
 
 
-@planned
-@strawberry.input(description="The relationship addEdge makes; the namespace is addEdge's"
-                  " argument, as for every edge operation.")
-class EdgeInput:
-    source_id: strawberry.ID
-    target_id: strawberry.ID
-    type: EdgeType
-    metadata: JSON | None = None
-    namespace: str | None = strawberry.field(
-        default=None, deprecation_reason="Pass `namespace` to addEdge, as addEdges, edges"
-        " and deleteEdge take it.")
-
-    def namespace_of(self, argument: str | None) -> str:
-        """The namespace given as addEdge's argument, or (deprecated) inside the input."""
-        namespace = _either("namespace", argument, "input.namespace", self.namespace)
-        if namespace is None:
-            raise ValidationError("addEdge needs its namespace argument", field="namespace")
-        return str(namespace)
-
-
-@planned
-@strawberry.input(description="One relationship of an addEdges batch.")
-class EdgeSpecInput:
-    source_id: strawberry.ID
-    target_id: strawberry.ID
-    type: EdgeType
-    metadata: JSON | None = None
-
-
 __all__ = [
-    "Direction", "EdgeInput", "EdgeSpecInput", "ForgetPredicateInput", "MemoryFilterInput", "MemoryInput",
+    "Direction", "ForgetPredicateInput", "MemoryFilterInput", "MemoryInput",
     "MemoryPatchInput", "SearchInput",
 ]
 

@@ -9,9 +9,8 @@ import strawberry
 from memlattice.core.errors import ValidationError
 from memlattice.core.model import MAX_BATCH
 from memlattice.resolvers.context import Info
+from memlattice.resolvers.edge_inputs import EdgeInput, EdgeSpecInput
 from memlattice.resolvers.inputs import (
-    EdgeInput,
-    EdgeSpecInput,
     ForgetPredicateInput,
     MemoryInput,
     MemoryPatchInput,
@@ -98,6 +97,7 @@ class Mutation:
             edges=[(str(input.source_id), str(input.target_id), input.type, input.metadata or {})],
             actor=info.context.actor,
         )
+        info.context.notes.extend(input.deprecation_notes())
         return Edge.from_domain(edge)
 
     @strawberry.mutation(description="Relate many pairs in one round trip, atomically.")

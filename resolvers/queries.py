@@ -117,5 +117,6 @@ class Query:
             now=as_utc(input.now), notes=info.context.notes,
         )
         hits = await info.context.service.configured_search(asked, tenant=tenant)
+        info.context.notes.extend(input.deprecation_notes())
         return [SearchHit.from_domain(h) for h in hits]
 

@@ -187,6 +187,30 @@ async def test_add_edge_namespace_argument_fences_the_ends(
     assert await count_relationships(graph_client, other) == 0
 
 
+# ---------------------------------------------------------------- notes to old callers
+
+
+async def test_old_spellings_are_told_in_extensions_notes(
+    gql: GraphQLClient, namespace: str
+) -> None:
+    a, b = await _write(gql, mem(namespace, "kestrel a"), mem(namespace, "kestrel b"))
+    base = {"filter": {"namespace": namespace}, "query": "kestrel"}
+    current = await gql.raw(SEARCH, {"input": {**base, "embedding": basis(1), "userId": "u"}})
+    assert not current.get("errors") and "notes" not in current.get("extensions", {})
+    old = await gql.raw(SEARCH, {"input": {**base, "vector": basis(1),
+                                           "context": {"userId": "u"}}})
+    assert not old.get("errors")
+    notes = old["extensions"]["notes"]
+    assert [n.split(" is deprecated")[0] for n in notes] == ["`vector`", "`context`"]
+    edge = await gql.raw(ADD_EDGE_OLD, {"input": {
+        "namespace": namespace, "sourceId": a, "targetId": b, "type": "RELATED"}})
+    assert not edge.get("errors")
+    assert "`input.namespace` of addEdge is deprecated" in edge["extensions"]["notes"][0]
+    edge = await gql.raw(ADD_EDGE_NOW, {"ns": namespace, "input": {
+        "sourceId": b, "targetId": a, "type": "RELATED"}})
+    assert not edge.get("errors") and "notes" not in edge.get("extensions", {})
+
+
 # ---------------------------------------------------------------- the Python client
 
 
