@@ -97,10 +97,10 @@ async def main() -> None:
                         "vector": v, "namespace": namespace,  # noqa: B023
                         "lucene": fenced(words, namespace)}))),  # noqa: B023
                     ("semantic", lambda: bench.gql(SEARCH, {"input": {
-                        "filter": {"namespace": namespace}, "vector": sent,  # noqa: B023
+                        "filter": {"namespace": namespace}, "embedding": sent,  # noqa: B023
                         "mode": "SEMANTIC", "scoring": "SIMILARITY", "limit": 10}})),
                     ("hybrid", lambda: bench.gql(SEARCH, {"input": {
-                        "filter": {"namespace": namespace}, "vector": sent,  # noqa: B023
+                        "filter": {"namespace": namespace}, "embedding": sent,  # noqa: B023
                         "query": words, "limit": 10}})),  # noqa: B023
                 ]
                 for name, call in runs[i % len(runs):] + runs[:i % len(runs)]:

@@ -77,7 +77,7 @@ def body(op: str, rng: random.Random, namespace: str) -> dict[str, Any]:
                 "variables": {"is": [memory(rng, namespace) for _ in range(10)]}}
     if op == "search":
         return {"query": SEARCH, "variables": {"in": {
-            "filter": {"namespace": namespace}, "vector": vector(rng),
+            "filter": {"namespace": namespace}, "embedding": vector(rng),
             "query": " ".join(rng.choices(WORDS, k=3)), "limit": 10}}}
     return {"query": LIST, "variables": {"f": {"namespace": namespace}}}
 

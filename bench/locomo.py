@@ -103,7 +103,7 @@ async def evaluate(bench: Bench, data: Path, namespace: str, limit: int,
                 continue
             variables = {"input": {
                 "filter": {"namespace": namespace}, "query": query["question"],
-                "vector": vector.astype(float).tolist(), "context": {"sessionId": query["conv"]},
+                "embedding": vector.astype(float).tolist(), "sessionId": query["conv"],
                 "scope": "SESSION", "limit": limit, **config,
             }}
             started = time.perf_counter()

@@ -18,6 +18,7 @@ from memlattice.core.memory_fields import WRITE_FIELDS
 from memlattice.core.search_config import PRESETS, NamespaceSettings
 from memlattice.resolvers.planned_inputs import planned
 from memlattice.resolvers.scalars import Vector
+from memlattice.resolvers.spellings import VOCABULARY_NOTE, either
 from memlattice.resolvers.types import (
     Direction,
     EdgeType,
@@ -40,6 +41,8 @@ def _set(obj: Any, *names: str) -> dict[str, Any]:
 
 
 _SCOPE_FIELDS = ("scope", "agent_id", "user_id", "session_id", "task_id")
+# The ids of who is asking, on a SearchInput (its deprecated `context` held the same).
+_CALLER_FIELDS = ("agent_id", "user_id", "session_id", "task_id")
 # What `MemoryInput.to_domain` passes on besides namespace and content (core.memory_fields).
 _WRITE_FIELDS = tuple(f.name for f in WRITE_FIELDS if f.name not in ("namespace", "content"))
 
@@ -166,7 +169,8 @@ class MemoryFilterInput:
 
 
 @planned
-@strawberry.input(description="Who is asking: the ids of the caller's scope chain.")
+@strawberry.input(description="Deprecated with SearchInput.context: give these ids on"
+                  " SearchInput itself.")
 class SearchContextInput:
     agent_id: str | None = None
     user_id: str | None = None
@@ -204,15 +208,31 @@ class ExpansionInput:
 class SearchInput:
     filter: MemoryFilterInput
     query: str | None = None
-    vector: Vector | None = strawberry.field(
-        default=None, description="A query embedding of the configured dimension."
+    embedding: Vector | None = strawberry.field(
+        default=None, description="A query embedding of the configured dimension (the name"
+        " every write gives a vector)."
     )
-    context: SearchContextInput | None = None
+    vector: Vector | None = strawberry.field(
+        default=None, deprecation_reason="Use `embedding`, the name writes use.")
+    # Who is asking: the same four ids, at the same level, as a write names whom a
+    # memory belongs to. (The filter's ids are equality conditions on the memories.)
+    agent_id: str | None = strawberry.field(
+        default=None, description="Who is asking: the agent of the caller's scope chain.")
+    user_id: str | None = strawberry.field(
+        default=None, description="Who is asking: the end user of the caller's scope chain.")
+    session_id: str | None = strawberry.field(
+        default=None, description="Who is asking: the session (within its user).")
+    task_id: str | None = strawberry.field(
+        default=None, description="Who is asking: the task (within its user's session).")
+    context: SearchContextInput | None = strawberry.field(
+        default=None, deprecation_reason="Give agentId, userId, sessionId and taskId on"
+        " SearchInput itself, as writes do.")
     scope: Scope | None = strawberry.field(
-        default=None, description="Search at this level and every broader one of the context."
+        default=None, description="Search at this level and every broader one of the"
+        " caller's ids."
     )
     scopes: list[Scope] | None = strawberry.field(
-        default=None, description="Exactly these levels of the context (a union)."
+        default=None, description="Exactly these levels of the caller's ids (a union)."
     )
     preset: str | None = strawberry.field(
         default=None, description="Start from a named preset: " + ", ".join(PRESETS) + "."
@@ -264,9 +284,37 @@ class SearchInput:
             overrides["expansion"] = expansion
         return overrides
 
+    def query_vector(self) -> tuple[float, ...] | None:
+        """The query embedding, sent as `embedding` or as the deprecated `vector`."""
+        given = either("embedding", self.embedding, "vector", self.vector)
+        return tuple(given) if given is not None else None
+
+    def deprecation_notes(self) -> list[str]:
+        """What `extensions.notes` tells a caller still using an old spelling, so that
+        it learns before the spelling is removed."""
+        notes = []
+        if self.vector is not None:
+            notes.append(f"`vector` is deprecated: send it as `embedding`. {VOCABULARY_NOTE}")
+        if self.context is not None:
+            notes.append("`context` is deprecated: give agentId, userId, sessionId and taskId"
+                         f" on SearchInput itself. {VOCABULARY_NOTE}")
+        return notes
+
+    def caller(self) -> dict[str, str]:
+        """Who is asking: the ids given on the input, or in the deprecated `context`."""
+        top = {name: getattr(self, name) for name in _CALLER_FIELDS
+               if getattr(self, name) is not None}
+        if self.context is None:
+            return top
+        if top:
+            raise ValidationError(
+                "give the caller's ids on SearchInput or in its deprecated context, not both",
+                fields=["context", *(model.camel(name) for name in top)])
+        return {k: v for k, v in vars(self.context).items() if v is not None}
+
     def to_filter(self) -> model.MemoryFilter:
         flt = self.filter.to_domain()
-        context = model.validated(model.ScopeRef, **(vars(self.context) if self.context else {}))
+        context = model.validated(model.ScopeRef, **self.caller())
         keys = model.visible_scope_keys(context, scope=self.scope, scopes=tuple(self.scopes or ()))
         if keys is None:
             return flt
@@ -289,27 +337,8 @@ class ForgetPredicateInput:
         return model.validated(model.ForgetPredicate, **data)
 
 
-@planned
-@strawberry.input
-class EdgeInput:
-    namespace: str
-    source_id: strawberry.ID
-    target_id: strawberry.ID
-    type: EdgeType
-    metadata: JSON | None = None
-
-
-@planned
-@strawberry.input(description="One relationship of an addEdges batch.")
-class EdgeSpecInput:
-    source_id: strawberry.ID
-    target_id: strawberry.ID
-    type: EdgeType
-    metadata: JSON | None = None
-
-
 __all__ = [
-    "Direction", "EdgeInput", "EdgeSpecInput", "ForgetPredicateInput", "MemoryFilterInput", "MemoryInput",
+    "Direction", "ForgetPredicateInput", "MemoryFilterInput", "MemoryInput",
     "MemoryPatchInput", "SearchInput",
 ]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import strawberry
 
 from memlattice.core.errors import ValidationError
@@ -9,9 +11,8 @@ from memlattice.core.model import MAX_BATCH
 from memlattice.core.model import MemoryInput as DomainMemoryInput
 from memlattice.core.records.inputs import FactInput
 from memlattice.resolvers.context import Info
+from memlattice.resolvers.edge_inputs import EdgeInput, EdgeSpecInput
 from memlattice.resolvers.inputs import (
-    EdgeInput,
-    EdgeSpecInput,
     ForgetPredicateInput,
     MemoryInput,
     MemoryPatchInput,
@@ -92,12 +93,19 @@ class Mutation:
         return NamespaceConfig.from_domain(config)
 
     @strawberry.mutation(description="Relate two memories of one namespace.")
-    async def add_edge(self, info: Info, input: EdgeInput) -> Edge:
+    async def add_edge(
+        self, info: Info, *,
+        namespace: Annotated[str | None, strawberry.argument(
+            description="Required; nullable only while the deprecated `input.namespace` is"
+            " still accepted.")] = None,
+        input: EdgeInput,
+    ) -> Edge:
         (edge,) = await info.context.service.add_edges(
-            tenant=info.context.tenant(input.namespace, write=True),
+            tenant=info.context.tenant(input.namespace_of(namespace), write=True),
             edges=[(str(input.source_id), str(input.target_id), input.type, input.metadata or {})],
             actor=info.context.actor,
         )
+        info.context.notes.extend(input.deprecation_notes())
         return Edge.from_domain(edge)
 
     @strawberry.mutation(description="Relate many pairs in one round trip, atomically.")

@@ -1,7 +1,8 @@
 """`extensions.notes`: what an operation tells its caller beside the data.
 
 A search that ran on one signal only (no query vector and no embedder) says
-so here, rather than silently returning weaker results.
+so here, rather than silently returning weaker results; an operation that used
+a deprecated spelling (docs/api.md, "One vocabulary") names the current one.
 """
 
 from __future__ import annotations

@@ -111,11 +111,12 @@ class Query:
         tenant = info.context.tenant(flt.namespace)
         asked = SearchQuery(
             filter=flt, query=input.query,
-            vector=tuple(input.vector) if input.vector is not None else None,
+            vector=input.query_vector(),
             preset=input.preset, options=input.options(),
             scopes=(*(input.scopes or ()), *([input.scope] if input.scope else [])),
             now=as_utc(input.now), notes=info.context.notes,
         )
         hits = await info.context.service.configured_search(asked, tenant=tenant)
+        info.context.notes.extend(input.deprecation_notes())
         return [SearchHit.from_domain(h) for h in hits]
 

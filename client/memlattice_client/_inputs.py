@@ -114,7 +114,7 @@ class FilterFields(TypedDict, total=False):
 
 
 class SearchContext(TypedDict, total=False):
-    """Who is asking: the ids of the caller's scope chain."""
+    """Deprecated with `search(context=)`: give these ids to `search` itself."""
 
     agent_id: str
     user_id: str
@@ -142,11 +142,16 @@ class Expansion(TypedDict, total=False):
 
 
 class SearchOptions(TypedDict, total=False):
-    """Everything `search` accepts besides namespace and query."""
+    """Everything `search` accepts besides namespace and query. The ids say who is
+    asking (the scope chain `scope` / `scopes` read), as a write's say whom a memory
+    belongs to; `filter`'s ids are equality conditions on the memories."""
 
-    vector: Sequence[float]
+    embedding: Sequence[float]
     filter: FilterFields
-    context: SearchContext
+    agent_id: str
+    user_id: str
+    session_id: str
+    task_id: str
     scope: Scope | str
     scopes: Sequence[Scope | str]
     preset: str
@@ -167,6 +172,8 @@ class SearchOptions(TypedDict, total=False):
     context_hops: int
     context_decay: float
     now: datetime
+    vector: Sequence[float]  # deprecated: `embedding` (warns)
+    context: SearchContext  # deprecated: the ids as keywords (warns)
 
 
 class Message(TypedDict, total=False):

@@ -44,6 +44,7 @@ from memlattice_client._models import (
     Summary,
     SupersedeResult,
 )
+from memlattice_client._spellings import current_search_options
 
 T = TypeVar("T")
 
@@ -189,10 +190,12 @@ def configure_namespace(namespace: str,
 def add_edge(namespace: str, source_id: str, target_id: str, type: EdgeType | str, *,
              metadata: Mapping[str, Any] | None = None) -> Call[Edge]:
     """Relate two memories of one namespace."""
-    spec = to_graphql({"namespace": namespace, "source_id": source_id, "target_id": target_id,
-                       "type": type, "metadata": metadata})
-    return Call("addEdge", f"mutation($input: EdgeInput!) {{ addEdge(input: $input) {{ {EDGE} }} }}",
-                {"input": spec}, Edge.model_validate)
+    spec = to_graphql({"source_id": source_id, "target_id": target_id, "type": type,
+                       "metadata": metadata})
+    return Call("addEdge",
+                "mutation($ns: String!, $input: EdgeInput!) {"
+                f" addEdge(namespace: $ns, input: $input) {{ {EDGE} }} }}",
+                {"ns": namespace, "input": spec}, Edge.model_validate)
 
 
 @operation("addEdges")
@@ -340,8 +343,11 @@ def audit_trail(namespace: str, id: str) -> Call[list[AuditEntry]]:
 @operation("search")
 def search(namespace: str, query: str | None = None,
            **options: Unpack[SearchOptions]) -> Call[list[SearchHit]]:
-    """Scoped recall; each hit carries its score parts, graph path and conflicts."""
-    fields: dict[str, Any] = dict(options)
+    """Scoped recall; each hit carries its score parts, graph path and conflicts.
+    `agent_id` / `user_id` / `session_id` / `task_id` say who is asking (the scope
+    chain to read, as `write_memory` takes them); `filter` narrows by equality.
+    The deprecated `vector=` and `context=` still work, with a DeprecationWarning."""
+    fields = current_search_options(options)
     flt = {"namespace": namespace, **fields.pop("filter", {})}
     return Call("search",
                 f"query($input: SearchInput!) {{ search(input: $input) {{ {HIT} }} }}",

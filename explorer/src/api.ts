@@ -175,11 +175,10 @@ export function searchInput(form: SearchForm): Record<string, unknown> {
   if (form.mode) input.mode = form.mode;
   if (form.scoring) input.scoring = form.scoring;
   if (form.preset) input.preset = form.preset;
-  const context: Record<string, string> = {};
+  // Who is asking, beside `scope`, as a write names whom a memory belongs to.
   for (const field of ["agentId", "userId", "sessionId", "taskId"] as const) {
-    if (form[field].trim()) context[field] = form[field].trim();
+    if (form[field].trim()) input[field] = form[field].trim();
   }
-  if (Object.keys(context).length) input.context = context;
   if (form.scope) input.scope = form.scope;
   if (form.expand) input.expansion = { maxExpand: 10, depth: 1 };
   return input;

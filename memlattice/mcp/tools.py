@@ -126,10 +126,8 @@ def build_server(runner: Runner) -> MCPServer:
         hit with the parts of its score and the ids it contradicts.
         """
         ns = runner.namespace(namespace)
-        options: dict[str, Any] = _given(limit=limit, mode=mode, scope=scope)
-        context = _scope_ids(agent_id, user_id, session_id, task_id)
-        if context:
-            options["context"] = context
+        options: dict[str, Any] = _given(limit=limit, mode=mode, scope=scope,
+                                         **_scope_ids(agent_id, user_id, session_id, task_id))
         if tags_any:
             options["filter"] = {"tags_any": tags_any}
         if expand > 0:

@@ -110,7 +110,7 @@ async def recall(service: MemoryService, request: SearchRequest, *,
         check_dimension(list(request.vector), dimension, what="query vector")
         problem = vector_problem(request.vector)
         if problem is not None:
-            raise ValidationError(f"the query vector {problem}", field="vector")
+            raise ValidationError(f"the query embedding {problem}", field="embedding")
         vector = [float(x) for x in request.vector]
     if (mode is not SearchMode.LEXICAL and vector is None and request.query
             and embedder is not None):
@@ -118,11 +118,12 @@ async def recall(service: MemoryService, request: SearchRequest, *,
         check_dimension(vector, dimension, what="the embedding provider's vector")
     if mode is SearchMode.HYBRID and vector is None and request.query:
         request.notes.append(
-            "lexical only: the search gave no `vector` and the server has no embedding"
+            "lexical only: the search gave no `embedding` and the server has no embedding"
             " provider for this namespace, so the semantic signal is missing")
     if mode is SearchMode.SEMANTIC and vector is None:
         raise ValidationError(
-            "semantic search needs `vector`, or `query` with an embedding provider configured"
+            "semantic search needs `embedding`, or `query` with an embedding provider"
+            " configured"
         )
     lucene = (any_terms(request.query)
               if request.query and mode is not SearchMode.SEMANTIC else None)

@@ -133,5 +133,5 @@ async def test_a_search_without_its_semantic_signal_says_so(settings: Any, names
         blind = await search()
         assert blind["data"]["search"]
         assert "semantic signal is missing" in blind["extensions"]["notes"][0]
-        assert "notes" not in (await search(vector=seeded(1))).get("extensions", {})
+        assert "notes" not in (await search(embedding=seeded(1))).get("extensions", {})
         assert "notes" not in (await search(mode="LEXICAL")).get("extensions", {})

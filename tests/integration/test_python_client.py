@@ -120,14 +120,14 @@ async def scenario(call: Caller, ns: str, actor: str) -> None:
     assert await call("delete_edge", ns, more[1].id) is True
     assert await call("edges", ns, batch[2].id, direction="OUT") == []
 
-    hits = await call("search", ns, "where does Alice live?", context={"user_id": "u1"},
+    hits = await call("search", ns, "where does Alice live?", user_id="u1",
                       scope="user", limit=3)
     assert hits and all(isinstance(h, SearchHit) for h in hits)
     assert hits[0].memory.id == current.id and hits[0].score > 0
     assert hits[0].similarity_score is not None or hits[0].fts_score is not None
 
     block = await call("recall_for_prompt", "where does Alice live?", 60, namespace=ns,
-                       context={"user_id": "u1"})
+                       user_id="u1")
     assert "Alice moved to Porto" in block and estimate_tokens(block) <= 60
 
     forgotten = await call("forget", ns, tag="office", query="Note")

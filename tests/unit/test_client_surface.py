@@ -122,3 +122,64 @@ def test_every_install_of_the_server_names_the_client_folder() -> None:
     dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
     assert "COPY client ./client" in dockerfile
     assert "RUN pip install ./client . " in dockerfile
+
+
+def _deprecated_inputs(type_: Any, value: Any, path: str) -> list[str]:
+    """The deprecated input fields `value` (a variable's value) uses, by path."""
+    from graphql import GraphQLInputObjectType, get_nullable_type, is_list_type
+
+    type_ = get_nullable_type(type_)
+    if is_list_type(type_) and isinstance(value, list):
+        return [found for item in value
+                for found in _deprecated_inputs(type_.of_type, item, path + "[]")]
+    if not isinstance(type_, GraphQLInputObjectType) or not isinstance(value, dict):
+        return []
+    found = []
+    for name, item in value.items():
+        field = type_.fields[name]
+        if field.deprecation_reason is not None:
+            found.append(f"{path}.{name}")
+        found += _deprecated_inputs(field.type, item, f"{path}.{name}")
+    return found
+
+
+def test_client_sends_no_deprecated_field_or_argument() -> None:
+    """docs/api.md, "One vocabulary": the client speaks the current names only, in its
+    documents and in the variables it builds (old keywords are translated)."""
+    import warnings
+
+    from graphql import OperationDefinitionNode, parse, type_from_ast, validate
+    from graphql.validation import NoDeprecatedCustomRule
+
+    from memlattice_client import _operations as ops
+
+    for field, builder in OPERATIONS.items():
+        params = inspect.signature(builder).parameters
+        args = ["x"] * sum(1 for p in params.values()
+                           if p.default is inspect.Parameter.empty
+                           and p.kind is p.POSITIONAL_OR_KEYWORD)
+        if field in ("writeMemories", "addEdges"):
+            args[-1] = []  # type: ignore[call-overload]
+        errors = validate(schema._schema, parse(builder(*args).document),
+                          [NoDeprecatedCustomRule])
+        assert not errors, (field, errors)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        calls = [ops.search("n", "q", embedding=[1.0], user_id="u", scope="user",
+                            filter={"user_id": "u"}),
+                 ops.search("n", "q", vector=[1.0], context={"user_id": "u"}),
+                 ops.add_edge("n", "a", "b", "RELATED", metadata={"k": 1})]
+    for call in calls:
+        [operation] = parse(call.document).definitions
+        assert isinstance(operation, OperationDefinitionNode)
+        for definition in operation.variable_definitions:
+            type_ = type_from_ast(schema._schema, definition.type)
+            value = call.variables.get(definition.variable.name.value)
+            assert _deprecated_inputs(type_, value, call.field) == [], call.field
+
+
+def test_the_deprecated_input_check_finds_old_spellings() -> None:
+    """The check above can fail: it finds `vector` and `context` in a search's input."""
+    search_input = schema._schema.type_map["SearchInput"]
+    used = {"filter": {"namespace": "n"}, "vector": [1.0], "context": {"userId": "u"}}
+    assert _deprecated_inputs(search_input, used, "input") == ["input.vector", "input.context"]

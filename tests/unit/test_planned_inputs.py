@@ -11,7 +11,7 @@ import pytest
 from graphql import coerce_input_value
 from strawberry.types.arguments import convert_argument
 
-from memlattice.resolvers import inputs, knowledge_types
+from memlattice.resolvers import edge_inputs, inputs, knowledge_types
 from memlattice.resolvers.schema import schema
 
 VECTOR = base64.b64encode(np.arange(4, dtype="<f4").tobytes()).decode()
@@ -35,6 +35,13 @@ SAMPLES: list[tuple[type, dict[str, Any]]] = [
         "weights": {"similarity": 0.5, "fulltext": 0.3},
         "expansion": {"depth": 2, "types": ["SUPPORTS", "RELATED"], "direction": "BOTH"},
         "mmrLambda": 0.5, "minScore": 0.1}),
+    # The current spellings (docs/api.md, One vocabulary) beside the deprecated ones above.
+    (inputs.SearchInput, {
+        "filter": {"namespace": "a"}, "embedding": VECTOR, "agentId": "ag", "userId": "u",
+        "sessionId": "s", "taskId": "t", "scope": "TASK"}),
+    (edge_inputs.EdgeInput, {"sourceId": "a", "targetId": "b", "type": "RELATED"}),
+    (edge_inputs.EdgeInput, {"sourceId": "a", "targetId": "b", "type": "SUPPORTS",
+                             "metadata": {"why": 1}, "namespace": "n"}),
     (knowledge_types.FactInput, {"namespace": "a", "kind": "preference", "claim": "likes tea"}),
 ]
 
@@ -42,7 +49,8 @@ SAMPLES: list[tuple[type, dict[str, Any]]] = [
 @pytest.fixture
 def generic() -> Iterator[None]:
     """Strawberry's own conversion: every planned input without its hook."""
-    planned = [t for module in (inputs, knowledge_types) for t in vars(module).values()
+    planned = [t for module in (inputs, edge_inputs, knowledge_types)
+               for t in vars(module).values()
                if getattr(getattr(t, "__strawberry_definition__", None), "from_input", None)]
     saved = {t: t.__strawberry_definition__.from_input for t in planned}
     for t in planned:
