@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from memlattice.core.query_words import content_words
+
 _WORD = re.compile(r"[^\W_]+(?:[.'’][^\W_]+)*", re.UNICODE)
 _SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
 # Lucene's boolean operators are case-sensitive keywords; lowercasing defuses them.
@@ -36,6 +38,13 @@ def escape(term: str) -> str:
 def any_terms(text: str) -> str | None:
     """A disjunction of the words of `text`, or None when it has no word."""
     terms = words(text)
+    return " ".join(escape(t) for t in terms) if terms else None
+
+
+def query_any_terms(text: str) -> str | None:
+    """`any_terms` of a search's query: its content words only (core.query_words), so
+    the fulltext index is asked for what the question is about, not for "what did"."""
+    terms = content_words(words(text))
     return " ".join(escape(t) for t in terms) if terms else None
 
 

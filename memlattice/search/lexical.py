@@ -37,6 +37,8 @@ from functools import lru_cache
 
 import snowballstemmer
 
+from memlattice.core.query_words import content_words
+
 # Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET, which the fulltext index drops.
 STOP_WORDS = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
@@ -77,11 +79,13 @@ def _terms(text: str) -> tuple[str, ...]:
 
 
 def query_terms(text: str) -> dict[str, str]:
-    """Each distinct term of a query, with the first word of the query that made it
-    (what is sent to the fulltext index to count the term's documents)."""
+    """Each distinct term of a query's content words (memlattice.core.query_words:
+    its stop words left out unless it has nothing else), with the first word of the
+    query that made it (what is sent to the fulltext index to count the term's
+    documents)."""
     found: dict[str, str] = {}
-    for match in _WORD.finditer(text):
-        word = match.group(0).lower()
+    spoken = [m.group(0).lower() for m in _WORD.finditer(text)]
+    for word in content_words(spoken):
         stripped = _POSSESSIVE.sub("", word)
         if stripped and stripped not in STOP_WORDS:
             found.setdefault(_stem(stripped), word)

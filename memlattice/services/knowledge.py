@@ -26,7 +26,7 @@ from neo4j import AsyncManagedTransaction
 
 from memlattice.core.auth import Tenant
 from memlattice.core.errors import Conflict, ValidationError
-from memlattice.core.lucene import all_terms, any_terms, words
+from memlattice.core.lucene import all_terms, query_any_terms, words
 from memlattice.core.model import MemoryFilter, Status, camel, utcnow
 from memlattice.core.names import require_name
 from memlattice.core.records.hints import Hint, hints_for
@@ -167,7 +167,7 @@ class KnowledgeService:
         _names(threadId=thread_id, taskId=task_id)
         for tag in tags:
             require_name(tag, "tags")
-        lucene = any_terms(query) if query is not None else None
+        lucene = query_any_terms(query) if query is not None else None
         if query is not None and lucene is None:
             raise ValidationError("query has no word to match", field="query")
         return await self.records.list(

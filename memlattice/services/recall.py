@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from memlattice.core.auth import Tenant
 from memlattice.core.errors import ValidationError
-from memlattice.core.lucene import any_terms
+from memlattice.core.lucene import query_any_terms
 from memlattice.core.model import MemoryFilter, ScoringMode, SearchMode, utcnow
 from memlattice.core.search_config import SearchConfig
 from memlattice.core.vector_checks import vector_problem
@@ -125,7 +125,7 @@ async def recall(service: MemoryService, request: SearchRequest, *,
             "semantic search needs `embedding`, or `query` with an embedding provider"
             " configured"
         )
-    lucene = (any_terms(request.query)
+    lucene = (query_any_terms(request.query)
               if request.query and mode is not SearchMode.SEMANTIC else None)
     if mode is SearchMode.LEXICAL and lucene is None:
         raise ValidationError("lexical search needs a `query` with at least one word")

@@ -101,3 +101,14 @@ def test_context_fields_weigh_less_with_distance() -> None:
     near = scorer.score_fields([own, fields[0]])
     far = scorer.score_fields([own, fields[1]])
     assert near > far > 0
+
+
+def test_a_query_is_searched_by_its_content_words() -> None:
+    from memlattice.core.lucene import query_any_terms
+    from memlattice.search.lexical import query_terms
+
+    assert set(query_terms("What did Melanie paint?").values()) == {"melanie", "paint"}
+    assert query_any_terms("When did you go there?") == "go"
+    # A query of stop words only is searched as written.
+    assert query_any_terms("what is it") == "what is it"
+    assert set(query_terms("Who’s he?").values()) == {"who’s", "he"}
