@@ -52,6 +52,7 @@ from memlattice.graph.memories import (
     encode_cursor,
     new_id,
 )
+from memlattice.graph.namespace_listing import NamespaceListGraph
 from memlattice.graph.shares import IndexShareGraph
 from memlattice.search.entity_signal import entity_signal, named_entities
 from memlattice.search.index_shares import IndexShares
@@ -72,6 +73,7 @@ from memlattice.search.rerank import RerankerRegistry
 from memlattice.services.access import AccessRecorder
 from memlattice.services.change_events import ChangeEvents
 from memlattice.services.events import EventBus
+from memlattice.services.namespace_directory import NamespaceDirectory
 from memlattice.services.namespaces import NamespaceDefaults
 from memlattice.services.spaces import EmbeddingReport, VectorSpaces
 
@@ -88,6 +90,9 @@ class SearchRequest:
     # Where the search says what the caller should know of how it ran (the API
     # returns them as `extensions.notes`), e.g. that a signal was missing.
     notes: list[str] = field(default_factory=list)
+    # False for a person browsing (the explorer): what people read is not what
+    # agents recall, so it must not raise the hits' popularity.
+    record_access: bool = True
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,7 @@ class SearchQuery:
     scopes: tuple[Scope, ...] = ()
     now: datetime | None = None
     notes: list[str] = field(default_factory=list)
+    record_access: bool = True
 
 
 # A relationship to add: (source id, target id, type, metadata).
@@ -133,6 +139,7 @@ class MemoryService:
         self.events = ChangeEvents(graph.client, events)
         self.lexical = lexical or LexicalStatistics(LexicalStatsGraph(graph.client))
         self.namespaces = namespaces or NamespaceDefaults(NamespaceConfigGraph(graph.client))
+        self.directory = NamespaceDirectory(NamespaceListGraph(graph.client))
         self.shares = shares or IndexShares(IndexShareGraph(graph.client))
         self.rerankers = rerankers or RerankerRegistry()
         self.access = access
@@ -349,7 +356,7 @@ class MemoryService:
         config = resolve_config(asked.preset, defaults, dict(asked.options))
         return await self.search(SearchRequest(
             filter=asked.filter, query=asked.query, vector=asked.vector, config=config,
-            now=asked.now, notes=asked.notes), tenant=tenant)
+            now=asked.now, notes=asked.notes, record_access=asked.record_access), tenant=tenant)
 
     async def configure_namespace(self, settings: NamespaceSettings, *, tenant: Tenant,
                                   actor: str) -> NamespaceConfig:
@@ -487,7 +494,7 @@ class MemoryService:
                       conflicts=tuple(result.conflicts.get(s.id, ())))
             for s in final
         ]
-        if self.access is not None:
+        if self.access is not None and request.record_access:
             self.access.record(request.filter.namespace, (h.memory.id for h in hits))
         return hits
 
