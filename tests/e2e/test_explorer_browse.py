@@ -66,6 +66,13 @@ async def show(page: Page, expected: list[str]) -> None:
     await expect(page.get_by_test_id("graph")).to_have_attribute("data-busy", "false")
 
 
+async def cut_panels(page: Page) -> list[str]:
+    """Panels (and the form) whose content is wider than they are: cut off on screen."""
+    cut: list[str] = await page.evaluate("""() => [...document.querySelectorAll('.panel, .search')]
+        .filter(e => e.scrollWidth > e.clientWidth).map(e => e.className)""")
+    return cut
+
+
 async def slide_to(page: Page, slider: Locator, index: int) -> None:
     """Moves the slider like a keyboard user: Home, then right arrow `index` times."""
     await slider.focus()
@@ -96,9 +103,7 @@ async def test_browse_filter_travel_in_time_and_read_the_audit_at_1280(
     graph = page.get_by_test_id("graph")
     await expect(graph).to_have_attribute("data-edges", "1")  # tea RELATED bergen
     await expect(page.get_by_test_id("browse-count")).to_contain_text("3 of 3 memories")
-    sideways = await page.evaluate("""() => [...document.querySelectorAll('.panel, .search')]
-        .filter(e => e.scrollWidth > e.clientWidth).map(e => e.className)""")
-    assert sideways == [], f"cut at 1280 px: {sideways}"
+    assert await cut_panels(page) == []
     await shot(page, "07-browse")
 
     # Status: superseded ones join, with the SUPERSEDES relationship.
@@ -172,6 +177,10 @@ async def test_browse_filter_travel_in_time_and_read_the_audit_at_1280(
     assert all(actor.startswith("key:e2e-seed#") for actor in fit["actors"]), fit["actors"]
     await page.get_by_test_id("audit").scroll_into_view_if_needed()
     await shot(page, "09-audit-at-1280")
+    await page.get_by_test_id("tab-search").click()
+    await expect(page.get_by_test_id("query")).to_be_visible()
+    assert await cut_panels(page) == []
+    await shot(page, "10-search-tab-at-1280")
     # The picker may ask before the key is typed in; that 401 is expected and silent.
     problems = [p for p in problems if "status of 401" not in p]
     assert not problems, f"console errors: {problems}"
