@@ -31,6 +31,9 @@ class Context:
     # again once `connection_init` has authenticated the key.
     actor: str
     declared_actor: str | None = None
+    # Whether this request's searches count as recalls (accessCount, popularity):
+    # a person browsing sends `x-memlattice-record-access: false` (the explorer does).
+    record_access: bool = True
     # The change-event bus (subscriptions) and, on a WebSocket, the
     # graphql-transport-ws `connection_init` payload.
     events: EventBus | None = None

@@ -90,6 +90,14 @@ class Query:
             info.context.tenant(namespace).namespace)
         return NamespaceConfig.from_domain(config) if config else None
 
+    @strawberry.field(description="The namespaces holding memories that the caller's key may"
+                      " read, in name order (keyless development: every one); `prefix` keeps"
+                      " those starting with it. For a namespace picker.")
+    async def namespaces(self, info: Info, prefix: str | None = None,
+                         limit: int = 200) -> list[str]:
+        return await info.context.service.directory.visible(info.context.principal,
+                                                            prefix=prefix, limit=limit)
+
     @strawberry.field(description="Which vector space a namespace searches, and how far a"
                       " re-embed into a new model has come.")
     async def embedding_status(self, info: Info, namespace: str) -> EmbeddingStatus:
@@ -115,6 +123,7 @@ class Query:
             preset=input.preset, options=input.options(),
             scopes=(*(input.scopes or ()), *([input.scope] if input.scope else [])),
             now=as_utc(input.now), notes=info.context.notes,
+            record_access=info.context.record_access,
         )
         hits = await info.context.service.configured_search(asked, tenant=tenant)
         info.context.notes.extend(input.deprecation_notes())

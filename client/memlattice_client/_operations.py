@@ -308,6 +308,15 @@ def namespace_config(namespace: str) -> Call[NamespaceConfig | None]:
                 lambda raw: None if raw is None else NamespaceConfig.model_validate(raw))
 
 
+@operation("namespaces")
+def namespaces(*, prefix: str | None = None, limit: int = 200) -> Call[list[str]]:
+    """The namespaces holding memories that this client's key may read, in name order;
+    `prefix` keeps those starting with it."""
+    return Call("namespaces",
+                "query($prefix: String, $limit: Int!) { namespaces(prefix: $prefix, limit: $limit) }",
+                {"prefix": prefix, "limit": limit}, lambda raw: [str(name) for name in raw])
+
+
 @operation("embeddingStatus")
 def embedding_status(namespace: str) -> Call[EmbeddingStatus]:
     """Which vector space a namespace searches, and how far a re-embed has come."""

@@ -1,11 +1,17 @@
-import { useCallback, useRef, useState } from "react";
-import { ApiError, loadApiKey, memoriesById, memoryDetail, saveApiKey, search, supersedeChain } from "./api";
-import type { Memory, SearchForm, SearchHit } from "./api";
+import { useCallback, useEffect, useRef, useState } from "react";
+import {
+  ApiError, browse, loadApiKey, memoriesById, memoryDetail, namespaces, saveApiKey, search, supersedeChain, timeline,
+} from "./api";
+import type { BrowsePage, Memory, SearchForm, SearchHit } from "./api";
+import { BrowseList } from "./BrowseList";
 import { DetailPanel } from "./DetailPanel";
 import type { DetailState } from "./DetailPanel";
 import { GraphView } from "./GraphView";
+import type { Scene } from "./GraphView";
 import { ResultList } from "./ResultList";
 import { SearchPanel } from "./SearchPanel";
+import type { View } from "./SearchPanel";
+import { TimeSlider } from "./TimeSlider";
 
 const NAMESPACE_STORAGE = "memlattice.explorer.namespace";
 
@@ -25,6 +31,7 @@ const initialForm = (): SearchForm => ({
   taskId: "",
   expand: false,
   limit: 10,
+  statuses: ["ACTIVE"],
 });
 
 interface Problem {
@@ -37,38 +44,96 @@ const problem = (error: unknown): Problem =>
 
 export function App() {
   const [form, setForm] = useState<SearchForm>(initialForm);
+  const [view, setView] = useState<View>("browse");
   const [apiKey, setApiKey] = useState(loadApiKey);
+  const [known, setKnown] = useState<string[]>([]);
   const [hits, setHits] = useState<SearchHit[] | null>(null);
+  const [page, setPage] = useState<BrowsePage | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Problem | null>(null);
-  const [graphFocus, setGraphFocus] = useState<Memory | null>(null);
+  const [scene, setScene] = useState<Scene | null>(null);
   const [detail, setDetail] = useState<DetailState | null>(null);
   const [detailLoading, setDetailLoading] = useState(false);
+  const [moments, setMoments] = useState<string[]>([]);
+  const [asOf, setAsOf] = useState<string | null>(null);
   const latest = useRef(0);
+  // Lists and searches answer out of order when the slider moves fast: only the newest lands.
+  const listing = useRef(0);
   // The namespace of the results on screen: editing the field does not re-aim
   // the open detail and graph until the next search.
   const [namespace, setNamespace] = useState(form.namespace.trim());
 
   const fail = useCallback((e: unknown) => setError(problem(e)), []);
 
-  const runSearch = async () => {
+  // The picker offers the namespaces this key may read; a key being typed fails quietly.
+  useEffect(() => {
+    const timer = setTimeout(() => {
+      namespaces().then(setKnown).catch(() => setKnown([]));
+    }, 250);
+    return () => clearTimeout(timer);
+  }, [apiKey]);
+
+  /** Aims the page at the namespace in the field; a new one drops the old detail, graph and moment. */
+  const aim = (): { target: string; at: string | null } => {
+    const target = form.namespace.trim();
+    let at = asOf;
+    if (target !== namespace) {
+      setDetail(null);
+      setScene(null);
+      setMoments([]);
+      setAsOf(null);
+      at = null;
+    }
+    setNamespace(target);
+    localStorage.setItem(NAMESPACE_STORAGE, target);
+    return { target, at };
+  };
+
+  const runSearch = async (at: string | null = aim().at) => {
+    const request = ++listing.current;
     setBusy(true);
     setError(null);
-    const searched = form.namespace.trim();
-    if (searched !== namespace) {
-      setDetail(null);
-      setGraphFocus(null);
-    }
-    setNamespace(searched);
-    localStorage.setItem(NAMESPACE_STORAGE, searched);
     try {
-      setHits(await search(form));
+      const found = await search(form, at);
+      if (request === listing.current) setHits(found);
     } catch (e) {
+      if (request !== listing.current) return;
       setHits(null);
       fail(e);
     } finally {
-      setBusy(false);
+      if (request === listing.current) setBusy(false);
     }
+  };
+
+  const runBrowse = async (at: string | null = aim().at, more = false) => {
+    const request = ++listing.current;
+    setBusy(true);
+    setError(null);
+    const target = form.namespace.trim();
+    try {
+      const [next, changes] = await Promise.all([
+        browse(form, at, more && page ? page.endCursor : null),
+        more ? Promise.resolve(null) : timeline(target),
+      ]);
+      if (request !== listing.current) return;
+      const shown = more && page ? { ...next, memories: [...page.memories, ...next.memories] } : next;
+      setPage(shown);
+      setScene({ kind: "set", memories: shown.memories });
+      if (changes) setMoments(changes);
+    } catch (e) {
+      if (request !== listing.current) return;
+      setPage(null);
+      fail(e);
+    } finally {
+      if (request === listing.current) setBusy(false);
+    }
+  };
+
+  /** A new moment on the slider: what is on screen is asked for again, as of then. */
+  const travel = (at: string | null) => {
+    setAsOf(at);
+    if (view === "browse") void runBrowse(at);
+    else if (hits !== null && form.query.trim()) void runSearch(at);
   };
 
   /** Loads a memory's detail; `refocus` also re-centres the graph on it. */
@@ -84,7 +149,7 @@ export function App() {
       ]);
       if (request !== latest.current) return;
       setDetail({ ...base, chain, others });
-      if (refocus) setGraphFocus(base.memory);
+      if (refocus) setScene({ kind: "focus", memory: base.memory });
     } catch (e) {
       if (request === latest.current) fail(e);
     } finally {
@@ -93,15 +158,18 @@ export function App() {
   }, [namespace, fail]);
 
   const openHit = (hit: SearchHit) => {
-    setGraphFocus(hit.memory);
+    setScene({ kind: "focus", memory: hit.memory });
     void open(hit.memory.id, false);
   };
+
+  const openBrowsed = (memory: Memory) => void open(memory.id, false);
 
   const changeKey = (key: string) => {
     setApiKey(key);
     saveApiKey(key.trim());
   };
 
+  const selectedId = detail?.memory.id ?? null;
   return (
     <div className="app">
       <header className="topbar">
@@ -112,7 +180,11 @@ export function App() {
         <label className="top-field">
           Namespace
           <input value={form.namespace} onChange={(e) => setForm({ ...form, namespace: e.target.value })}
-            placeholder="team/alice" data-testid="namespace" spellCheck={false} />
+            placeholder={known.length ? "pick or type" : "team/alice"} data-testid="namespace" spellCheck={false}
+            list="namespace-options" />
+          <datalist id="namespace-options" data-testid="namespace-options">
+            {known.map((name) => <option key={name} value={name} />)}
+          </datalist>
         </label>
         <label className="top-field">
           API key
@@ -127,20 +199,39 @@ export function App() {
           <button type="button" className="ghost" onClick={() => setError(null)} aria-label="Dismiss">×</button>
         </div>
       )}
+      <TimeSlider moments={moments} asOf={asOf} onChange={travel} />
       <main className="columns">
         <section className="panel search-panel">
-          <SearchPanel form={form} busy={busy} onChange={setForm} onSearch={runSearch} />
+          <SearchPanel form={form} view={view} busy={busy} onView={setView} onChange={setForm}
+            onSearch={() => void runSearch()} onBrowse={() => void runBrowse()} />
           <div className="results-scroll">
-            {hits === null && <p className="muted pad">Pick a namespace, type a query and press Search.</p>}
-            {hits !== null && (
-              <p className="muted results-count" data-testid="results-count">
-                {hits.length} {hits.length === 1 ? "result" : "results"}
-              </p>
+            {view === "search" && hits === null && <p className="muted pad">Pick a namespace, type a query and press Search.</p>}
+            {view === "search" && hits !== null && (
+              <>
+                <p className="muted results-count" data-testid="results-count">
+                  {hits.length} {hits.length === 1 ? "result" : "results"}{asOf ? " (as of then)" : ""}
+                </p>
+                <ResultList hits={hits} selectedId={selectedId} onOpen={openHit} />
+              </>
             )}
-            {hits !== null && <ResultList hits={hits} selectedId={detail?.memory.id ?? null} onOpen={openHit} />}
+            {view === "browse" && page === null && <p className="muted pad">Pick a namespace and press Show: its memories, newest first.</p>}
+            {view === "browse" && page !== null && (
+              <>
+                <p className="muted results-count" data-testid="browse-count">
+                  {page.memories.length} of {page.total} {page.total === 1 ? "memory" : "memories"}, newest first
+                  {asOf ? " (as of then)" : ""}
+                </p>
+                <BrowseList memories={page.memories} selectedId={selectedId} onOpen={openBrowsed} />
+                {page.hasNext && (
+                  <button type="button" className="ghost more" disabled={busy} onClick={() => void runBrowse(asOf, true)}
+                    data-testid="browse-more">Load more</button>
+                )}
+              </>
+            )}
           </div>
         </section>
-        <GraphView namespace={namespace} focus={graphFocus} onSelect={(id) => void open(id, false)} onError={fail} />
+        <GraphView namespace={namespace} asOf={asOf} scene={scene} selectedId={selectedId}
+          onSelect={(id) => void open(id, false)} onError={fail} />
         <DetailPanel detail={detail} loading={detailLoading} onOpen={(id) => void open(id, true)} />
       </main>
     </div>

@@ -116,6 +116,7 @@ export function DetailPanel({ detail, loading, onOpen }: Props) {
         <section>
           <h3>Audit history</h3>
           <table className="audit" data-testid="audit">
+            <colgroup><col className="when" /><col className="operation" /><col className="actor" /><col className="version" /></colgroup>
             <thead><tr><th>when</th><th>operation</th><th>actor</th><th>version</th></tr></thead>
             <tbody>
               {audit.map((entry) => (

@@ -10,18 +10,25 @@ declare global {
   }
 }
 
+/** What the graph shows: a browsed page of memories, or one memory's neighbourhood. */
+export type Scene = { kind: "set"; memories: Memory[] } | { kind: "focus"; memory: Memory };
+
 interface Props {
   namespace: string;
-  focus: Memory | null;
+  /** The moment shown (null: now). */
+  asOf: string | null;
+  scene: Scene | null;
+  selectedId: string | null;
   onSelect: (id: string) => void;
   onError: (error: unknown) => void;
 }
 
-export function GraphView({ namespace, focus, onSelect, onError }: Props) {
+export function GraphView({ namespace, asOf, scene, selectedId, onSelect, onError }: Props) {
   const container = useRef<HTMLDivElement>(null);
   const graph = useRef<NeighbourhoodGraph | null>(null);
   const [counts, setCounts] = useState({ nodes: 0, edges: 0 });
   const [busy, setBusy] = useState(false);
+  const shownKind = useRef<Scene["kind"] | null>(null);
   const handlers = useRef({ onSelect, onError });
   handlers.current = { onSelect, onError };
 
@@ -48,25 +55,35 @@ export function GraphView({ namespace, focus, onSelect, onError }: Props) {
   useEffect(() => {
     const instance = graph.current;
     if (!instance) return;
-    if (!focus) {
+    if (!scene) {
       instance.clear();
       return;
     }
-    if (instance.memory(focus.id)) {
-      instance.select(focus.id);
+    // Within a neighbourhood, a memory already drawn is only selected; a browsed
+    // page gives way to the neighbourhood of the memory opened from a search.
+    const within = shownKind.current === "focus";
+    shownKind.current = scene.kind;
+    if (scene.kind === "focus" && within && instance.memory(scene.memory.id)) {
+      instance.select(scene.memory.id);
       return;
     }
     setBusy(true);
-    instance.focus(namespace, focus)
-      .then(() => instance.select(focus.id))
-      .catch((e) => handlers.current.onError(e))
-      .finally(() => setBusy(false));
-  }, [namespace, focus]);
+    const shown = scene.kind === "set"
+      ? instance.showSet(namespace, scene.memories, asOf)
+      : instance.focus(namespace, scene.memory, asOf).then(() => instance.select(scene.memory.id));
+    shown.catch((e) => handlers.current.onError(e)).finally(() => setBusy(false));
+    // asOf is read when a scene is built; a new moment comes with a new scene.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [namespace, scene]);
+
+  useEffect(() => {
+    if (selectedId && graph.current?.memory(selectedId)) graph.current.select(selectedId);
+  }, [selectedId, counts]);
 
   return (
     <section className="panel graph-panel">
       <header className="panel-head">
-        <h2>Neighbourhood</h2>
+        <h2>{scene?.kind === "set" ? "Graph" : "Neighbourhood"}</h2>
         <span className="muted" data-testid="graph-counts">
           {counts.nodes} memories · {counts.edges} relationships{busy ? " · loading…" : ""}
         </span>
@@ -80,7 +97,7 @@ export function GraphView({ namespace, focus, onSelect, onError }: Props) {
         data-edges={counts.edges}
         data-busy={busy ? "true" : "false"}
       />
-      {!focus && <p className="graph-empty">Open a result to see its neighbourhood. Click a memory in the graph to expand it.</p>}
+      {!scene && <p className="graph-empty">Browse a namespace or open a search result. Click a memory in the graph to expand it.</p>}
       <ul className="legend" aria-label="Legend">
         {EDGE_TYPES.map((type) => (
           <li key={type}><span className="swatch line" data-colour={type} />{type}</li>

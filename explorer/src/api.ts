@@ -102,7 +102,11 @@ export interface SearchForm {
   taskId: string;
   expand: boolean;
   limit: number;
+  /** Browsing only: which statuses to list (time travel ignores them). */
+  statuses: Status[];
 }
+
+export const STATUSES: Status[] = ["ACTIVE", "SUPERSEDED", "FORGOTTEN"];
 
 /** An error the API returned, with its stable `extensions.code`. */
 export class ApiError extends Error {
@@ -139,6 +143,9 @@ export async function graphql<T>(query: string, variables: Record<string, unknow
   const headers: Record<string, string> = {
     "content-type": "application/json",
     "x-memlattice-actor": "explorer",
+    // A person reading is not an agent recalling: the explorer's searches must
+    // not raise the popularity of what it shows (docs/api.md).
+    "x-memlattice-record-access": "false",
   };
   const key = loadApiKey();
   if (key) headers.authorization = `Bearer ${key}`;
@@ -163,13 +170,31 @@ export async function graphql<T>(query: string, variables: Record<string, unknow
 const csv = (text: string): string[] =>
   text.split(",").map((part) => part.trim()).filter((part) => part.length > 0);
 
-/** Builds a `SearchInput` from the form; empty fields are left to the server's defaults. */
-export function searchInput(form: SearchForm): Record<string, unknown> {
+/** The filter fields browsing and search share: tags, types, and `asOf` time travel. */
+function commonFilter(form: SearchForm, asOf: string | null): Record<string, unknown> {
   const filter: Record<string, unknown> = { namespace: form.namespace.trim() };
   const tags = csv(form.tags);
   if (tags.length) filter[form.tagsMatch === "all" ? "tagsAll" : "tagsAny"] = tags;
   const types = csv(form.memoryTypes);
   if (types.length) filter.memoryTypes = types;
+  if (asOf) filter.asOf = asOf;
+  return filter;
+}
+
+/** Builds a `MemoryFilterInput` for browsing: scope ids and statuses sit on the filter. */
+export function browseFilter(form: SearchForm, asOf: string | null): Record<string, unknown> {
+  const filter = commonFilter(form, asOf);
+  for (const field of ["agentId", "userId", "sessionId", "taskId"] as const) {
+    if (form[field].trim()) filter[field] = form[field].trim();
+  }
+  if (form.scope) filter.scope = form.scope;
+  if (!asOf && form.statuses.length) filter.statuses = form.statuses;
+  return filter;
+}
+
+/** Builds a `SearchInput` from the form; empty fields are left to the server's defaults. */
+export function searchInput(form: SearchForm, asOf: string | null = null): Record<string, unknown> {
+  const filter = commonFilter(form, asOf);
   const input: Record<string, unknown> = { filter, limit: form.limit };
   if (form.query.trim()) input.query = form.query.trim();
   if (form.mode) input.mode = form.mode;
@@ -184,7 +209,7 @@ export function searchInput(form: SearchForm): Record<string, unknown> {
   return input;
 }
 
-export async function search(form: SearchForm): Promise<SearchHit[]> {
+export async function search(form: SearchForm, asOf: string | null = null): Promise<SearchHit[]> {
   const data = await graphql<{ search: SearchHit[] }>(
     `query Search($input: SearchInput!) {
       search(input: $input) {
@@ -194,9 +219,67 @@ export async function search(form: SearchForm): Promise<SearchHit[]> {
         memory { ${MEMORY_FIELDS} }
       }
     }`,
-    { input: searchInput(form) },
+    { input: searchInput(form, asOf) },
   );
   return data.search;
+}
+
+export interface BrowsePage {
+  memories: Memory[];
+  total: number;
+  hasNext: boolean;
+  endCursor: string | null;
+}
+
+export const BROWSE_PAGE = 50;
+
+/** A namespace's memories without a query, newest first (the `memories` connection). */
+export async function browse(form: SearchForm, asOf: string | null, after: string | null = null): Promise<BrowsePage> {
+  const data = await graphql<{
+    memories: { totalCount: number; pageInfo: { hasNextPage: boolean; endCursor: string | null }; edges: { node: Memory }[] };
+  }>(
+    `query Browse($filter: MemoryFilterInput!, $first: Int!, $after: String) {
+      memories(filter: $filter, first: $first, after: $after) {
+        totalCount pageInfo { hasNextPage endCursor } edges { node { ${MEMORY_FIELDS} } }
+      }
+    }`,
+    { filter: browseFilter(form, asOf), first: BROWSE_PAGE, after },
+  );
+  const page = data.memories;
+  return {
+    memories: page.edges.map((e) => e.node),
+    total: page.totalCount,
+    hasNext: page.pageInfo.hasNextPage,
+    endCursor: page.pageInfo.endCursor,
+  };
+}
+
+const TIMELINE_SIZE = 500;
+
+/**
+ * The moments a namespace changed (writes, supersedes, forgets), oldest first:
+ * the stops of the time slider. Taken from the newest TIMELINE_SIZE memories.
+ */
+export async function timeline(namespace: string): Promise<string[]> {
+  const data = await graphql<{
+    memories: { edges: { node: Pick<Memory, "createdAt" | "supersededAt" | "forgottenAt"> }[] };
+  }>(
+    `query Timeline($filter: MemoryFilterInput!, $first: Int!) {
+      memories(filter: $filter, first: $first) { edges { node { createdAt supersededAt forgottenAt } } }
+    }`,
+    { filter: { namespace, statuses: STATUSES }, first: TIMELINE_SIZE },
+  );
+  const moments = new Set<string>();
+  for (const { node } of data.memories.edges) {
+    for (const at of [node.createdAt, node.supersededAt, node.forgottenAt]) if (at) moments.add(at);
+  }
+  return [...moments].sort((a, b) => Date.parse(a) - Date.parse(b) || a.localeCompare(b));
+}
+
+/** The namespaces this key may read (the `namespaces` query), for the picker. */
+export async function namespaces(): Promise<string[]> {
+  const data = await graphql<{ namespaces: string[] }>("query Namespaces { namespaces(limit: 1000) }");
+  return data.namespaces;
 }
 
 export interface MemoryDetail {
@@ -217,6 +300,25 @@ export async function memoryDetail(namespace: string, id: string): Promise<Memor
   return { memory: data.memory, edges: data.edges, audit: data.auditTrail };
 }
 
+/** Relationships of several memories, as aliases of `edges`, ALIASES_PER_REQUEST per request. */
+export async function edgesOfMany(namespace: string, ids: string[]): Promise<Edge[]> {
+  const batches: string[][] = [];
+  for (let i = 0; i < ids.length; i += ALIASES_PER_REQUEST) batches.push(ids.slice(i, i + ALIASES_PER_REQUEST));
+  const found = await Promise.all(batches.map(async (batch) => {
+    const variables: Record<string, unknown> = { ns: namespace };
+    const params = batch.map((id, i) => {
+      variables[`id${i}`] = id;
+      return `$id${i}: ID!`;
+    });
+    const fields = batch.map((_, i) => `e${i}: edges(namespace: $ns, id: $id${i}) { ${EDGE_FIELDS} }`);
+    const data = await graphql<Record<string, Edge[]>>(
+      `query ManyEdges($ns: String!, ${params.join(", ")}) { ${fields.join("\n")} }`, variables);
+    return Object.values(data).flat();
+  }));
+  const unique = new Map(found.flat().map((edge) => [edge.id, edge]));
+  return [...unique.values()];
+}
+
 export async function edgesOf(namespace: string, id: string): Promise<Edge[]> {
   const data = await graphql<{ edges: Edge[] }>(
     `query Edges($ns: String!, $id: ID!) { edges(namespace: $ns, id: $id) { ${EDGE_FIELDS} } }`,
@@ -233,25 +335,25 @@ const ALIASES_PER_REQUEST = 20;
  * ALIASES_PER_REQUEST. A memory that is gone (expired, erased) fails its alias;
  * then that batch is asked for one by one and the missing ones are left out.
  */
-export async function memoriesById(namespace: string, ids: string[]): Promise<Map<string, Memory>> {
+export async function memoriesById(namespace: string, ids: string[], asOf: string | null = null): Promise<Map<string, Memory>> {
   const batches: string[][] = [];
   for (let i = 0; i < ids.length; i += ALIASES_PER_REQUEST) batches.push(ids.slice(i, i + ALIASES_PER_REQUEST));
-  const found = await Promise.all(batches.map((batch) => memoryBatch(namespace, batch)));
+  const found = await Promise.all(batches.map((batch) => memoryBatch(namespace, batch, asOf)));
   return new Map(found.flatMap((batch) => [...batch]));
 }
 
-async function memoryBatch(namespace: string, ids: string[]): Promise<Map<string, Memory>> {
+async function memoryBatch(namespace: string, ids: string[], asOf: string | null): Promise<Map<string, Memory>> {
   const found = new Map<string, Memory>();
   if (ids.length === 0) return found;
-  const variables: Record<string, unknown> = { ns: namespace };
+  const variables: Record<string, unknown> = { ns: namespace, asOf };
   const params = ids.map((id, i) => {
     variables[`id${i}`] = id;
     return `$id${i}: ID!`;
   });
-  const fields = ids.map((_, i) => `m${i}: memory(namespace: $ns, id: $id${i}) { ${MEMORY_FIELDS} }`);
+  const fields = ids.map((_, i) => `m${i}: memory(namespace: $ns, id: $id${i}, asOf: $asOf) { ${MEMORY_FIELDS} }`);
   try {
     const data = await graphql<Record<string, Memory>>(
-      `query Many($ns: String!, ${params.join(", ")}) { ${fields.join("\n")} }`,
+      `query Many($ns: String!, $asOf: DateTime, ${params.join(", ")}) { ${fields.join("\n")} }`,
       variables,
     );
     for (const memory of Object.values(data)) found.set(memory.id, memory);
@@ -259,11 +361,18 @@ async function memoryBatch(namespace: string, ids: string[]): Promise<Map<string
   } catch (exc) {
     if (!(exc instanceof ApiError) || exc.code !== "NOT_FOUND") throw exc;
   }
-  const single = await Promise.all(
-    ids.map((id) => memoryDetail(namespace, id).then((d) => d.memory).catch(() => null)),
-  );
+  const single = await Promise.all(ids.map((id) => memoryAt(namespace, id, asOf).catch(() => null)));
   for (const memory of single) if (memory) found.set(memory.id, memory);
   return found;
+}
+
+/** One memory, as it was at `asOf` (null: now); NOT_FOUND when it was not believed then. */
+export async function memoryAt(namespace: string, id: string, asOf: string | null): Promise<Memory> {
+  const data = await graphql<{ memory: Memory }>(
+    `query One($ns: String!, $id: ID!, $asOf: DateTime) { memory(namespace: $ns, id: $id, asOf: $asOf) { ${MEMORY_FIELDS} } }`,
+    { ns: namespace, id, asOf },
+  );
+  return data.memory;
 }
 
 async function chainStep(namespace: string, id: string): Promise<{ memory: Memory; edges: Edge[] }> {

@@ -2,7 +2,7 @@
 // Kept apart from React so the component only mounts it and forwards clicks.
 import cytoscape from "cytoscape";
 import type { Core, ElementDefinition } from "cytoscape";
-import { edgesOf, memoriesById } from "./api";
+import { edgesOf, edgesOfMany, memoriesById } from "./api";
 import type { Edge, EdgeType, Memory } from "./api";
 
 export const EDGE_COLOURS: Record<EdgeType, string> = {
@@ -93,7 +93,11 @@ function claimCytoscapeStylesheet(): void {
 export class NeighbourhoodGraph {
   readonly cy: Core;
   private namespace = "";
+  /** The moment the graph shows (null: now): later relationships and memories stay out. */
+  private asOf: string | null = null;
   private readonly memories = new Map<string, Memory>();
+  /** Bumped by every new scene: a scene whose data arrives after a newer one began is dropped. */
+  private generation = 0;
 
   constructor(container: HTMLElement, private readonly onChange: () => void) {
     claimCytoscapeStylesheet();
@@ -112,20 +116,50 @@ export class NeighbourhoodGraph {
     this.onChange();
   }
 
-  /** Starts over from one memory and its direct neighbours. */
-  async focus(namespace: string, memory: Memory): Promise<void> {
+  /** Starts over from one memory and its direct neighbours (as of `asOf`, if set). */
+  async focus(namespace: string, memory: Memory, asOf: string | null = null): Promise<void> {
     this.namespace = namespace;
+    this.asOf = asOf;
+    ++this.generation;
     this.clear();
     this.addMemory(memory, { focus: true });
     await this.expand(memory.id);
   }
 
+  /**
+   * Starts over from a set of memories (a browsed page) and the relationships
+   * among them that existed at `asOf` (null: now). Nothing is expanded yet.
+   */
+  async showSet(namespace: string, memories: Memory[], asOf: string | null): Promise<void> {
+    this.namespace = namespace;
+    this.asOf = asOf;
+    const generation = ++this.generation;
+    const edges = this.existing(await edgesOfMany(namespace, memories.map((m) => m.id)));
+    if (generation !== this.generation) return;
+    this.clear();
+    this.cy.batch(() => {
+      for (const memory of memories) this.addMemory(memory, {});
+      for (const edge of edges) this.addEdge(edge);
+    });
+    this.layout();
+    this.onChange();
+  }
+
+  /** Relationships that existed at the graph's moment. */
+  private existing(edges: Edge[]): Edge[] {
+    const asOf = this.asOf;
+    if (!asOf) return edges;
+    return edges.filter((e) => Date.parse(e.createdAt) <= Date.parse(asOf));
+  }
+
   /** Adds a memory's relationships and the memories at their other end. */
   async expand(id: string): Promise<void> {
-    const edges = await edgesOf(this.namespace, id);
+    const generation = this.generation;
+    const edges = this.existing(await edgesOf(this.namespace, id));
     const missing = [...new Set(edges.flatMap((e) => [e.sourceId, e.targetId]))]
       .filter((other) => !this.memories.has(other));
-    const fetched = await memoriesById(this.namespace, missing);
+    const fetched = await memoriesById(this.namespace, missing, this.asOf);
+    if (generation !== this.generation) return;
     this.cy.batch(() => {
       for (const memory of fetched.values()) this.addMemory(memory, {});
       for (const edge of edges) this.addEdge(edge);

@@ -48,6 +48,14 @@ from memlattice.services.events import EventBus
 log = logging.getLogger(__name__)
 
 ACTOR_HEADER = "x-memlattice-actor"
+# `false` (or `0`): this request is a person reading, not an agent recalling, and
+# its searches leave the hits' access counts alone (see docs/api.md).
+RECORD_ACCESS_HEADER = "x-memlattice-record-access"
+
+
+def records_access(value: str | None) -> bool:
+    """What `x-memlattice-record-access` asks for; absent or anything else: record."""
+    return (value or "").strip().lower() not in ("false", "0", "no")
 
 
 KEYLESS_WARNING = (
@@ -83,6 +91,7 @@ class MemlatticeGraphQL(GuardedView, CodedHTTP, GraphQL[Context, None]):
         return Context(service=runtime.service, knowledge=runtime.knowledge,
                        actor=principal.actor(declared),
                        declared_actor=declared, events=runtime.events,
+                       record_access=records_access(request.headers.get(RECORD_ACCESS_HEADER)),
                        consolidation=runtime.consolidation,
                        session_facts=runtime.session_facts, principal=principal)
 

@@ -49,6 +49,7 @@ from memlattice.graph.memories import (
     encode_cursor,
     new_id,
 )
+from memlattice.graph.namespace_listing import NamespaceListGraph
 from memlattice.graph.shares import IndexShareGraph
 from memlattice.search.index_shares import IndexShares
 from memlattice.search.lexical_stats import LexicalStatistics
@@ -56,6 +57,7 @@ from memlattice.search.rerank import RerankerRegistry
 from memlattice.services.access import AccessRecorder
 from memlattice.services.change_events import ChangeEvents
 from memlattice.services.events import EventBus
+from memlattice.services.namespace_directory import NamespaceDirectory
 from memlattice.services.namespaces import NamespaceDefaults
 from memlattice.services.recall import SearchHit, SearchRequest, recall
 from memlattice.services.spaces import EmbeddingReport, VectorSpaces
@@ -76,6 +78,7 @@ class SearchQuery:
     scopes: tuple[Scope, ...] = ()
     now: datetime | None = None
     notes: list[str] = field(default_factory=list)
+    record_access: bool = True
 
 
 # A relationship to add: (source id, target id, type, metadata). The metadata is the
@@ -97,6 +100,7 @@ class MemoryService:
         self.events = ChangeEvents(graph.client, events)
         self.lexical = lexical or LexicalStatistics(LexicalStatsGraph(graph.client))
         self.namespaces = namespaces or NamespaceDefaults(NamespaceConfigGraph(graph.client))
+        self.directory = NamespaceDirectory(NamespaceListGraph(graph.client))
         self.shares = shares or IndexShares(IndexShareGraph(graph.client))
         self.rerankers = rerankers or RerankerRegistry()
         self.access = access
@@ -328,7 +332,7 @@ class MemoryService:
         config = resolve_config(asked.preset, defaults, dict(asked.options))
         return await self.search(SearchRequest(
             filter=asked.filter, query=asked.query, vector=asked.vector, config=config,
-            now=asked.now, notes=asked.notes), tenant=tenant)
+            now=asked.now, notes=asked.notes, record_access=asked.record_access), tenant=tenant)
 
     async def configure_namespace(self, settings: NamespaceSettings, *, tenant: Tenant,
                                   actor: str) -> NamespaceConfig:

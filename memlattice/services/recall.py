@@ -59,6 +59,9 @@ class SearchRequest:
     # Where the search says what the caller should know of how it ran (the API
     # returns them as `extensions.notes`), e.g. that a signal was missing.
     notes: list[str] = field(default_factory=list)
+    # False for a person browsing (the explorer): what people read is not what
+    # agents recall, so it must not raise the hits' popularity.
+    record_access: bool = True
 
 
 @dataclass(frozen=True)
@@ -218,7 +221,7 @@ async def recall(service: MemoryService, request: SearchRequest, *,
                               conflicts=tuple(result.conflicts.get(s.id, ()))))
         if len(hits) == config.limit:
             break
-    if service.access is not None:
+    if service.access is not None and request.record_access:
         service.access.record(request.filter.namespace, (h.memory.id for h in hits))
     return hits
 

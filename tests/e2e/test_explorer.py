@@ -4,7 +4,8 @@ Seeds a namespace through GraphQL (a SUPERSEDES chain of three versions, RELATED
 SUPPORTS and CONTRADICTS relationships), then in the browser: the API key field,
 a search with score bars, a result's detail with its audit history, the
 neighbourhood graph expanded by clicking a node, and a walk down the supersede
-chain. Screenshots land in `test-artifacts/explorer/`.
+chain; then that none of it counted as a recall. Screenshots land in
+`$TMPDIR/memlattice-explorer/` (tests.e2e.explorer_support.ARTIFACTS).
 
 Chromium is Debian's `chromium` (`./dev test` installs it when it can); the test
 fails, never skips, when it or the built bundle is missing. Every request the
@@ -14,83 +15,38 @@ must never fire: that is the proof that nothing comes from a CDN.
 
 from __future__ import annotations
 
-import os
-import shutil
+import asyncio
+import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, expect
 
 from memlattice.core.settings import Settings
-from memlattice.graph.client import GraphClient
-from memlattice.graph.keys import ApiKeyGraph
-from memlattice.server.app import create_app
-from memlattice.server.explorer import STATIC_DIR, is_built
-from memlattice.services.apikeys import KeySpec, create_key
-from tests._live import serve_in_thread
+from tests.e2e.explorer_support import (
+    ACCESS_COUNT,
+    ADD_EDGES,
+    SUPERSEDE,
+    WRITE_MANY,
+    call,
+    click_node,
+    graph_state,
+    make_keys,
+    shot,
+)
 
 expect.set_options(timeout=20_000)  # a shared CI machine can be slow; failures still fail
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "explorer"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
-
-WRITE_MANY = """mutation($inputs: [MemoryInput!]!) { writeMemories(inputs: $inputs) { id } }"""
-SUPERSEDE = """mutation($id: ID!, $memory: MemoryInput!) {
-  supersedeMemory(id: $id, memory: $memory) { current { id } } }"""
-ADD_EDGES = """mutation($ns: String!, $inputs: [EdgeSpecInput!]!) {
-  addEdges(namespace: $ns, inputs: $inputs) { id } }"""
-
-
-def chromium_executable() -> str:
-    path = os.environ.get("MEMLATTICE_CHROMIUM") or shutil.which("chromium") or ""
-    if not path or not os.access(path, os.X_OK):
-        pytest.fail("Chromium is missing: `apt-get install chromium` (./dev test does it as root)"
-                    " or point MEMLATTICE_CHROMIUM at a Chromium binary")
-    return path
-
-
-@pytest.fixture(scope="module")
-def live(settings: Settings) -> Iterator[str]:
-    """The real app, API keys required, served on a free port."""
-    if not is_built():
-        pytest.fail(f"the explorer bundle is missing from {STATIC_DIR}:"
-                    " `npm --prefix explorer ci && npm --prefix explorer run build` (./dev does it)")
-    app = create_app(settings.model_copy(update={"auth_mode": "keys"}))
-    with serve_in_thread(app) as url:
-        yield url
+AGENT_SEARCH = """query($input: SearchInput!) { search(input: $input) { memory { id } } }"""
 
 
 @pytest.fixture(scope="module")
 async def keys(settings: Settings, live: str) -> dict[str, str]:
-    """An admin key to seed with, and a read-only key for the browser, bound to one namespace."""
+    """An admin key to seed with, and a read-only key for the browser, bound to two namespaces."""
     namespace, hub = f"e2e/{uuid.uuid4().hex[:12]}", f"e2e/{uuid.uuid4().hex[:12]}"
-    client = GraphClient.connect(settings.neo4j.uri or "", settings.neo4j.user,
-                                 settings.neo4j.password.get_secret_value(),
-                                 settings.neo4j.database)
-    try:
-        graph = ApiKeyGraph(client)
-        _, admin = await create_key(graph, KeySpec(name="e2e-seed", namespaces=None, admin=True))
-        _, reader = await create_key(graph, KeySpec(name="e2e-explorer",
-                                                    namespaces=(namespace, hub)))
-    finally:
-        await client.close()
+    admin, reader = await make_keys(settings, (namespace, hub))
     return {"namespace": namespace, "hub": hub, "admin": admin, "reader": reader}
-
-
-async def call(url: str, admin_key: str, query: str, variables: dict[str, Any]) -> dict[str, Any]:
-    async with httpx.AsyncClient(base_url=url, timeout=60, headers={
-            "authorization": f"Bearer {admin_key}", "x-memlattice-actor": "e2e-seed"}) as http:
-        body = (await http.post("/graphql", json={"query": query, "variables": variables})).json()
-    assert not body.get("errors"), body
-    data: dict[str, Any] = body["data"]
-    return data
 
 
 async def seed(url: str, namespace: str, admin_key: str) -> dict[str, str]:
@@ -126,45 +82,6 @@ async def seed(url: str, namespace: str, admin_key: str) -> dict[str, str]:
             "winters": winters}
 
 
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=chromium_executable(),
-                                                    args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            await launched.close()
-
-
-async def shot(page: Page, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    path = ARTIFACTS / f"{name}.png"
-    await page.screenshot(path=str(path))
-    print(f"screenshot: {path}")
-
-
-async def graph_state(page: Page) -> dict[str, Any]:
-    state: dict[str, Any] = await page.evaluate("""() => {
-        const cy = window.memlatticeExplorer.graph.cy;
-        return {
-            nodes: Object.fromEntries(cy.nodes().map(n => [n.id(), n.data()])),
-            edges: cy.edges().map(e => ({type: e.data('type'), source: e.data('source'),
-                                         target: e.data('target')})),
-        };
-    }""")
-    return state
-
-
-async def click_node(page: Page, node_id: str) -> None:
-    """Clicks a node where Chromium draws it, like a user would."""
-    box = await page.get_by_test_id("graph").bounding_box()
-    assert box is not None
-    position = await page.evaluate(
-        "id => window.memlatticeExplorer.graph.cy.getElementById(id).renderedPosition()", node_id)
-    await page.mouse.click(box["x"] + position["x"], box["y"] + position["y"])
-
-
 async def test_explorer_search_detail_graph_and_chain(
     live: str, keys: dict[str, str], browser: Browser
 ) -> None:
@@ -183,6 +100,7 @@ async def test_explorer_search_detail_graph_and_chain(
     assert "default-src 'self'" in csp and "script-src 'self'" in csp
 
     # Without a key the server refuses, and the page says so with the stable code.
+    await page.get_by_test_id("tab-search").click()
     await page.get_by_test_id("query").fill("where does Alice live?")
     await page.get_by_test_id("search").click()
     await expect(page.get_by_test_id("error")).to_contain_text("UNAUTHENTICATED")
@@ -191,7 +109,9 @@ async def test_explorer_search_detail_graph_and_chain(
     await page.get_by_test_id("api-key").fill(keys["reader"])
     async with page.expect_request(lambda r: r.url.endswith("/graphql")) as sent:
         await page.get_by_test_id("search").click()
-    assert (await sent.value).headers["authorization"] == f"Bearer {keys['reader']}"
+    headers = (await sent.value).headers
+    assert headers["authorization"] == f"Bearer {keys['reader']}"
+    assert headers["x-memlattice-record-access"] == "false"  # a person, not an agent
     results = page.get_by_test_id("result")
     await expect(results.first).to_be_visible()
     await expect(page.get_by_test_id("error")).to_have_count(0)
@@ -281,6 +201,31 @@ async def test_explorer_search_detail_graph_and_chain(
         ids["porto"], ids["winters"]}
     await shot(page, "05-filtered")
 
+    # The namespace picker offers this key's namespaces (those holding memories), no other.
+    options = page.get_by_test_id("namespace-options").locator("option")
+    await expect(options.first).to_be_attached()
+    offered = set(await options.evaluate_all("els => els.map(e => e.value)"))
+    assert namespace in offered and offered <= {namespace, keys["hub"]}
+
+    # None of the page's searches and reads counted as a recall. An agent's search
+    # then does: once its count has landed, the page's would have landed too (the
+    # counts are flushed in the order they were recorded), so the deadline only
+    # bounds the wait.
+    await call(live, keys["admin"], AGENT_SEARCH, {"input": {
+        "filter": {"namespace": namespace, "key": "alice.home"}, "query": "Porto",
+        "mode": "LEXICAL"}})
+    deadline = time.monotonic() + 120
+    while True:
+        counted = (await call(live, keys["admin"], ACCESS_COUNT,
+                              {"ns": namespace, "id": ids["v3"]}))["memory"]["accessCount"]
+        if counted or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.2)
+    assert counted == 1, "only the agent's search counts, not the three the page ran"
+    for name in ("porto", "winters", "work", "berlin"):
+        assert (await call(live, keys["admin"], ACCESS_COUNT, {"ns": namespace, "id": ids[name]})
+                )["memory"]["accessCount"] == 0, name
+
     foreign = [url for url in requests if not url.startswith(live)]
     assert not foreign, f"the page loaded from elsewhere: {foreign}"
     problems = [p for p in problems if "status of 401" not in p]  # the refused search above
@@ -305,6 +250,7 @@ async def test_a_memory_with_more_neighbours_than_the_alias_limit(
     page = await browser.new_page(viewport={"width": 1600, "height": 1000})
     await page.goto(f"{live}/explorer/?namespace={hub_ns}")
     await page.get_by_test_id("api-key").fill(keys["reader"])
+    await page.get_by_test_id("tab-search").click()
     await page.get_by_text("Filters & scope").click()
     await page.get_by_test_id("tags").fill("hub")
     await page.get_by_test_id("query").fill("reading list")

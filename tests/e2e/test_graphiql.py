@@ -12,13 +12,8 @@ from __future__ import annotations
 
 from playwright.async_api import Browser, BrowserContext, Page, Route, expect
 
-from tests.e2e.test_explorer import (  # noqa: F401  (fixtures)
-    browser,
-    call,
-    keys,
-    live,
-    shot,
-)
+from tests.e2e.explorer_support import call, shot
+from tests.e2e.test_explorer import keys  # noqa: F401  (a fixture)
 
 WRITE = """mutation($input: MemoryInput!) { writeMemory(input: $input) { id } }"""
 

@@ -146,6 +146,7 @@ async def scenario(call: Caller, ns: str, actor: str) -> None:
     assert config.version == 1 and config.backend.value == "LEXICAL"
     assert (await call("namespace_config", ns)).decay_half_life_days == 30
     status = await call("embedding_status", ns)
+    assert await call("namespaces", prefix=ns) == [ns]
     assert status.namespace == ns and status.active_dimension > 0
 
     with pytest.raises(ValidationError) as bad:

@@ -1,0 +1,95 @@
+"""Helpers of the explorer's end-to-end tests: Chromium, keys, GraphQL calls
+for seeding and checking behind the page's back, screenshots, the graph's state."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.async_api import Page
+
+from memlattice.core.settings import Settings
+from memlattice.graph.client import GraphClient
+from memlattice.graph.keys import ApiKeyGraph
+from memlattice.services.apikeys import KeySpec, create_key
+
+# Outside the repository: look at them after changing the page.
+ARTIFACTS = Path(os.environ.get("MEMLATTICE_SCREENSHOTS")
+                 or Path(tempfile.gettempdir()) / "memlattice-explorer")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+WRITE = """mutation($input: MemoryInput!) { writeMemory(input: $input) { id createdAt } }"""
+WRITE_MANY = """mutation($inputs: [MemoryInput!]!) { writeMemories(inputs: $inputs) { id } }"""
+SUPERSEDE = """mutation($id: ID!, $memory: MemoryInput!) {
+  supersedeMemory(id: $id, memory: $memory) { current { id createdAt } } }"""
+ADD_EDGES = """mutation($ns: String!, $inputs: [EdgeSpecInput!]!) {
+  addEdges(namespace: $ns, inputs: $inputs) { id } }"""
+ACCESS_COUNT = """query($ns: String!, $id: ID!) { memory(namespace: $ns, id: $id) { accessCount } }"""
+
+
+def chromium_executable() -> str:
+    path = os.environ.get("MEMLATTICE_CHROMIUM") or shutil.which("chromium") or ""
+    if not path or not os.access(path, os.X_OK):
+        pytest.fail("Chromium is missing: `apt-get install chromium` (./dev test does it as root)"
+                    " or point MEMLATTICE_CHROMIUM at a Chromium binary")
+    return path
+
+
+async def make_keys(settings: Settings, namespaces: tuple[str, ...]) -> tuple[str, str]:
+    """(an admin key to seed with, a read-only key for the browser bound to `namespaces`)."""
+    client = GraphClient.connect(settings.neo4j.uri or "", settings.neo4j.user,
+                                 settings.neo4j.password.get_secret_value(),
+                                 settings.neo4j.database)
+    try:
+        graph = ApiKeyGraph(client)
+        _, admin = await create_key(graph, KeySpec(name="e2e-seed", namespaces=None, admin=True))
+        _, reader = await create_key(graph, KeySpec(name="e2e-explorer", namespaces=namespaces))
+    finally:
+        await client.close()
+    return admin, reader
+
+
+async def call(url: str, admin_key: str, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+    """One GraphQL operation as an agent would send it (its searches count as recalls)."""
+    async with httpx.AsyncClient(base_url=url, timeout=60, headers={
+            "authorization": f"Bearer {admin_key}", "x-memlattice-actor": "e2e-seed"}) as http:
+        body = (await http.post("/graphql", json={"query": query, "variables": variables})).json()
+    assert not body.get("errors"), body
+    data: dict[str, Any] = body["data"]
+    return data
+
+
+async def shot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    await page.screenshot(path=str(path))
+    print(f"screenshot: {path}")
+
+
+async def graph_state(page: Page) -> dict[str, Any]:
+    state: dict[str, Any] = await page.evaluate("""() => {
+        const cy = window.memlatticeExplorer.graph.cy;
+        return {
+            nodes: Object.fromEntries(cy.nodes().map(n => [n.id(), n.data()])),
+            edges: cy.edges().map(e => ({type: e.data('type'), source: e.data('source'),
+                                         target: e.data('target')})),
+        };
+    }""")
+    return state
+
+
+async def click_node(page: Page, node_id: str) -> None:
+    """Clicks a node where Chromium draws it, like a user would."""
+    box = await page.get_by_test_id("graph").bounding_box()
+    assert box is not None
+    position = await page.evaluate(
+        "id => window.memlatticeExplorer.graph.cy.getElementById(id).renderedPosition()", node_id)
+    await page.mouse.click(box["x"] + position["x"], box["y"] + position["y"])
