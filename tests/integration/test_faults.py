@@ -196,8 +196,9 @@ async def writer(http: httpx.AsyncClient, namespace: str, ledger: Ledger, stop: 
         n += 1
         if n % 4 == 0:
             ids = [str(uuid.uuid4()) for _ in range(5)]
-            body = await call(http, WRITE_MANY, {"is": [memory(namespace, i, f"w{worker} b{n}")
-                                                        for i in ids]})
+            # Distinct contents: the same content twice would be stored once (dedup).
+            body = await call(http, WRITE_MANY, {"is": [
+                memory(namespace, i, f"w{worker} b{n} m{k}") for k, i in enumerate(ids)]})
             (ledger.batches_unknown if body.get("errors") else ledger.batches_acked).append(ids)
         else:
             id = str(uuid.uuid4())

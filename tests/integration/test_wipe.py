@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from memlattice.core.model import utcnow
+from memlattice.core.settings import Settings
 from memlattice.graph.memories import new_id
 from memlattice.graph.wipe import NamespaceWipeGraph
 from tests.integration._keys import as_key, make_key
@@ -101,14 +102,16 @@ async def test_wipe_deletes_in_batches(graph_client: Any, gql: Any, namespace: s
     assert (await graph.count(namespace)).nodes == {}
 
 
-def test_cli_wipe_asks_then_wipes(namespace: str) -> None:
+def test_cli_wipe_asks_then_wipes(namespace: str, settings: Settings) -> None:
     import asyncio
 
-    from memlattice.core.settings import Settings
     from memlattice.graph.client import GraphClient
 
+    # The suite's own Neo4j, for this process and the CLI's.
+    env = {**os.environ, "NEO4J_URI": settings.neo4j.uri or "", "NEO4J_USER": settings.neo4j.user,
+           "NEO4J_PASSWORD": settings.neo4j.password.get_secret_value()}
+
     async def seed_and_count(write: bool) -> int:
-        settings = Settings()
         client = GraphClient.connect(settings.neo4j.uri or "", settings.neo4j.user,
                                      settings.neo4j.password.get_secret_value(),
                                      settings.neo4j.database)
@@ -123,7 +126,7 @@ def test_cli_wipe_asks_then_wipes(namespace: str) -> None:
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "memlattice.cli", "wipe", "--namespace",
                                namespace, *args], capture_output=True, text=True, timeout=120,
-                              stdin=subprocess.DEVNULL, env=os.environ, check=False)
+                              stdin=subprocess.DEVNULL, env=env, check=False)
 
     assert asyncio.run(seed_and_count(True)) == 1
     dry = cli("--dry-run")
