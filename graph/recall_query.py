@@ -155,17 +155,23 @@ def _seeds(lists: list[str]) -> str:
 def adjacent_turns(plan: RecallPlan, lists: list[str]) -> str:
     """The turns right before and after every candidate, as candidates too: the
     answer to a question is often the turn after the one that names its words.
+    A neighbour that is a candidate already is not sent twice:
 
         CALL (semantic, lexical) { UNWIND <candidates' element ids> AS seedEid ...
-                  MATCH (s)-[:NEXT]-(m:Memory) WITH DISTINCT m WHERE <filter>
+                  MATCH (s)-[:NEXT]-(m:Memory) WITH DISTINCT m
+                  WHERE NOT elementId(m) IN <candidates' element ids> AND <filter>
                   RETURN collect(<row with similarity>) AS adjacent }
     """
     similarity = plan.similarity_to_query("m") if plan.vector is not None else None
+    ids = " + ".join(f"[x IN {name} | x.eid]" for name in lists)
     return (
         f"CALL ({', '.join(lists)}) {{\n"
-        + _seeds(lists)
-        + "  MATCH (s)-[:NEXT]-(m:Memory)\n"
-        f"  WITH DISTINCT m WHERE {plan.post}\n"
+        f"  WITH {ids} AS seeds\n"
+        "  UNWIND seeds AS seedEid\n"
+        "  WITH DISTINCT seedEid, seeds\n"
+        "  MATCH (s) WHERE elementId(s) = seedEid\n"
+        "  MATCH (s)-[:NEXT]-(m:Memory)\n"
+        f"  WITH DISTINCT m, seeds WHERE NOT elementId(m) IN seeds AND {plan.post}\n"
         f"  RETURN collect({plan.row('m', score=None, similarity=similarity)}) AS adjacent\n}}"
     )
 

@@ -156,6 +156,7 @@ async def recall(service: MemoryService, request: SearchRequest, *,
         props: dict[str, Mapping[str, Any]] = {}
         embeddings: dict[str, list[float]] = {}
         fields: dict[str, list[Field]] = {}
+        lexical: dict[str, float] = {}
         candidates: list[Candidate] = []
         # Fusion scores every candidate on both signals: the vector side's on its
         # words too, the lexical side's on its cosine (read by the query).
@@ -167,9 +168,12 @@ async def recall(service: MemoryService, request: SearchRequest, *,
                 embeddings[found.id] = found.embedding
             fts = None
             if bm25 is not None:
-                fields[found.id] = lexical_fields(bm25, found.props, found.context, config)
+                # A memory in both indexes' lists (and among the neighbours) is one text.
+                if found.id not in fields:
+                    fields[found.id] = lexical_fields(bm25, found.props, found.context, config)
+                    lexical[found.id] = bm25.score_fields(fields[found.id])
                 if both or not as_similarity:
-                    fts = bm25.score_fields(fields[found.id])
+                    fts = lexical[found.id]
             candidates.append(_candidate(
                 found.props, fts=fts,
                 similarity=found.score if as_similarity else found.similarity if both else None))
