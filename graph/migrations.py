@@ -148,6 +148,18 @@ def migrations(dimension: int, index: VectorIndexSettings | None = None) -> list
             "CREATE CONSTRAINT entity_key IF NOT EXISTS"
             " FOR (e:Entity) REQUIRE (e.namespace, e.key) IS UNIQUE",
         )),
+        # The shared event log (graph.event_log): one counter per namespace, its events
+        # by sequence and by age (pruning); leases elect one process for a job
+        # (graph.leases).
+        Migration(14, "event log and leases", (
+            "CREATE CONSTRAINT event_counter_namespace IF NOT EXISTS"
+            " FOR (c:EventCounter) REQUIRE c.namespace IS UNIQUE",
+            "CREATE CONSTRAINT event_seq IF NOT EXISTS"
+            " FOR (e:Event) REQUIRE (e.namespace, e.seq) IS UNIQUE",
+            "CREATE INDEX event_at IF NOT EXISTS FOR (e:Event) ON (e.at)",
+            "CREATE CONSTRAINT lease_name IF NOT EXISTS"
+            " FOR (l:Lease) REQUIRE l.name IS UNIQUE",
+        )),
     ]
 
 

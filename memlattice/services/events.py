@@ -13,8 +13,9 @@ Events are routed by namespace and matched against each subscription's
 filter and visibility (`Audience`: clearance and scope levels) at publish
 time, so a queue only ever holds what its subscriber may see.
 
-The bus lives in one process: several service replicas would need a shared
-bus (Redis streams, Kafka, Neo4j CDC) behind the same `publish`/`subscribe`.
+This bus lives in one process; `memlattice.services.shared_events` puts the
+shared log in Neo4j behind the same `publish` and `open`, for several
+processes and for subscriptions that resume from a cursor.
 """
 
 from __future__ import annotations
@@ -190,6 +191,8 @@ class Subscription:
     _wakeup: asyncio.Event = field(default_factory=asyncio.Event)
     _missed: int = 0
     dropped: int = 0
+    # The last event of the log this subscription has been offered (shared_events).
+    cursor: int = 0
 
     def offer(self, event: MemoryEvent) -> None:
         """Enqueue without waiting; on overflow the oldest queued event is dropped."""
@@ -202,6 +205,17 @@ class Subscription:
             self.dropped += 1
         self._queue.append(event)
         self._wakeup.set()
+
+    def take(self, events: Iterable[MemoryEvent]) -> None:
+        """Offer a contiguous run read from a log, skipping what this subscription has
+        had; a gap before its next event (pruned from the log) counts as missed."""
+        for event in events:
+            if event.seq <= self.cursor:
+                continue
+            if event.seq > self.cursor + 1:
+                self._missed += event.seq - self.cursor - 1
+            self.cursor = event.seq
+            self.offer(event)
 
     @property
     def pending(self) -> int:
@@ -232,6 +246,16 @@ class Subscription:
         return event
 
 
+@dataclass(frozen=True)
+class Opened:
+    """A subscription, where it starts (`cursor`), and how many events before that
+    start it could not be given (`missed`: its `after` was too old)."""
+
+    subscription: Subscription
+    cursor: int
+    missed: int = 0
+
+
 class EventBus:
     """Fan-out of committed changes to the subscribers of each namespace."""
 
@@ -253,12 +277,25 @@ class EventBus:
             for subscription in tuple(self._subscribers.get(event.namespace, ())):
                 subscription.offer(event)
 
+    async def announce(self, events: Iterable[MemoryEvent]) -> None:
+        """What the services call after commit (change_events); here, `publish`."""
+        self.publish(events)
+
     def subscribe(self, namespace: str, flt: EventFilter | None = None,
                   audience: Audience | None = None) -> Subscription:
         subscription = Subscription(namespace=namespace, filter=flt or EventFilter(),
                                     audience=audience or Audience(), capacity=self.capacity)
         self._subscribers.setdefault(namespace, set()).add(subscription)
         return subscription
+
+    async def open(self, namespace: str, flt: EventFilter | None = None,
+                   audience: Audience | None = None, after: int | None = None) -> Opened:
+        """Subscribe from now. This bus keeps no history: a resumed subscription
+        (`after` below the latest event) is told that it missed what came since."""
+        missed = 0
+        if after is not None and after != self._last:
+            missed = max(self._last - after, 1)
+        return Opened(self.subscribe(namespace, flt, audience), self._last, missed)
 
     def unsubscribe(self, subscription: Subscription) -> None:
         subscribers = self._subscribers.get(subscription.namespace)

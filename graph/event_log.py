@@ -1,0 +1,108 @@
+"""The shared event log: an outbox of committed changes, in Neo4j itself.
+
+Every process appends the events of the changes it committed and tails the
+log of the namespaces its subscribers watch (memlattice.services.shared_events).
+An append takes the namespace's `(:EventCounter)` node and raises its `seq`
+inside the appending transaction: the counter's write lock is held until
+commit, so sequence numbers are handed out in commit order and with no gaps,
+and a reader never sees `seq + 1` before `seq`. A gap a reader does see can
+only be events pruned after the retention window, which is how it knows it
+missed them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from memlattice.graph.client import GraphClient, Query
+
+
+def append_events(*, namespace: str, payloads: Sequence[str], now: datetime) -> Query:
+    """Number `payloads` after the namespace's last event and store them, in one statement."""
+    query = (
+        "CYPHER 25\n"
+        "MERGE (c:EventCounter {namespace: $namespace})\n"
+        "ON CREATE SET c.seq = 0\n"
+        "SET c.seq = c.seq + size($payloads)\n"
+        "WITH c, c.seq - size($payloads) AS base\n"
+        "UNWIND range(0, size($payloads) - 1) AS i\n"
+        "CREATE (e:Event {namespace: $namespace, seq: base + i + 1, payload: $payloads[i],"
+        " at: $now})\n"
+        "RETURN e.seq AS seq ORDER BY seq"
+    )
+    return query, {"namespace": namespace, "payloads": list(payloads), "now": now}
+
+
+def events_after(*, namespace: str, after: int, limit: int) -> Query:
+    query = (
+        "CYPHER 25\n"
+        "MATCH (e:Event {namespace: $namespace}) WHERE e.seq > $after\n"
+        "RETURN e.seq AS seq, e.payload AS payload ORDER BY e.seq LIMIT $limit"
+    )
+    return query, {"namespace": namespace, "after": after, "limit": limit}
+
+
+def log_bounds(*, namespace: str) -> Query:
+    """The namespace's last sequence number and its oldest retained event's."""
+    query = (
+        "CYPHER 25\n"
+        "OPTIONAL MATCH (c:EventCounter {namespace: $namespace})\n"
+        "RETURN coalesce(c.seq, 0) AS head,\n"
+        "  COLLECT { MATCH (e:Event {namespace: $namespace}) WHERE e.seq > 0\n"
+        "    RETURN e.seq ORDER BY e.seq LIMIT 1 }[0] AS oldest"
+    )
+    return query, {"namespace": namespace}
+
+
+def prune_events(*, before: datetime, limit: int) -> Query:
+    query = (
+        "CYPHER 25\n"
+        "MATCH (e:Event) WHERE e.at < $before\n"
+        "WITH e LIMIT $limit\n"
+        "DELETE e\n"
+        "RETURN count(*) AS pruned"
+    )
+    return query, {"before": before, "limit": limit}
+
+
+@dataclass(frozen=True)
+class LogBounds:
+    """`head`: the last sequence number handed out (0: none yet); `oldest`: the first
+    one still stored (None: none is)."""
+
+    head: int
+    oldest: int | None
+
+
+class EventLogGraph:
+    def __init__(self, client: GraphClient) -> None:
+        self.client = client
+
+    async def append(self, namespace: str, payloads: Sequence[str], now: datetime) -> list[int]:
+        """Store the payloads, in order; returns their sequence numbers."""
+        if not payloads:
+            return []
+        records = await self.client.write(append_events(namespace=namespace,
+                                                        payloads=payloads, now=now))
+        return [int(r["seq"]) for r in records]
+
+    async def after(self, namespace: str, after: int, limit: int) -> list[tuple[int, str]]:
+        """Up to `limit` events with a sequence number above `after`, oldest first."""
+        records = await self.client.read(events_after(namespace=namespace, after=after,
+                                                      limit=limit))
+        return [(int(r["seq"]), str(r["payload"])) for r in records]
+
+    async def bounds(self, namespace: str) -> LogBounds:
+        records = await self.client.read(log_bounds(namespace=namespace))
+        if not records:
+            return LogBounds(head=0, oldest=None)
+        oldest = records[0]["oldest"]
+        return LogBounds(head=int(records[0]["head"]),
+                         oldest=int(oldest) if oldest is not None else None)
+
+    async def prune(self, before: datetime, limit: int = 10_000) -> int:
+        """Delete up to `limit` events stored before `before`; returns how many."""
+        records = await self.client.write(prune_events(before=before, limit=limit))
+        return int(records[0]["pruned"]) if records else 0

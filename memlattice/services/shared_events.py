@@ -1,0 +1,243 @@
+"""Live events across processes: the event bus backed by the shared log in Neo4j.
+
+`SharedEventBus` is an `EventBus` that does not fan out in place: the
+committed changes are appended to the log (graph.event_log), which numbers
+them per namespace in the order of the appends, before the write that made
+them answers (`announce`); when Neo4j refuses the append, they wait in an
+outbox that a background task appends, in order. Every process then tails the log
+of each namespace its subscribers watch (one reader per namespace, however
+many subscribers) and hands the events to its own subscriptions, matched and
+redacted as before (memlattice.services.events). So a subscriber on any
+process sees the changes committed through every process, each exactly once
+and in the log's order, and only committed ones (services publish after
+commit, memlattice.services.change_events).
+
+Every event's `seq` is its position in its namespace's log; a client that
+reconnects with `after=<seq>` is given what followed, as long as the log
+still holds it. Events older than the retention window are pruned by one
+elected process (memlattice.services.leases); a subscription whose cursor
+fell behind the window is told how many it missed (`missed`) and goes on
+from the oldest event kept.
+
+Order: a change that completes before another begins (through any process)
+is logged before it; two concurrent changes are logged in the order their
+appends commit, which for two changes of one memory may differ from the
+order of the changes (events carry the memory's `version` to tell).
+Between a change's commit and its append the events live in the process
+(milliseconds; a clean shutdown drains the outbox): a process killed in that
+moment loses them; nothing is ever duplicated. docs/operating.md explains the
+choice of log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Iterable
+from datetime import timedelta
+
+from memlattice.core.background import BackgroundTask
+from memlattice.core.errors import MemlatticeError
+from memlattice.core.model import utcnow
+from memlattice.graph.event_log import EventLogGraph
+from memlattice.services import event_codec
+from memlattice.services.events import (
+    DEFAULT_CAPACITY,
+    Audience,
+    EventBus,
+    EventFilter,
+    MemoryEvent,
+    Opened,
+    Subscription,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_OUTBOX = 100_000
+"""Events waiting for the log beyond this (Neo4j unreachable for long) are dropped, oldest first."""
+
+
+class SharedEventBus(EventBus):
+    def __init__(self, graph: EventLogGraph, *, capacity: int = DEFAULT_CAPACITY,
+                 poll_s: float = 0.25, page: int = 500, retry_s: float = 1.0) -> None:
+        super().__init__(capacity)
+        self.graph = graph
+        self.poll_s = poll_s
+        self.page = page
+        self.retry_s = retry_s
+        self._outbox: deque[MemoryEvent] = deque()
+        self._pending = asyncio.Event()
+        self._flushing = asyncio.Lock()
+        self._writer = BackgroundTask("memlattice-event-outbox", self._write_loop)
+        self._tails: dict[str, asyncio.Task[None]] = {}
+        self._wakes: dict[str, asyncio.Event] = {}
+        self.appended = 0
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        self._writer.start()
+
+    async def stop(self) -> None:
+        """Stop tailing, then append what the outbox still holds (the driver is open)."""
+        await self._writer.stop()
+        tails, self._tails = list(self._tails.values()), {}
+        for task in tails:
+            task.cancel()
+        for task in tails:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        with contextlib.suppress(MemlatticeError):
+            await self.flush()
+
+    # ------------------------------------------------------------ writing
+
+    def has_subscribers(self, namespace: str) -> bool:
+        """Always: a subscriber may be on another process, or reconnect later."""
+        return True
+
+    def publish(self, events: Iterable[MemoryEvent]) -> None:
+        """Queue committed events for the log; never blocks the writer."""
+        self._outbox.extend(events)
+        while len(self._outbox) > MAX_OUTBOX:
+            self._outbox.popleft()
+            log.warning("the event outbox is full; the oldest event was dropped")
+        self._pending.set()
+
+    async def announce(self, events: Iterable[MemoryEvent]) -> None:
+        """Append committed events before the write that made them answers, so that a
+        write that follows it (through any process) is logged after it. When the log
+        cannot be written now (or earlier events still wait), they join the outbox,
+        and its task appends them: the change itself is committed either way."""
+        events = list(events)
+        if not events:
+            return
+        if self._outbox or not self._writer.running:
+            self.publish(events)
+            return
+        by_namespace: dict[str, list[MemoryEvent]] = {}
+        for event in events:
+            by_namespace.setdefault(event.namespace, []).append(event)
+        for namespace, batch in list(by_namespace.items()):
+            try:
+                await self.graph.append(namespace, [event_codec.encode(e) for e in batch],
+                                        utcnow())
+            except MemlatticeError as exc:
+                log.warning("could not append %d events to the log now (%s); queued",
+                            len(batch), exc.code)
+                self.publish(e for e in events if e.namespace in by_namespace)
+                return
+            del by_namespace[namespace]
+            self.appended += len(batch)
+            self._wake(namespace)
+
+    async def flush(self) -> None:
+        """Append everything queued, per namespace in the order published."""
+        async with self._flushing:
+            await self._append_queued()
+
+    async def _append_queued(self) -> None:
+        while self._outbox:
+            batch = [self._outbox.popleft() for _ in range(min(len(self._outbox), self.page))]
+            by_namespace: dict[str, list[MemoryEvent]] = {}
+            for event in batch:
+                by_namespace.setdefault(event.namespace, []).append(event)
+            for namespace, events in list(by_namespace.items()):
+                try:
+                    await self.graph.append(namespace, [event_codec.encode(e) for e in events],
+                                            utcnow())
+                except BaseException:
+                    # Not appended: put back (in order) what this batch had not written.
+                    rest = [e for e in batch if e.namespace in by_namespace]
+                    self._outbox.extendleft(reversed(rest))
+                    raise
+                del by_namespace[namespace]
+                self.appended += len(events)
+                self._wake(namespace)
+
+    async def _write_loop(self) -> None:
+        while True:
+            await self._pending.wait()
+            self._pending.clear()
+            try:
+                await asyncio.shield(self.flush())
+            except MemlatticeError as exc:
+                log.warning("could not append %d events to the log (%s); retrying",
+                            len(self._outbox), exc.code)
+                self._pending.set()
+                await asyncio.sleep(self.retry_s)
+
+    # ------------------------------------------------------------ reading
+
+    async def open(self, namespace: str, flt: EventFilter | None = None,
+                   audience: Audience | None = None, after: int | None = None) -> Opened:
+        """Subscribe from `after` (None: from now). Events the log no longer holds are
+        reported as `missed`, and the subscription starts from the oldest it holds."""
+        bounds = await self.graph.bounds(namespace)
+        start, missed = bounds.head, 0
+        if after is not None:
+            if after > bounds.head:  # a cursor this log never handed out (a reset store)
+                missed = 1
+            elif bounds.oldest is None:
+                missed = bounds.head - after
+            elif after < bounds.oldest - 1:
+                start, missed = bounds.oldest - 1, bounds.oldest - 1 - after
+            else:
+                start = after
+        subscription = self.subscribe(namespace, flt, audience)
+        subscription.cursor = start
+        if namespace not in self._tails:
+            self._tails[namespace] = asyncio.ensure_future(self._tail(namespace))
+        self._wake(namespace)
+        return Opened(subscription, start, missed)
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        super().unsubscribe(subscription)
+        self._wake(subscription.namespace)
+
+    def _wake(self, namespace: str) -> None:
+        wake = self._wakes.get(namespace)
+        if wake is not None:
+            wake.set()
+
+    async def _tail(self, namespace: str) -> None:
+        """Read the namespace's log from the earliest cursor of its subscribers on, and
+        hand each subscription what lies beyond its own cursor; ends with the last one."""
+        wake = self._wakes.setdefault(namespace, asyncio.Event())
+        try:
+            while True:
+                subscriptions = tuple(self._subscribers.get(namespace, ()))
+                if not subscriptions:
+                    return
+                wake.clear()
+                try:
+                    rows = await self.graph.after(namespace,
+                                                  min(s.cursor for s in subscriptions),
+                                                  self.page)
+                except MemlatticeError as exc:
+                    log.warning("could not read the event log of %s: %s", namespace, exc.code)
+                    rows = []
+                events = [event_codec.decode(payload, seq) for seq, payload in rows]
+                for subscription in subscriptions:
+                    subscription.take(events)
+                if len(rows) < self.page:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(wake.wait(), self.poll_s)
+        finally:
+            if self._tails.get(namespace) is asyncio.current_task():
+                del self._tails[namespace]
+            self._wakes.pop(namespace, None)
+
+    # ------------------------------------------------------------ retention
+
+    async def prune(self, retention: timedelta) -> int:
+        """Delete the events older than `retention` (run by one elected process)."""
+        pruned = total = 0
+        while pruned or not total:
+            pruned = await self.graph.prune(utcnow() - retention)
+            total += pruned
+            if not pruned:
+                break
+        return total
