@@ -56,15 +56,18 @@ def log_bounds(*, namespace: str) -> Query:
     return query, {"namespace": namespace}
 
 
-def prune_events(*, before: datetime, limit: int) -> Query:
+def prune_events(*, before: datetime, limit: int, namespace: str | None = None) -> Query:
+    """Events stored before `before` (of one namespace, or of all), deleted."""
+    where = "e.at < $before" + (" AND e.namespace = $namespace" if namespace is not None
+                                else "")
     query = (
         "CYPHER 25\n"
-        "MATCH (e:Event) WHERE e.at < $before\n"
+        f"MATCH (e:Event) WHERE {where}\n"
         "WITH e LIMIT $limit\n"
         "DELETE e\n"
         "RETURN count(*) AS pruned"
     )
-    return query, {"before": before, "limit": limit}
+    return query, {"before": before, "limit": limit, "namespace": namespace}
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,9 @@ class EventLogGraph:
         return LogBounds(head=int(records[0]["head"]),
                          oldest=int(oldest) if oldest is not None else None)
 
-    async def prune(self, before: datetime, limit: int = 10_000) -> int:
+    async def prune(self, before: datetime, limit: int = 10_000,
+                    namespace: str | None = None) -> int:
         """Delete up to `limit` events stored before `before`; returns how many."""
-        records = await self.client.write(prune_events(before=before, limit=limit))
+        records = await self.client.write(prune_events(before=before, limit=limit,
+                                                       namespace=namespace))
         return int(records[0]["pruned"]) if records else 0
