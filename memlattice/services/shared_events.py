@@ -3,8 +3,10 @@
 `SharedEventBus` is an `EventBus` that does not fan out in place: the
 committed changes are appended to the log (graph.event_log), which numbers
 them per namespace in the order of the appends, before the write that made
-them answers (`announce`); when Neo4j refuses the append, they wait in an
-outbox that a background task appends, in order. Every process then tails the log
+them answers (`announce`). The appending is one task's: what the writes of
+the moment announced goes in one transaction per namespace (a group commit,
+so concurrent writes do not each pay for one); when Neo4j refuses it, the
+events stay in the outbox, in order, and the writers go on. Every process then tails the log
 of each namespace its subscribers watch (one reader per namespace, however
 many subscribers) and hands the events to its own subscriptions, matched and
 redacted as before (memlattice.services.events). So a subscriber on any
@@ -67,7 +69,8 @@ class SharedEventBus(EventBus):
         self.poll_s = poll_s
         self.page = page
         self.retry_s = retry_s
-        self._outbox: deque[MemoryEvent] = deque()
+        # Committed events not yet in the log, each call's last one with its waiting writer.
+        self._outbox: deque[tuple[MemoryEvent, asyncio.Future[None] | None]] = deque()
         self._pending = asyncio.Event()
         self._flushing = asyncio.Lock()
         self._writer = BackgroundTask("memlattice-event-outbox", self._write_loop)
@@ -99,39 +102,34 @@ class SharedEventBus(EventBus):
         return True
 
     def publish(self, events: Iterable[MemoryEvent]) -> None:
-        """Queue committed events for the log; never blocks the writer."""
-        self._outbox.extend(events)
-        while len(self._outbox) > MAX_OUTBOX:
-            self._outbox.popleft()
-            log.warning("the event outbox is full; the oldest event was dropped")
-        self._pending.set()
+        """Queue committed events for the log without waiting for them."""
+        self._enqueue(list(events), None)
 
     async def announce(self, events: Iterable[MemoryEvent]) -> None:
-        """Append committed events before the write that made them answers, so that a
-        write that follows it (through any process) is logged after it. When the log
-        cannot be written now (or earlier events still wait), they join the outbox,
-        and its task appends them: the change itself is committed either way."""
+        """Queue committed events and wait until they are in the log, so that a write
+        that follows this one (through any process) is logged after it. Writes that
+        announce at the same time share one append (a group commit). When the log
+        cannot be written now, the wait ends anyway and the events stay queued: the
+        change itself is committed either way."""
         events = list(events)
         if not events:
             return
-        if self._outbox or not self._writer.running:
+        if not self._writer.running:  # a one-shot command: appended when it stops
             self.publish(events)
             return
-        by_namespace: dict[str, list[MemoryEvent]] = {}
-        for event in events:
-            by_namespace.setdefault(event.namespace, []).append(event)
-        for namespace, batch in list(by_namespace.items()):
-            try:
-                await self.graph.append(namespace, [event_codec.encode(e) for e in batch],
-                                        utcnow())
-            except MemlatticeError as exc:
-                log.warning("could not append %d events to the log now (%s); queued",
-                            len(batch), exc.code)
-                self.publish(e for e in events if e.namespace in by_namespace)
-                return
-            del by_namespace[namespace]
-            self.appended += len(batch)
-            self._wake(namespace)
+        appended = asyncio.get_running_loop().create_future()
+        self._enqueue(events, appended)
+        await appended
+
+    def _enqueue(self, events: list[MemoryEvent],
+                 appended: asyncio.Future[None] | None) -> None:
+        for i, event in enumerate(events):
+            self._outbox.append((event, appended if i == len(events) - 1 else None))
+        while len(self._outbox) > MAX_OUTBOX:
+            _, dropped_waiter = self._outbox.popleft()
+            _settle(dropped_waiter)
+            log.warning("the event outbox is full; the oldest event was dropped")
+        self._pending.set()
 
     async def flush(self) -> None:
         """Append everything queued, per namespace in the order published."""
@@ -142,20 +140,23 @@ class SharedEventBus(EventBus):
         while self._outbox:
             batch = [self._outbox.popleft() for _ in range(min(len(self._outbox), self.page))]
             by_namespace: dict[str, list[MemoryEvent]] = {}
-            for event in batch:
+            for event, _ in batch:
                 by_namespace.setdefault(event.namespace, []).append(event)
-            for namespace, events in list(by_namespace.items()):
-                try:
-                    await self.graph.append(namespace, [event_codec.encode(e) for e in events],
-                                            utcnow())
-                except BaseException:
-                    # Not appended: put back (in order) what this batch had not written.
-                    rest = [e for e in batch if e.namespace in by_namespace]
-                    self._outbox.extendleft(reversed(rest))
-                    raise
-                del by_namespace[namespace]
-                self.appended += len(events)
-                self._wake(namespace)
+            try:
+                for namespace, events in list(by_namespace.items()):
+                    await self.graph.append(namespace,
+                                            [event_codec.encode(e) for e in events], utcnow())
+                    del by_namespace[namespace]
+                    self.appended += len(events)
+                    self._wake(namespace)
+            except BaseException:
+                # Put back, in order, what was not appended; its writers wait no longer.
+                self._outbox.extendleft(reversed([(e, None) for e, _ in batch
+                                                  if e.namespace in by_namespace]))
+                raise
+            finally:
+                for _, waiter in batch:
+                    _settle(waiter)
 
     async def _write_loop(self) -> None:
         while True:
@@ -241,3 +242,9 @@ class SharedEventBus(EventBus):
             if not pruned:
                 break
         return total
+
+
+def _settle(waiter: asyncio.Future[None] | None) -> None:
+    """Let a writer waiting in `announce` go on (unless it stopped waiting)."""
+    if waiter is not None and not waiter.done():
+        waiter.set_result(None)

@@ -24,6 +24,8 @@ from httpx_ws import AsyncWebSocketSession, aconnect_ws
 from memlattice.core.model import utcnow
 from memlattice.core.settings import Settings
 from memlattice.graph.event_log import EventLogGraph
+from tests._live import Neo4jAddress
+from tests._live import spawned_server as live_server
 from tests.integration._apps import spawned_server
 from tests.integration._support import UPDATE, WRITE, WRITE_MANY, mem
 
@@ -173,3 +175,21 @@ async def test_a_cursor_that_is_not_one_is_refused(servers: tuple[str, str], ns:
         message = await ws.receive_json(timeout=PATIENCE_S)
     errors = message["payload"] if message["type"] == "error" else message["payload"]["errors"]
     assert errors[0]["extensions"]["code"] == "VALIDATION", message
+
+
+async def test_serve_with_workers_delivers_every_write_to_a_subscriber(
+    settings: Settings, tmp_path_factory: pytest.TempPathFactory, ns: str
+) -> None:
+    """`memlattice serve --workers 2`: each write on a connection of its own (the kernel
+    hands connections to either worker) reaches the subscriber, once and in order."""
+    neo4j = Neo4jAddress(settings.neo4j.uri or "", settings.neo4j.user,
+                         settings.neo4j.password.get_secret_value())
+    log = tmp_path_factory.mktemp("workers") / "serve.log"
+    with live_server(["memlattice.cli", "serve", "--workers", "2", "--no-neo4j"], neo4j, log,
+                     dimension=settings.embedding.dimension, ready_timeout_s=PATIENCE_S,
+                     stop_grace_s=60) as served:
+        async with subscribed(served.base, ns) as (ws, _):
+            written = [await write(served.base, ns, f"note {i}") for i in range(10)]
+            seen = await events_until(ws, written[-1])
+    assert [e["memoryId"] for e in seen] == written
+    assert served.process.returncode == 0, log.read_text()[-3000:]
