@@ -46,6 +46,7 @@ from datetime import datetime
 from memlattice.graph.client import GraphClient
 from memlattice.graph.codec import Edge, Memory
 from memlattice.graph.snapshots import SnapshotGraph
+from memlattice.services.event_codec import erased
 from memlattice.services.events import EventBus, EventKind, MemoryEvent, edge_events, successors
 
 
@@ -100,10 +101,14 @@ class ChangeEvents:
         ])
 
     async def deleted(self, memory: Memory | None, actor: str, at: datetime) -> None:
-        """DELETED for a memory snapshotted before it was erased (`before_delete`)."""
-        if memory is not None:
-            await self._publish([_event(EventKind.DELETED, memory, actor, at=at,
-                                  version=memory.version + 1)])
+        """DELETED for a memory snapshotted before it was erased (`before_delete`),
+        without its content; the events already logged lose it too."""
+        if memory is None:
+            return
+        if self.bus is not None:
+            await self.bus.erase(memory.namespace, memory.id)
+        await self._publish([_event(EventKind.DELETED, erased(memory), actor, at=at,
+                                    version=memory.version + 1)])
 
     # ------------------------------------------------------------ memories by id
 

@@ -3,7 +3,8 @@
 A `MemoryEvent` crosses processes as one JSON string: the memories and the
 relationship it carries field by field, times as ISO 8601, enums by value.
 Pure: no I/O, its own unit tests. The sequence number and `missed` are not
-part of the payload; the log and the receiving process set them.
+part of the payload; the log and the receiving process set them. `without`
+takes an erased memory's content out of an event (deleteMemory).
 """
 
 from __future__ import annotations
@@ -66,6 +67,23 @@ def _dataclass(cls: type[Any], data: dict[str, Any]) -> Any:
                   for f in dataclasses.fields(cls) if f.name in data})
 
 
+def erased(memory: Memory) -> Memory:
+    """A snapshot of an erased memory: what a subscription matches it by (ids, tags,
+    type, scope, sensitivity, status) and nothing of what it said."""
+    return dataclasses.replace(memory, content="", key=None, value=None, summary=None,
+                               metadata={}, provenance=None, source=None)
+
+
+def without(event: MemoryEvent, memory_id: str) -> MemoryEvent:
+    """`event` with every snapshot of `memory_id` erased."""
+    def clean(m: Memory) -> Memory:
+        return erased(m) if m.id == memory_id else m
+
+    return dataclasses.replace(
+        event, memory=clean(event.memory) if event.memory is not None else None,
+        endpoints=tuple(map(clean, event.endpoints)), related=tuple(map(clean, event.related)))
+
+
 def encode(event: MemoryEvent) -> str:
     """The event as one JSON string, without its `seq` and `missed`."""
     data = _plain(event)
@@ -79,4 +97,4 @@ def decode(payload: str, seq: int) -> MemoryEvent:
     return dataclasses.replace(event, seq=seq)
 
 
-__all__ = ["Edge", "EventKind", "Memory", "decode", "encode"]
+__all__ = ["Edge", "EventKind", "Memory", "decode", "encode", "erased", "without"]

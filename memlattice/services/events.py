@@ -281,6 +281,9 @@ class EventBus:
         """What the services call after commit (change_events); here, `publish`."""
         self.publish(events)
 
+    async def erase(self, namespace: str, memory_id: str) -> None:
+        """Forget what a deleted memory said (this bus keeps no history: nothing to do)."""
+
     def subscribe(self, namespace: str, flt: EventFilter | None = None,
                   audience: Audience | None = None) -> Subscription:
         subscription = Subscription(namespace=namespace, filter=flt or EventFilter(),

@@ -144,8 +144,9 @@ class SharedEventBus(EventBus):
                 by_namespace.setdefault(event.namespace, []).append(event)
             try:
                 for namespace, events in list(by_namespace.items()):
-                    await self.graph.append(namespace,
-                                            [event_codec.encode(e) for e in events], utcnow())
+                    await self.graph.append(
+                        namespace, [(event_codec.encode(e), e.memory_ids) for e in events],
+                        utcnow())
                     del by_namespace[namespace]
                     self.appended += len(events)
                     self._wake(namespace)
@@ -169,6 +170,15 @@ class SharedEventBus(EventBus):
                             len(self._outbox), exc.code)
                 self._pending.set()
                 await asyncio.sleep(self.retry_s)
+
+    async def erase(self, namespace: str, memory_id: str) -> None:
+        """Rewrite the logged events that name an erased memory without its content."""
+        await self.flush()  # its earlier events may still be queued
+        stored = await self.graph.naming(namespace, memory_id)
+        await self.graph.rewrite(namespace, [
+            (seq, event_codec.encode(event_codec.without(event_codec.decode(payload, seq),
+                                                         memory_id)))
+            for seq, payload in stored])
 
     # ------------------------------------------------------------ reading
 

@@ -27,7 +27,7 @@ from memlattice.graph.event_log import EventLogGraph
 from tests._live import Neo4jAddress
 from tests._live import spawned_server as live_server
 from tests.integration._apps import spawned_server
-from tests.integration._support import UPDATE, WRITE, WRITE_MANY, mem
+from tests.integration._support import DELETE, UPDATE, WRITE, WRITE_MANY, mem
 
 PATIENCE_S = 120
 
@@ -193,3 +193,27 @@ async def test_serve_with_workers_delivers_every_write_to_a_subscriber(
             seen = await events_until(ws, written[-1])
     assert [e["memoryId"] for e in seen] == written
     assert served.process.returncode == 0, log.read_text()[-3000:]
+
+
+async def test_an_erased_memory_leaves_no_content_in_the_log(
+    servers: tuple[str, str], ns: str, graph_client: Any
+) -> None:
+    a, b = servers
+    secret = f"secret {uuid.uuid4().hex}"
+    doomed = await write(a, ns, secret)
+    kept = await write(a, ns, "kept as it was")
+    log = EventLogGraph(graph_client)
+    assert any(secret in payload for _, payload in await log.naming(ns, doomed))
+    async with subscribed(b, ns) as (ws, _):
+        async with httpx.AsyncClient(base_url=b, timeout=PATIENCE_S) as http:
+            answer = (await http.post("/graphql", json={
+                "query": DELETE, "variables": {"ns": ns, "id": doomed}})).json()
+        assert not answer.get("errors"), answer
+        (deleted,) = await events_until(ws, doomed)
+    assert deleted["kind"] == "DELETED"
+    stored = sorted(await log.naming(ns, doomed))
+    # Its WRITTEN and its DELETED (the other memory's WRITTEN came between).
+    assert [seq for seq, _ in stored] == [deleted["seq"] - 2, deleted["seq"]]
+    assert not any(secret in payload for _, payload in stored)
+    (untouched,) = await log.naming(ns, kept)
+    assert "kept as it was" in untouched[1]

@@ -90,3 +90,20 @@ def test_a_bus_without_history_says_a_resumed_subscription_missed_events() -> No
     assert asyncio.run(bus.open("ns", after=2)).missed == 0
     assert asyncio.run(bus.open("ns", after=0)).missed == 2
     assert asyncio.run(bus.open("ns", after=9)).missed == 1
+
+
+def test_an_erased_memory_keeps_what_it_is_matched_by_and_loses_what_it_said() -> None:
+    gone = memory("gone", key="k", value={"v": 1}, summary="s", tags=("t",),
+                  metadata={"m": 1}, provenance={"p": 1}, source="src", scope=Scope.USER,
+                  user_id="u", sensitivity=Sensitivity.HIGH)
+    other = memory("other")
+    event = MemoryEvent(kind=EventKind.SUPERSEDED, namespace="ns", memory_ids=("gone", "other"),
+                        actor="t", at=NOW, memory=gone, related=(other,))
+    clean = event_codec.without(event, "gone")
+    assert clean.memory is not None and clean.related == (other,)
+    assert (clean.memory.content, clean.memory.key, clean.memory.value, clean.memory.summary,
+            clean.memory.metadata, clean.memory.provenance, clean.memory.source) == (
+        "", None, None, None, {}, None, None)
+    assert (clean.memory.tags, clean.memory.scope, clean.memory.user_id,
+            clean.memory.sensitivity) == (("t",), Scope.USER, "u", Sensitivity.HIGH)
+    assert "content of gone" not in event_codec.encode(clean)
