@@ -35,7 +35,8 @@ Snapshots that an operation does not return itself (forgotten memories, a
 deleted memory or relationship, the endpoints of a new relationship,
 invalidated facts, discarded working records, reinforced derived records, the
 far end of a hint) cost one extra read, made only while the namespace has
-subscribers.
+subscribers: with the shared log (memlattice.services.shared_events), always,
+as a subscriber may be on another process or resume later.
 """
 
 from __future__ import annotations
