@@ -191,31 +191,36 @@ class Subscription:
     _wakeup: asyncio.Event = field(default_factory=asyncio.Event)
     _missed: int = 0
     dropped: int = 0
-    # The last event of the log this subscription has been offered (shared_events).
+    # The last event of the log this subscription has been offered (shared_events), and
+    # how many it has missed since the last it received (gaps in the log).
     cursor: int = 0
+    _gap: int = 0
 
-    def offer(self, event: MemoryEvent) -> None:
-        """Enqueue without waiting; on overflow the oldest queued event is dropped."""
+    def offer(self, event: MemoryEvent) -> bool:
+        """Enqueue without waiting; on overflow the oldest queued event is dropped.
+        False when the subscriber may not, or does not want to, see the event."""
         if not (self.filter.matches(event) and self.audience.sees(event)):
-            return
+            return False
         event = self.audience.redact(event)
         if len(self._queue) >= self.capacity:
-            self._queue.popleft()
-            self._missed += 1
+            dropped = self._queue.popleft()
+            self._missed += 1 + dropped.missed
             self.dropped += 1
         self._queue.append(event)
         self._wakeup.set()
+        return True
 
     def take(self, events: Iterable[MemoryEvent]) -> None:
         """Offer a contiguous run read from a log, skipping what this subscription has
-        had; a gap before its next event (pruned from the log) counts as missed."""
+        had; a gap (events pruned from the log, or unreadable) is counted as missed
+        on the next event it receives after the gap."""
         for event in events:
             if event.seq <= self.cursor:
                 continue
-            if event.seq > self.cursor + 1:
-                self._missed += event.seq - self.cursor - 1
+            self._gap += max(event.seq - self.cursor - 1, 0)
             self.cursor = event.seq
-            self.offer(event)
+            if self.offer(replace(event, missed=self._gap) if self._gap else event):
+                self._gap = 0
 
     @property
     def pending(self) -> int:
@@ -242,7 +247,7 @@ class Subscription:
     def _pop(self) -> MemoryEvent:
         event = self._queue.popleft()
         if self._missed:
-            event, self._missed = replace(event, missed=self._missed), 0
+            event, self._missed = replace(event, missed=event.missed + self._missed), 0
         return event
 
 

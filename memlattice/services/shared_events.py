@@ -230,7 +230,7 @@ class SharedEventBus(EventBus):
                 except MemlatticeError as exc:
                     log.warning("could not read the event log of %s: %s", namespace, exc.code)
                     rows = []
-                events = [event_codec.decode(payload, seq) for seq, payload in rows]
+                events = _decoded(namespace, rows)
                 for subscription in subscriptions:
                     subscription.take(events)
                 if len(rows) < self.page:
@@ -243,18 +243,30 @@ class SharedEventBus(EventBus):
 
     # ------------------------------------------------------------ retention
 
-    async def prune(self, retention: timedelta) -> int:
-        """Delete the events older than `retention` (run by one elected process)."""
-        pruned = total = 0
-        while pruned or not total:
-            pruned = await self.graph.prune(utcnow() - retention)
+    async def prune(self, retention: timedelta, batch: int = 10_000) -> int:
+        """Delete the events older than `retention` (run by one elected process), in
+        transactions of at most `batch`."""
+        total = 0
+        while True:
+            pruned = await self.graph.prune(utcnow() - retention, limit=batch)
             total += pruned
-            if not pruned:
-                break
-        return total
+            if pruned < batch:
+                return total
 
 
 def _settle(waiter: asyncio.Future[None] | None) -> None:
     """Let a writer waiting in `announce` go on (unless it stopped waiting)."""
     if waiter is not None and not waiter.done():
         waiter.set_result(None)
+
+
+def _decoded(namespace: str, rows: list[tuple[int, str]]) -> list[MemoryEvent]:
+    """The events of `rows`; one that cannot be read (written by another version) is
+    left out, and the gap it leaves reaches its subscribers as `missed`."""
+    events = []
+    for seq, payload in rows:
+        try:
+            events.append(event_codec.decode(payload, seq))
+        except (ValueError, KeyError, TypeError) as exc:
+            log.warning("event %s of %s cannot be read (%s); skipped", seq, namespace, exc)
+    return events

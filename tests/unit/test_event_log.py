@@ -107,3 +107,15 @@ def test_an_erased_memory_keeps_what_it_is_matched_by_and_loses_what_it_said() -
     assert (clean.memory.tags, clean.memory.scope, clean.memory.user_id,
             clean.memory.sensitivity) == (("t",), Scope.USER, "u", Sensitivity.HIGH)
     assert "content of gone" not in event_codec.encode(clean)
+
+
+def test_an_unreadable_payload_is_skipped_and_reaches_subscribers_as_missed() -> None:
+    from memlattice.services.shared_events import _decoded
+
+    rows = [(1, event_codec.encode(written("a"))), (2, '{"kind": "from the future"}'),
+            (3, event_codec.encode(written("c")))]
+    events = _decoded("ns", rows)
+    assert [e.seq for e in events] == [1, 3]
+    sub = EventBus().subscribe("ns")
+    sub.take(events)
+    assert [(e.memory_ids, e.missed) for e in drain(sub)] == [(("a",), 0), (("c",), 1)]
