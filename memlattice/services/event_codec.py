@@ -15,7 +15,6 @@ import types
 import typing
 from datetime import datetime
 from enum import Enum
-from functools import cache
 from typing import Any
 
 from memlattice.graph.codec import Edge, Memory
@@ -36,9 +35,14 @@ def _plain(value: Any) -> Any:
     return value
 
 
-@cache
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    """`cls`'s resolved field types, worked out once per class."""
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
 
 
 def _typed(hint: Any, value: Any) -> Any:
