@@ -101,7 +101,8 @@ class MemoryEvent:
 class Subscription:
     @strawberry.subscription(
         description="Committed changes of one namespace (writes, updates, supersedes, forgets,"
-        " deletes, relationship changes), filtered, in the order they completed."
+        " deletes, relationship changes), filtered, in the order of the namespace's event log"
+        " (the same on every server process); resumable with `after`."
     )
     async def memory_events(
         self, info: Info, namespace: str, filter: MemoryEventFilterInput | None = None,
@@ -137,7 +138,7 @@ class Subscription:
 
 
 def _cursor(after: str | None) -> int | None:
-    """A cursor as given back by an event (a decimal position), or INVALID_INPUT."""
+    """A cursor as given back by an event (a decimal position); anything else is VALIDATION."""
     if after is None:
         return None
     if not after.isascii() or not after.isdigit() or len(after) > 18:
