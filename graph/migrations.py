@@ -156,6 +156,18 @@ def migrations(dimension: int, index: VectorIndexSettings | None = None) -> list
             f"CREATE CONSTRAINT duplicate_lock IF NOT EXISTS"
             f" FOR (l:{duplicates.LOCK}) REQUIRE l.key IS UNIQUE",
         ), data=duplicates.backfill_hashes),
+        # The shared event log (graph.event_log): one counter per namespace, its events
+        # by sequence and by age (pruning); leases elect one process for a job
+        # (graph.leases).
+        Migration(15, "event log and leases", (
+            "CREATE CONSTRAINT event_counter_namespace IF NOT EXISTS"
+            " FOR (c:EventCounter) REQUIRE c.namespace IS UNIQUE",
+            "CREATE CONSTRAINT event_seq IF NOT EXISTS"
+            " FOR (e:Event) REQUIRE (e.namespace, e.seq) IS UNIQUE",
+            "CREATE INDEX event_at IF NOT EXISTS FOR (e:Event) ON (e.at)",
+            "CREATE CONSTRAINT lease_name IF NOT EXISTS"
+            " FOR (l:Lease) REQUIRE l.name IS UNIQUE",
+        )),
     ]
 
 

@@ -5,6 +5,10 @@ event bus, announces itself with a SUBSCRIBED event (from that moment no
 change is missed, so a client loads its initial state after it), then relays
 committed changes. Events about memories above the caller's clearance or
 maximum scope are never delivered (see memlattice.services.events.Audience).
+
+Every event carries a `cursor`; `memoryEvents(..., after: <cursor>)` resumes
+after it (memlattice.services.shared_events), and SUBSCRIBED's `missed` says
+how many events the log no longer held.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from datetime import datetime
+from typing import Annotated
 
 import strawberry
 
@@ -57,8 +62,11 @@ class MemoryEventFilterInput:
 @strawberry.type(description="One committed change in a namespace.")
 class MemoryEvent:
     seq: int = strawberry.field(
-        description="Increases with every event of this server; for SUBSCRIBED, the latest"
-        " sequence number at the time.")
+        description="The event's position in its namespace's log (every process shares it);"
+        " for SUBSCRIBED, the position the subscription starts after.")
+    cursor: str = strawberry.field(
+        description="Pass as `after` when subscribing again to receive what followed this"
+        " event (SUBSCRIBED: what followed the subscription's start).")
     kind: MemoryEventKind
     namespace: str
     memory_id: strawberry.ID | None = strawberry.field(
@@ -73,14 +81,16 @@ class MemoryEvent:
     actor: str | None
     at: datetime
     missed: int = strawberry.field(
-        description="Events dropped since the previous delivery because this subscriber fell"
-        " behind (its queue keeps the newest events); re-read when it is not 0.")
+        description="Events this subscriber did not receive before this one: dropped because"
+        " it fell behind (its queue keeps the newest events), or, on SUBSCRIBED, no longer"
+        " kept after the cursor given as `after` (the retention window was exceeded);"
+        " re-read when it is not 0.")
 
     @classmethod
     def from_domain(cls, e: domain.MemoryEvent) -> MemoryEvent:
         shown = e.memory if e.kind is not domain.EventKind.DELETED else None
         return cls(
-            seq=e.seq, kind=e.kind, namespace=e.namespace,
+            seq=e.seq, cursor=str(e.seq), kind=e.kind, namespace=e.namespace,
             memory_id=strawberry.ID(e.memory_ids[0]) if e.memory_ids else None,
             memory_ids=[strawberry.ID(i) for i in e.memory_ids],
             memory=Memory.from_domain(shown) if shown is not None else None,
@@ -93,27 +103,33 @@ class MemoryEvent:
 class Subscription:
     @strawberry.subscription(
         description="Committed changes of one namespace (writes, updates, supersedes, forgets,"
-        " deletes, relationship changes), filtered, in the order they completed."
+        " deletes, relationship changes), filtered, in the order of the namespace's event log"
+        " (the same on every server process); resumable with `after`."
     )
     async def memory_events(
-        self, info: Info, namespace: str, filter: MemoryEventFilterInput | None = None
+        self, info: Info, namespace: str, filter: MemoryEventFilterInput | None = None,
+        after: Annotated[str | None, strawberry.argument(
+            description="A `cursor` of an earlier event of this namespace: first deliver"
+            " the events that followed it (those still kept).")] = None,
     ) -> AsyncGenerator[MemoryEvent, None]:
         ns = _namespace(namespace)
         await info.context.recheck_key()  # the connection may be older than a revocation
         principal = info.context.principal  # set by connection_init (memlattice.server.app)
         principal.authorize(ns, write=False)
         flt = filter.to_domain() if filter is not None else domain.EventFilter()
+        start = _cursor(after)
         bus = info.context.events
         if bus is None:
             raise Unavailable("this server publishes no events")
         audience = domain.Audience(clearance=principal.clearance,
                                    scopes=scope_levels(principal.max_scope))
-        subscription = bus.subscribe(ns, flt, audience)
+        opened = await bus.open(ns, flt, audience, start)
+        subscription = opened.subscription
         try:
             yield MemoryEvent(
-                seq=bus.last_seq, kind=domain.EventKind.SUBSCRIBED, namespace=ns,
-                memory_id=None, memory_ids=[], memory=None, edge=None, version=None,
-                actor=None, at=utcnow(), missed=0,
+                seq=opened.cursor, cursor=str(opened.cursor), kind=domain.EventKind.SUBSCRIBED,
+                namespace=ns, memory_id=None, memory_ids=[], memory=None, edge=None,
+                version=None, actor=None, at=utcnow(), missed=opened.missed,
             )
             async for event in _rechecking(subscription, info.context, ns):
                 # One connection lives long: vectors must not come from an old load.
@@ -121,6 +137,16 @@ class Subscription:
                 yield MemoryEvent.from_domain(event)
         finally:
             bus.unsubscribe(subscription)
+
+
+def _cursor(after: str | None) -> int | None:
+    """A cursor as given back by an event (a decimal position); anything else is VALIDATION."""
+    if after is None:
+        return None
+    if not after.isascii() or not after.isdigit() or len(after) > 18:
+        raise ValidationError("after takes a cursor returned by an earlier event",
+                              field="after")
+    return int(after)
 
 
 async def _rechecking(subscription: domain.Subscription, context: Context,

@@ -287,13 +287,15 @@ class AsyncMemlatticeClient(_Base):
             after = page.end_cursor
 
     def memory_events(
-        self, namespace: str, *, timeout: float | None = None, **filter: Unpack[EventFilter],
+        self, namespace: str, *, timeout: float | None = None, after: str | None = None,
+        **filter: Unpack[EventFilter],
     ) -> AbstractAsyncContextManager[EventStream]:
         """Subscribe to `namespace`'s committed changes (`memoryEvents`); use as
         `async with client.memory_events(ns) as events: async for e in events: ...`.
-        Needs the httpx-ws package; `timeout` bounds each wait for an event."""
+        Needs the httpx-ws package; `timeout` bounds each wait for an event; `after`
+        (an earlier event's `cursor`) first delivers what followed that event."""
         return subscribe(self._http, self.endpoint, self.headers.get("authorization"),
-                         namespace, filter, timeout=timeout)
+                         namespace, filter, timeout=timeout, after=after)
 
     # Overlap of `limit` and `now` with SearchOptions (PEP 692): the named arguments
     # take them (`now` dates the prompt's lines; the search runs at the server's now).

@@ -5,7 +5,10 @@
             ...
 
 The block starts once the server confirms the subscription (its SUBSCRIBED
-event), so a change committed after that is delivered. WebSockets need the
+event), so a change committed after that is delivered. Every event has a
+`cursor`: `client.memory_events(ns, after=cursor)` resumes after it, on any
+server process; `events.subscribed.missed` > 0 says the server no longer held
+everything after it (re-read then). WebSockets need the
 optional `httpx-ws` package (`pip install httpx-ws`); the rest of the client
 does not. The API key travels in `connection_init`, as the server expects.
 """
@@ -27,9 +30,9 @@ from memlattice_client._operations import EDGE, MEMORY
 
 PROTOCOL = "graphql-transport-ws"
 SUBSCRIPTIONS = ("memoryEvents",)
-EVENTS = f"""subscription($ns: String!, $filter: MemoryEventFilterInput) {{
-  memoryEvents(namespace: $ns, filter: $filter) {{
-    seq kind namespace memoryId memoryIds version actor at missed
+EVENTS = f"""subscription($ns: String!, $filter: MemoryEventFilterInput, $after: String) {{
+  memoryEvents(namespace: $ns, filter: $filter, after: $after) {{
+    seq cursor kind namespace memoryId memoryIds version actor at missed
     memory {{ {MEMORY} }} edge {{ {EDGE} }}
   }}
 }}"""
@@ -47,9 +50,11 @@ class MemoryEventKind(str, Enum):
 
 
 class MemoryEvent(_Result):
-    """One committed change; `missed` > 0 says events were dropped (re-read then)."""
+    """One committed change; `missed` > 0 says events were dropped (re-read then);
+    `cursor` resumes a later subscription after this event."""
 
     seq: int
+    cursor: str
     kind: MemoryEventKind
     namespace: str
     memory_id: str | None = None
@@ -122,7 +127,7 @@ def _lone(group: BaseExceptionGroup[Any]) -> BaseException:
 @contextlib.asynccontextmanager
 async def subscribe(
     http: httpx.AsyncClient, endpoint: str, authorization: str | None, namespace: str,
-    flt: Mapping[str, Any], *, timeout: float | None,
+    flt: Mapping[str, Any], *, timeout: float | None, after: str | None = None,
 ) -> AsyncIterator[EventStream]:
     """Open the socket, authenticate, subscribe, and wait for SUBSCRIBED.
 
@@ -132,7 +137,7 @@ async def subscribe(
     """
     try:
         async with _subscribe(http, endpoint, authorization, namespace, flt,
-                              timeout=timeout) as stream:
+                              timeout=timeout, after=after) as stream:
             yield stream
     except BaseExceptionGroup as group:
         error = _lone(group)
@@ -144,7 +149,7 @@ async def subscribe(
 @contextlib.asynccontextmanager
 async def _subscribe(
     http: httpx.AsyncClient, endpoint: str, authorization: str | None, namespace: str,
-    flt: Mapping[str, Any], *, timeout: float | None,
+    flt: Mapping[str, Any], *, timeout: float | None, after: str | None,
 ) -> AsyncIterator[EventStream]:
     try:
         from httpx_ws import AsyncWebSocketSession, WebSocketDisconnect, aconnect_ws
@@ -163,7 +168,8 @@ async def _subscribe(
                                        f" {exc.reason or ''}".strip()) from None
         if ack.get("type") != "connection_ack":
             raise UnauthenticatedError(f"the server did not acknowledge: {ack}")
-        variables = {"ns": namespace, "filter": to_graphql(flt) if flt else None}
+        variables = {"ns": namespace, "filter": to_graphql(flt) if flt else None,
+                     "after": after}
         await ws.send_json({"id": "1", "type": "subscribe",
                             "payload": {"query": EVENTS, "variables": variables}})
         first = await _next_event(ws, timeout)

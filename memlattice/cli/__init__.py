@@ -58,12 +58,17 @@ def _start_local_neo4j(settings: Settings) -> None:
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> None:
     from memlattice.server.app import create_app
-    from memlattice.server.serving import run_server
+    from memlattice.server.serving import run_server, run_workers
 
     if not args.no_neo4j:
         _start_local_neo4j(settings)
     print(f"GraphQL at http://{settings.host}:{settings.port}/graphql")
-    run_server(create_app(settings), settings)
+    if args.workers > 1:
+        # Migrate once here, so that the workers do not race to create the same indexes.
+        cmd_migrate(args, settings)
+        run_workers(settings, args.workers)
+    else:
+        run_server(create_app(settings), settings)
 
 
 def cmd_neo4j(args: argparse.Namespace, settings: Settings) -> None:
@@ -127,10 +132,14 @@ def build_parser() -> argparse.ArgumentParser:
         "\nunless MEMLATTICE_AUTH_MODE=keyless (development only).",
         epilog="examples:\n  memlattice serve\n"
         "  MEMLATTICE_PORT=9000 memlattice serve\n"
+        "  memlattice serve --workers 4\n"
         "  NEO4J_URI=neo4j+s://xxxx.databases.neo4j.io NEO4J_PASSWORD=... memlattice serve"
         " --no-neo4j")
     serve.add_argument("--no-neo4j", action="store_true",
                        help="do not start a local Neo4j (use NEO4J_URI's server)")
+    serve.add_argument("--workers", type=int, default=1, metavar="N",
+                       help="serve from N processes (uvicorn workers) sharing the port; live"
+                       " events and background jobs are shared through Neo4j")
     serve.set_defaults(func=cmd_serve)
     neo4j = sub.add_parser(
         "neo4j", help="manage the locally provisioned Neo4j", formatter_class=raw,

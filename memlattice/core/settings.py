@@ -177,6 +177,14 @@ class Settings(BaseSettings):
     # serves /metrics to anyone, for a private network.
     metrics_token: SecretStr | None = None
     metrics_public: bool = False
+    # Live events: `neo4j` keeps them in a log in the database, shared by every
+    # process and resumable from a cursor (memlattice.services.shared_events);
+    # `memory` fans them out inside this one process, with no history.
+    event_log: Literal["neo4j", "memory"] = "neo4j"
+    # How long the log keeps an event for subscriptions that resume from a cursor.
+    event_retention_s: float = Field(default=3600.0, gt=0)
+    # How often a process reads the log of a namespace its subscribers watch.
+    event_poll_s: float = Field(default=0.25, gt=0, le=60)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
     facts_llm: FactsLLMSettings = Field(default_factory=FactsLLMSettings)

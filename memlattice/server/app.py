@@ -43,7 +43,6 @@ from memlattice.server.observability.metrics import Metrics
 from memlattice.server.observability.view import GuardedView
 from memlattice.server.runtime import Runtime, configured_rerankers, open_runtime
 from memlattice.server.ws_messages import CheckedTransportWS
-from memlattice.services.events import EventBus
 
 log = logging.getLogger(__name__)
 
@@ -116,13 +115,11 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
     """Build the app; `rerankers` lets an embedding program register Python rerankers."""
     holder: dict[str, Runtime] = {}
     metrics = Metrics()
-    events = EventBus()
     registry = configured_rerankers(settings, rerankers)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with open_runtime(settings, metrics=metrics, rerankers=registry,
-                                events=events) as runtime:
+        async with open_runtime(settings, metrics=metrics, rerankers=registry) as runtime:
             holder["runtime"] = runtime
             if settings.auth_mode == "keyless":
                 log.warning(KEYLESS_WARNING)

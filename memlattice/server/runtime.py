@@ -2,9 +2,14 @@
 
 The app's lifespan, the CLI commands and the MCP server all need the same
 things in the same order: a Neo4j driver (verified), the schema migrated, the
-embedder behind its Neo4j-backed cache, the services with all their parts, and
-for a long-running server the background loops (access counts, re-embedding,
-the consolidation schedule). `open_runtime` builds them once, on an exit
+embedder behind its Neo4j-backed cache, the event bus, the services with all
+their parts, and for a long-running server the background loops (access
+counts, re-embedding, the consolidation schedule, the event log's outbox and
+pruning). Several processes may run them against one database: access counts
+are increments and re-embedding writes MERGEs (safe anywhere), index-share
+counts and space states are per-process caches of what the graph holds, and
+the consolidation schedule and the log's pruning are elected to one process by
+a lease (memlattice.services.leases). `open_runtime` builds them once, on an exit
 stack, so whatever was started is stopped in reverse order: on a normal exit
 and when a later step of start-up fails (the access counts flush while the
 driver is still open). `open_graph` is the smaller half for commands that only
@@ -17,6 +22,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from memlattice.core.auth import Principal
 from memlattice.core.settings import Settings, resolve_neo4j_uri
@@ -24,7 +30,9 @@ from memlattice.embeddings import CachedEmbedder, Embedder, make_embedder
 from memlattice.embeddings.registry import EmbedderRegistry
 from memlattice.graph.client import GraphClient
 from memlattice.graph.embedding_cache import EmbeddingCacheGraph
+from memlattice.graph.event_log import EventLogGraph
 from memlattice.graph.keys import ApiKeyGraph
+from memlattice.graph.leases import LeaseGraph
 from memlattice.graph.memories import MemoryGraph
 from memlattice.graph.migrations import migrate
 from memlattice.graph.vector_spaces import VectorSpaceGraph
@@ -35,9 +43,11 @@ from memlattice.services.apikeys import Authenticator
 from memlattice.services.consolidation import ConsolidationScheduler, consolidation_scheduler
 from memlattice.services.events import EventBus
 from memlattice.services.knowledge import KnowledgeService
+from memlattice.services.leases import Elected
 from memlattice.services.memories import MemoryService
 from memlattice.services.reembed import Reembedder
 from memlattice.services.session_facts import SessionFacts, session_facts
+from memlattice.services.shared_events import SharedEventBus
 from memlattice.services.spaces import VectorSpaces
 
 log = logging.getLogger(__name__)
@@ -53,7 +63,8 @@ class Runtime:
     reembedder: Reembedder
     # The vector spaces and their embedders (memlattice.services.spaces).
     spaces: VectorSpaces | None = None
-    # Committed changes, fanned out to GraphQL subscriptions (memlattice.services.events).
+    # Committed changes, fanned out to GraphQL subscriptions (memlattice.services.events;
+    # shared by every process through the log in Neo4j, memlattice.services.shared_events).
     events: EventBus = field(default_factory=EventBus)
     # API keys -> Principal (memlattice.services.apikeys); HTTP and WebSocket both use it.
     auth: Authenticator | None = None
@@ -133,6 +144,34 @@ def cached_embedder(settings: Settings, client: GraphClient,
 
 
 @contextlib.asynccontextmanager
+async def event_bus(settings: Settings, client: GraphClient, leases: LeaseGraph, *,
+                    background: bool) -> AsyncIterator[EventBus]:
+    """The bus the settings choose. The shared log's outbox is drained on exit, while
+    the driver is still open; a server also prunes it, from one elected process."""
+    if settings.event_log == "memory":
+        yield EventBus()
+        return
+    bus = SharedEventBus(EventLogGraph(client), poll_s=settings.event_poll_s)
+    retention = timedelta(seconds=settings.event_retention_s)
+
+    async def prune() -> None:
+        pruned = await bus.prune(retention)
+        if pruned:
+            log.info("pruned %d events older than %s from the log", pruned, retention)
+
+    pruning = Elected(leases, "event-log-prune", prune,
+                      every_s=min(settings.event_retention_s / 4, 60.0))
+    if background:
+        bus.start()
+        pruning.start()
+    try:
+        yield bus
+    finally:
+        await pruning.stop()
+        await bus.stop()
+
+
+@contextlib.asynccontextmanager
 async def open_runtime(
     settings: Settings, *, background: bool = True, embed: bool = True,
     metrics: Metrics | None = None, rerankers: RerankerRegistry | None = None,
@@ -146,10 +185,13 @@ async def open_runtime(
     out (an export needs no vectors computed). `rerankers`: a registry already
     configured (`configured_rerankers`), else the settings' own.
     """
-    events = events if events is not None else EventBus()
     async with contextlib.AsyncExitStack() as started:
         graph_db = await started.enter_async_context(open_graph(settings, metrics=metrics))
         client = graph_db.client
+        leases = LeaseGraph(client)
+        if events is None:
+            events = await started.enter_async_context(event_bus(settings, client, leases,
+                                                                 background=background))
         embedder = cached_embedder(settings, client, metrics) if embed else None
         graph = MemoryGraph(client)
         access = AccessRecorder(graph)
@@ -172,7 +214,7 @@ async def open_runtime(
             rerankers=rerankers or configured_rerankers(settings), spaces=spaces, events=events,
         )
         started.push_async_callback(service.shares.stop)
-        consolidation = consolidation_scheduler(service, settings.consolidation, events)
+        consolidation = consolidation_scheduler(service, settings.consolidation, events, leases)
         started.push_async_callback(consolidation.stop)
         if background:
             consolidation.start()

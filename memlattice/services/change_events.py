@@ -35,7 +35,8 @@ Snapshots that an operation does not return itself (forgotten memories, a
 deleted memory or relationship, the endpoints of a new relationship,
 invalidated facts, discarded working records, reinforced derived records, the
 far end of a hint) cost one extra read, made only while the namespace has
-subscribers.
+subscribers: with the shared log (memlattice.services.shared_events), always,
+as a subscriber may be on another process or resume later.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from datetime import datetime
 from memlattice.graph.client import GraphClient
 from memlattice.graph.codec import Edge, Memory
 from memlattice.graph.snapshots import SnapshotGraph
+from memlattice.services.event_codec import erased
 from memlattice.services.events import EventBus, EventKind, MemoryEvent, edge_events, successors
 
 
@@ -69,41 +71,45 @@ class ChangeEvents:
         """Whether anyone would receive the namespace's events (snapshots cost a read)."""
         return self.bus is not None and self.bus.has_subscribers(namespace)
 
-    def _publish(self, events: Sequence[MemoryEvent]) -> None:
+    async def _publish(self, events: Sequence[MemoryEvent]) -> None:
         if self.bus is not None and events:
-            self.bus.publish(events)
+            await self.bus.announce(events)
 
     # ------------------------------------------------------------ memories as returned
 
-    def written(self, memories: Iterable[Memory], actor: str) -> None:
-        self._publish([_event(EventKind.WRITTEN, m, actor) for m in memories])
+    async def written(self, memories: Iterable[Memory], actor: str) -> None:
+        await self._publish([_event(EventKind.WRITTEN, m, actor) for m in memories])
 
-    def updated(self, memories: Iterable[Memory], actor: str,
+    async def updated(self, memories: Iterable[Memory], actor: str,
                 known: Mapping[str, Memory] | None = None) -> None:
-        self._publish([_event(EventKind.UPDATED, m, actor,
+        await self._publish([_event(EventKind.UPDATED, m, actor,
                               related=successors([m], known or {})) for m in memories])
 
-    def forgotten(self, memories: Iterable[Memory], actor: str,
+    async def forgotten(self, memories: Iterable[Memory], actor: str,
                   known: Mapping[str, Memory] | None = None,
                   at: datetime | None = None) -> None:
-        self._publish([_event(EventKind.FORGOTTEN, m, actor, at=at,
+        await self._publish([_event(EventKind.FORGOTTEN, m, actor, at=at,
                               related=successors([m], known or {})) for m in memories])
 
-    def replaced(self, current: Memory, previous: Iterable[Memory], actor: str) -> None:
+    async def replaced(self, current: Memory, previous: Iterable[Memory], actor: str) -> None:
         """A successor (supersede, merge): WRITTEN for it, then SUPERSEDED for each old
         record with `memory_ids` [old, new]."""
-        self._publish([
+        await self._publish([
             _event(EventKind.WRITTEN, current, actor),
             *(_event(EventKind.SUPERSEDED, p, actor, ids=(p.id, current.id),
                      related=(current,))
               for p in previous),
         ])
 
-    def deleted(self, memory: Memory | None, actor: str, at: datetime) -> None:
-        """DELETED for a memory snapshotted before it was erased (`before_delete`)."""
-        if memory is not None:
-            self._publish([_event(EventKind.DELETED, memory, actor, at=at,
-                                  version=memory.version + 1)])
+    async def deleted(self, memory: Memory | None, actor: str, at: datetime) -> None:
+        """DELETED for a memory snapshotted before it was erased (`before_delete`),
+        without its content; the events already logged lose it too."""
+        if memory is None:
+            return
+        if self.bus is not None:
+            await self.bus.erase(memory.namespace, memory.id)
+        await self._publish([_event(EventKind.DELETED, erased(memory), actor, at=at,
+                                    version=memory.version + 1)])
 
     # ------------------------------------------------------------ memories by id
 
@@ -112,13 +118,13 @@ class ChangeEvents:
         """FORGOTTEN for records the operation returned only as ids (read only when
         someone listens)."""
         memories, known = await self._read(namespace, ids)
-        self.forgotten(memories, actor, known, at=at)
+        await self.forgotten(memories, actor, known, at=at)
 
     async def updated_ids(self, namespace: str, ids: Sequence[str], actor: str) -> None:
         """UPDATED for records the operation returned only as ids (read only when
         someone listens)."""
         memories, known = await self._read(namespace, ids)
-        self.updated(memories, actor, known)
+        await self.updated(memories, actor, known)
 
     async def before_delete(self, namespace: str, id: str) -> Memory | None:
         """The memory as it is before it is erased (read only when someone listens)."""
@@ -138,7 +144,7 @@ class ChangeEvents:
         missing = sorted({i for e in edges for i in (e.source_id, e.target_id)} - found.keys())
         if missing:
             found.update(await self.snapshots.memories(namespace=namespace, ids=missing))
-        self._publish(edge_events(EventKind.EDGE_ADDED, namespace, edges, found, actor, at))
+        await self._publish(edge_events(EventKind.EDGE_ADDED, namespace, edges, found, actor, at))
 
     async def before_edge_delete(self, namespace: str, edge_id: str
                                  ) -> tuple[Edge, dict[str, Memory]] | None:
@@ -152,12 +158,12 @@ class ChangeEvents:
         return edge, await self.snapshots.memories(namespace=namespace,
                                                    ids=[edge.source_id, edge.target_id])
 
-    def edge_deleted(self, namespace: str, before: tuple[Edge, Mapping[str, Memory]] | None,
+    async def edge_deleted(self, namespace: str, before: tuple[Edge, Mapping[str, Memory]] | None,
                      actor: str, at: datetime) -> None:
         """EDGE_DELETED for a relationship snapshotted by `before_edge_delete`."""
         if before is not None:
             edge, endpoints = before
-            self._publish(edge_events(EventKind.EDGE_DELETED, namespace, [edge], endpoints,
+            await self._publish(edge_events(EventKind.EDGE_DELETED, namespace, [edge], endpoints,
                                       actor, at))
 
     async def _read(self, namespace: str, ids: Sequence[str]

@@ -31,9 +31,11 @@ from memlattice.core.records.consolidation import Derived, plan
 from memlattice.core.records.text import describe
 from memlattice.graph.codec import Edge, Memory
 from memlattice.graph.consolidation import ConsolidationGraph
+from memlattice.graph.leases import LeaseGraph
 from memlattice.graph.records import RecordGraph
 from memlattice.services.change_events import ChangeEvents
 from memlattice.services.events import EventBus
+from memlattice.services.leases import Elected
 from memlattice.services.llm_extract import Extractor
 from memlattice.services.memories import MemoryService
 
@@ -121,7 +123,7 @@ class Consolidator:
                           edges=tuple(edges))
 
         report: Report = await self.client.transaction(work)
-        self.events.written(report.written, actor)
+        await self.events.written(report.written, actor)
         await self.events.updated_ids(
             namespace, [i for ids in report.reinforced.values() for i in ids], actor)
         await self.events.forgotten_ids(namespace, report.pruned, actor)
@@ -145,12 +147,20 @@ class Consolidator:
 
 
 class ConsolidationScheduler:
-    """Consolidates every namespace with episodes every `interval_hours`."""
+    """Consolidates every namespace with episodes every `interval_hours`.
 
-    def __init__(self, consolidator: Consolidator, interval_hours: float) -> None:
+    With `leases` (a server), of all the processes sharing the database only the
+    one holding the `consolidation` lease runs the schedule (memlattice.services.leases),
+    so N processes do not consolidate and decay N times a period."""
+
+    def __init__(self, consolidator: Consolidator, interval_hours: float,
+                 leases: LeaseGraph | None = None) -> None:
         self.consolidator = consolidator
         self.interval_s = interval_hours * 3600
-        self._schedule = BackgroundTask("memlattice-consolidation", self._loop)
+        self._schedule: BackgroundTask | Elected = (
+            BackgroundTask("memlattice-consolidation", self._loop) if leases is None
+            else Elected(leases, "consolidation", self._run_all,
+                         every_s=max(self.interval_s, 1.0)))
 
     def start(self) -> None:
         if self.interval_s > 0:
@@ -170,6 +180,9 @@ class ConsolidationScheduler:
                 log.warning("consolidation of %s failed: %s", namespace, exc.code)
         return reports
 
+    async def _run_all(self) -> None:
+        await self.run_once()
+
     async def _loop(self) -> None:
         while True:
             await asyncio.sleep(self.interval_s)
@@ -177,12 +190,13 @@ class ConsolidationScheduler:
 
 
 def consolidation_scheduler(service: MemoryService, settings: ConsolidationSettings,
-                            events: EventBus | None = None) -> ConsolidationScheduler:
+                            events: EventBus | None = None,
+                            leases: LeaseGraph | None = None) -> ConsolidationScheduler:
     """A consolidator for on-demand runs and its schedule, not yet started (the runtime
     starts it in a server; a one-shot command only runs the consolidator)."""
     from memlattice.services.llm_extract import openai_extractor
 
     scheduler = ConsolidationScheduler(
         Consolidator(service, settings, extractor=openai_extractor(settings), events=events),
-        settings.interval_hours)
+        settings.interval_hours, leases)
     return scheduler

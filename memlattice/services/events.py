@@ -13,8 +13,9 @@ Events are routed by namespace and matched against each subscription's
 filter and visibility (`Audience`: clearance and scope levels) at publish
 time, so a queue only ever holds what its subscriber may see.
 
-The bus lives in one process: several service replicas would need a shared
-bus (Redis streams, Kafka, Neo4j CDC) behind the same `publish`/`subscribe`.
+This bus lives in one process; `memlattice.services.shared_events` puts the
+shared log in Neo4j behind the same `publish` and `open`, for several
+processes and for subscriptions that resume from a cursor.
 """
 
 from __future__ import annotations
@@ -190,18 +191,36 @@ class Subscription:
     _wakeup: asyncio.Event = field(default_factory=asyncio.Event)
     _missed: int = 0
     dropped: int = 0
+    # The last event of the log this subscription has been offered (shared_events), and
+    # how many it has missed since the last it received (gaps in the log).
+    cursor: int = 0
+    _gap: int = 0
 
-    def offer(self, event: MemoryEvent) -> None:
-        """Enqueue without waiting; on overflow the oldest queued event is dropped."""
+    def offer(self, event: MemoryEvent) -> bool:
+        """Enqueue without waiting; on overflow the oldest queued event is dropped.
+        False when the subscriber may not, or does not want to, see the event."""
         if not (self.filter.matches(event) and self.audience.sees(event)):
-            return
+            return False
         event = self.audience.redact(event)
         if len(self._queue) >= self.capacity:
-            self._queue.popleft()
-            self._missed += 1
+            dropped = self._queue.popleft()
+            self._missed += 1 + dropped.missed
             self.dropped += 1
         self._queue.append(event)
         self._wakeup.set()
+        return True
+
+    def take(self, events: Iterable[MemoryEvent]) -> None:
+        """Offer a contiguous run read from a log, skipping what this subscription has
+        had; a gap (events pruned from the log, or unreadable) is counted as missed
+        on the next event it receives after the gap."""
+        for event in events:
+            if event.seq <= self.cursor:
+                continue
+            self._gap += max(event.seq - self.cursor - 1, 0)
+            self.cursor = event.seq
+            if self.offer(replace(event, missed=self._gap) if self._gap else event):
+                self._gap = 0
 
     @property
     def pending(self) -> int:
@@ -228,8 +247,18 @@ class Subscription:
     def _pop(self) -> MemoryEvent:
         event = self._queue.popleft()
         if self._missed:
-            event, self._missed = replace(event, missed=self._missed), 0
+            event, self._missed = replace(event, missed=event.missed + self._missed), 0
         return event
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A subscription, where it starts (`cursor`), and how many events before that
+    start it could not be given (`missed`: its `after` was too old)."""
+
+    subscription: Subscription
+    cursor: int
+    missed: int = 0
 
 
 class EventBus:
@@ -253,12 +282,28 @@ class EventBus:
             for subscription in tuple(self._subscribers.get(event.namespace, ())):
                 subscription.offer(event)
 
+    async def announce(self, events: Iterable[MemoryEvent]) -> None:
+        """What the services call after commit (change_events); here, `publish`."""
+        self.publish(events)
+
+    async def erase(self, namespace: str, memory_id: str) -> None:
+        """Forget what a deleted memory said (this bus keeps no history: nothing to do)."""
+
     def subscribe(self, namespace: str, flt: EventFilter | None = None,
                   audience: Audience | None = None) -> Subscription:
         subscription = Subscription(namespace=namespace, filter=flt or EventFilter(),
                                     audience=audience or Audience(), capacity=self.capacity)
         self._subscribers.setdefault(namespace, set()).add(subscription)
         return subscription
+
+    async def open(self, namespace: str, flt: EventFilter | None = None,
+                   audience: Audience | None = None, after: int | None = None) -> Opened:
+        """Subscribe from now. This bus keeps no history: a resumed subscription
+        (`after` below the latest event) is told that it missed what came since."""
+        missed = 0
+        if after is not None and after != self._last:
+            missed = max(self._last - after, 1)
+        return Opened(self.subscribe(namespace, flt, audience), self._last, missed)
 
     def unsubscribe(self, subscription: Subscription) -> None:
         subscribers = self._subscribers.get(subscription.namespace)

@@ -115,7 +115,7 @@ class KnowledgeService:
             return Written(record=record, hints=tuple(hints), edges=tuple(edges))
 
         written: Written = await self.client.transaction(work)
-        self.events.written([written.record.memory], actor)
+        await self.events.written([written.record.memory], actor)
         await self.events.edges_added(input.namespace, written.edges, actor,
                                       known=[written.record.memory])
         await self.memories.embed_side_spaces(input.namespace, [written.record.memory])
@@ -147,7 +147,7 @@ class KnowledgeService:
         updated = await self.records.revise_payload(
             namespace=tenant.namespace, id=id, type=type, payload=parsed,
             expected_version=expected_version, actor=actor, now=utcnow(), clearance=tenant)
-        self.events.updated([updated.memory], actor)
+        await self.events.updated([updated.memory], actor)
         return updated
 
     async def get(self, *, tenant: Tenant, id: str, as_of: datetime | None = None) -> Record:
@@ -209,10 +209,10 @@ class KnowledgeService:
             # A concurrent store of the same claim created it first: reinforce it instead.
             written = await self.client.transaction(work)
         if written.created:
-            self.events.written([written.record.memory], actor)
+            await self.events.written([written.record.memory], actor)
             await self.memories.embed_side_spaces(input.namespace, [written.record.memory])
         else:
-            self.events.updated([written.record.memory], actor)
+            await self.events.updated([written.record.memory], actor)
         await self.events.edges_added(input.namespace, written.edges, actor,
                                       known=[written.record.memory])
         return written
@@ -308,7 +308,7 @@ class KnowledgeService:
             namespace=tenant.namespace, id=id, successor=await self._new(successor, tenant),
             expected_version=expected_version, actor=actor, clearance=tenant)
         previous, current = revised.records
-        self.events.replaced(current.memory, [previous.memory], actor)
+        await self.events.replaced(current.memory, [previous.memory], actor)
         await self.events.edges_added(tenant.namespace, revised.edges, actor,
                                       known=[current.memory, previous.memory])
         await self.memories.embed_side_spaces(tenant.namespace, [current.memory])
@@ -326,8 +326,8 @@ class KnowledgeService:
         revised = await self.revisions.fork(namespace=tenant.namespace, id=id, branch=new,
                                             actor=actor, clearance=tenant)
         original, forked = revised.records
-        self.events.written([forked.memory], actor)
-        self.events.updated([original.memory], actor)
+        await self.events.written([forked.memory], actor)
+        await self.events.updated([original.memory], actor)
         await self.events.edges_added(tenant.namespace, revised.edges, actor,
                                       known=[forked.memory, original.memory])
         await self.memories.embed_side_spaces(tenant.namespace, [forked.memory])
@@ -341,7 +341,7 @@ class KnowledgeService:
             namespace=tenant.namespace, id=id, by=by, reason=reason, actor=actor, now=utcnow(),
             clearance=tenant)
         target, contender = revised.records
-        self.events.updated([target.memory, contender.memory], actor)
+        await self.events.updated([target.memory, contender.memory], actor)
         await self.events.edges_added(tenant.namespace, revised.edges, actor,
                                       known=[target.memory, contender.memory])
         return target, contender
@@ -352,7 +352,7 @@ class KnowledgeService:
         retracted = await self.revisions.retract(
             namespace=tenant.namespace, id=id, reason=reason, expected_version=expected_version,
             actor=actor, now=utcnow(), clearance=tenant)
-        self.events.forgotten([retracted.memory], actor)
+        await self.events.forgotten([retracted.memory], actor)
         return retracted
 
     async def merge(self, *, tenant: Tenant, ids: Sequence[str], into: RecordInput,
@@ -362,7 +362,7 @@ class KnowledgeService:
             namespace=tenant.namespace, ids=ids, into=await self._new(into, tenant), actor=actor,
             clearance=tenant)
         merged, *sources = revised.records
-        self.events.replaced(merged.memory, [s.memory for s in sources], actor)
+        await self.events.replaced(merged.memory, [s.memory for s in sources], actor)
         await self.events.edges_added(tenant.namespace, revised.edges, actor,
                                       known=[r.memory for r in revised.records])
         await self.memories.embed_side_spaces(tenant.namespace, [merged.memory])

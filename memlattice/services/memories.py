@@ -177,9 +177,9 @@ class MemoryService:
         created = {o.memory.id: o.memory for o in outcomes if o.duplicate_of is None}
         reinforced = list({o.memory.id: o.memory for o in outcomes
                            if o.memory.id not in created}.values())
-        self.events.written(created.values(), actor)
+        await self.events.written(created.values(), actor)
         if reinforced:
-            self.events.updated(reinforced, actor)
+            await self.events.updated(reinforced, actor)
         await self.embed_side_spaces(inputs[0].namespace, list(created.values()))
         return [as_written(o) for o in outcomes]
 
@@ -193,7 +193,7 @@ class MemoryService:
         turns, written = await self.graph.ingest_session(
             memories, session=session, turn_ids=turn_ids, speakers=speakers,
             namespace=namespace, tenant=tenant, actor=actor)
-        self.events.written(written, actor)
+        await self.events.written(written, actor)
         await self.embed_side_spaces(namespace, written)
         return turns, written
 
@@ -245,7 +245,7 @@ class MemoryService:
             tenant=tenant, id=id, patch=patch, expected_version=expected_version,
             embedding=embedding, embedding_model=model, actor=actor, now=utcnow(),
         )
-        self.events.updated([updated], actor)
+        await self.events.updated([updated], actor)
         if "content" in changes:
             await self.embed_side_spaces(tenant.namespace, [updated])
         return updated
@@ -260,7 +260,7 @@ class MemoryService:
             tenant=tenant, id=id, successor=prepared,
             expected_version=expected_version, actor=actor,
         )
-        self.events.replaced(current, [previous], actor)
+        await self.events.replaced(current, [previous], actor)
         await self.embed_side_spaces(successor.namespace, [current])
         return previous, current
 
@@ -277,7 +277,7 @@ class MemoryService:
         now = utcnow()
         before = await self.events.before_delete(tenant.namespace, id)
         await self.graph.delete(tenant=tenant, id=id, actor=actor, now=now)
-        self.events.deleted(before, actor, at=now)
+        await self.events.deleted(before, actor, at=now)
 
     async def add_edges(self, *, tenant: Tenant, edges: Sequence[EdgeSpec],
                         actor: str) -> list[Edge]:
@@ -291,7 +291,7 @@ class MemoryService:
         now = utcnow()
         before = await self.events.before_edge_delete(tenant.namespace, edge_id)
         await self.graph.delete_edge(tenant=tenant, edge_id=edge_id, actor=actor, now=now)
-        self.events.edge_deleted(tenant.namespace, before, actor, at=now)
+        await self.events.edge_deleted(tenant.namespace, before, actor, at=now)
 
     # ------------------------------------------------------------ reads
 

@@ -166,6 +166,33 @@ async def test_schedule_consolidates_every_namespace_with_episodes(
     assert skills[0]["memory"]["confidence"] == 0.8
 
 
+async def test_the_schedule_runs_where_its_lease_is_held(
+    gql: GraphQLClient, namespace: str, session_app: Any, graph_client: Any
+) -> None:
+    """With leases (a server), the schedule runs in the process holding the
+    `consolidation` lease; here, the only one asking."""
+    from memlattice.graph.leases import LeaseGraph
+
+    for _ in range(2):
+        await write_record(gql, namespace, "EPISODIC", episode(), embedding=None)
+    runtime = runtime_of(session_app[0])
+    assert runtime.consolidation is not None
+    scheduler = ConsolidationScheduler(runtime.consolidation.consolidator,
+                                       interval_hours=0.5 / 3600,
+                                       leases=LeaseGraph(graph_client))
+    scheduler.start()
+    try:
+        for _ in range(300):
+            await asyncio.sleep(0.2)
+            skills = (await gql.ok(LIST_RECORDS, {"ns": namespace, "types": ["COMPETENCE"]}))[
+                "records"]
+            if skills:
+                break
+    finally:
+        await scheduler.stop()
+    assert len(skills) == 1
+
+
 async def test_consolidate_needs_write_access(gql: GraphQLClient, namespace: str,
                                               graph_client: Any, session_app: Any) -> None:
     from tests.integration._keys import as_key, make_key

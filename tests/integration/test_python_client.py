@@ -314,6 +314,18 @@ async def test_async_client_memory_events(session_app: tuple[Any, Any], admin_ke
             (MemoryEventKind.FORGOTTEN, first.id)]
         assert got[0].memory is not None and got[0].memory.content == "alpha"
         assert got[0].seq < got[1].seq < got[2].seq
+        # Resuming after the first event's cursor delivers what followed it.
+        async with client.memory_events(namespace, after=got[0].cursor,
+                                        timeout=10) as resumed:
+            assert (resumed.subscribed.cursor, resumed.subscribed.missed) == (got[0].cursor, 0)
+            again = []
+            async for event in resumed:
+                again.append(event)
+                if event.memory_id == first.id and event.kind is MemoryEventKind.FORGOTTEN:
+                    break
+        assert [(e.kind, e.memory_id) for e in again] == [
+            (MemoryEventKind.UPDATED, first.id), (MemoryEventKind.WRITTEN, second.id),
+            (MemoryEventKind.FORGOTTEN, first.id)]
     async with AsyncMemlatticeClient("http://test", transport=transport,
                                      api_key="mlk_000000000000_" + "y" * 40) as client:
         with pytest.raises(UnauthenticatedError):
