@@ -133,7 +133,7 @@ async def recall(service: MemoryService, request: SearchRequest, *,
     if mode is SearchMode.LEXICAL and lucene is None:
         raise ValidationError("lexical search needs a `query` with at least one word")
     if vector is None and lucene is None:
-        raise ValidationError("search needs a `query` or a `vector`")
+        raise ValidationError("search needs a `query` or an `embedding`")
     expansion = config.expansion if config.expansion and config.expansion.enabled else None
     vector = vector if mode is not SearchMode.LEXICAL else None
 
