@@ -260,6 +260,29 @@ def mmr(
     return chosen
 
 
+def successors_first(scored: Sequence[Scored],
+                     successor: Mapping[str, str | None]) -> list[Scored]:
+    """The order with every superseded memory below its successor when both are
+    there: a search that asks for superseded memories too (statuses) must not
+    rank an old claim above the one that replaced it. The successor moves up to
+    just before the first memory it supersedes (directly or along a chain);
+    everything else keeps its place. `successor`: a memory's `supersededBy`."""
+    order = [s.id for s in scored]
+    by_id = {s.id: s for s in scored}
+    for _ in range(len(order)):  # a chain of n versions settles in at most n passes
+        moved = False
+        for i, id in enumerate(order):
+            newer = successor.get(id)
+            if newer is not None and newer in by_id and order.index(newer) > i:
+                order.remove(newer)
+                order.insert(i, newer)
+                moved = True
+                break
+        if not moved:
+            break
+    return [by_id[id] for id in order]
+
+
 def finish(scored: Sequence[Scored], *, min_score: float | None, limit: int) -> list[Scored]:
     kept = [s for s in scored if min_score is None or s.score >= min_score]
     return list(kept[:limit])

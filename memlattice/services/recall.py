@@ -42,6 +42,7 @@ from memlattice.search.ranking import (
     base_scores,
     finish,
     mmr,
+    successors_first,
 )
 from memlattice.search.relevance import coverage, relevance
 
@@ -214,7 +215,8 @@ async def recall(service: MemoryService, request: SearchRequest, *,
                                                    props, config.limit)
     if config.mmr_lambda is not None:
         scored = mmr(scored, embeddings, config.mmr_lambda, config.limit)
-    kept = finish(scored, min_score=config.min_score, limit=len(scored))
+    kept = successors_first(finish(scored, min_score=config.min_score, limit=len(scored)),
+                            {id: p.get("supersededBy") for id, p in props.items()})
     hits: list[SearchHit] = []
     for s in kept:
         shown = ranking.relevance(s.id, s.similarity)

@@ -171,3 +171,17 @@ async def test_concurrent_supersedes_exactly_one_wins(
         "MATCH (a:AuditEntry {memoryId: $id}) RETURN collect(a.operation) AS ops",
         {"id": old["id"]}))
     assert sorted(audits[0]["ops"]) == ["supersede", "write"]
+
+
+async def test_a_search_over_superseded_memories_ranks_the_successor_first(
+    gql: GraphQLClient, namespace: str
+) -> None:
+    # The old claim matches the query better, word for word, than the one replacing it.
+    old = await write(gql, namespace, "Alice lives in Porto, Porto, Porto quokka")
+    result = (await gql.ok(SUPERSEDE, {"id": old["id"], "memory": mem(
+        namespace, "Alice moved to Lisbon")}))["supersedeMemory"]
+    hits = (await gql.ok(SEARCH, {"input": {
+        "filter": {"namespace": namespace, "statuses": ["ACTIVE", "SUPERSEDED"]},
+        "query": "Alice Porto quokka", "mode": "LEXICAL"}}))["search"]
+    ids = [h["memory"]["id"] for h in hits]
+    assert ids.index(result["current"]["id"]) < ids.index(old["id"])

@@ -11,6 +11,7 @@ from memlattice.core.search_config import ExpansionConfig, SearchConfig, Weights
 from memlattice.search.ranking import (
     Candidate,
     Neighbour,
+    Scored,
     Step,
     apply_graph,
     base_scores,
@@ -18,6 +19,7 @@ from memlattice.search.ranking import (
     mmr,
     popularity,
     recency,
+    successors_first,
 )
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -150,3 +152,13 @@ def test_the_entity_signal_lifts_the_candidates_about_a_named_entity() -> None:
     named = base_scores(pool, config, now=NOW, query="what did melanie paint",
                         entity={"a": 0.0, "b": 0.0, "c": 1.0})
     assert named[0].id == "c"
+
+
+def test_a_superseded_memory_never_ranks_above_its_successor() -> None:
+    scored = [Scored(id=i, score=s) for i, s in (("v1", 0.9), ("x", 0.8), ("v2", 0.5),
+                                                 ("v3", 0.4), ("y", 0.3))]
+    chain = {"v1": "v2", "v2": "v3", "v3": None, "x": None, "y": None}
+    assert [s.id for s in successors_first(scored, chain)] == ["v3", "v2", "v1", "x", "y"]
+    # A successor outside the hits, or already above, changes nothing.
+    assert [s.id for s in successors_first(scored, {"x": "gone", "v3": "v1"})] == [
+        "v1", "x", "v2", "v3", "y"]
