@@ -126,12 +126,22 @@ class RecallPlan:
         if self.entities:
             fields.append(f"entities: {entity_keys(var)}")
         if self.context_hops > 0:
-            # Context words come from inside the search's scope chain only.
-            context = sequence_context(var, self.context_hops, self.f.scope_keys is not None)
+            # Context words come from inside the search's scope chain only; the
+            # rows name their neighbours, whose words come once (context_texts).
+            context = sequence_context(var, self.context_hops, self.f.scope_keys is not None,
+                                       by_id=self.context_by_id)
             fields.append(f"context: {context}")
         if path is not None:
             fields.append(f"path: {path}")
         return "{" + ", ".join(fields) + "}"
+
+    @property
+    def context_by_id(self) -> bool:
+        """Whether rows name their NEXT neighbours by element id and the query sends
+        each neighbour's words once (graph.recall_query.context_texts): the turns
+        around candidates overlap, so sent with every row the same words came back
+        three times over. Searching the past keeps the words in the rows."""
+        return not self.as_of
 
     def carry(self, var: str, names: str) -> str:
         """`names`, plus `var`'s state then when searching the past."""
@@ -151,21 +161,24 @@ class RecallPlan:
                 + f"  WITH * WHERE {' AND '.join([allowed(then), *state_conds[1:]])}\n")
 
 
-def sequence_context(var: str, hops: int, in_chain: bool = False) -> str:
-    """The contents of `var`'s neighbours along NEXT up to `hops` steps either way,
-    each with its distance; every node on the way must be the tenant's to see, and
-    a forgotten memory's words no longer count, and with `in_chain` the search's
-    scope chain bounds the walk (another user's turns lend no words):
+def sequence_context(var: str, hops: int, in_chain: bool = False, *,
+                     by_id: bool = False) -> str:
+    """`var`'s neighbours along NEXT up to `hops` steps either way, each with its
+    distance and its contents (or, `by_id`, its element id); every node on the way
+    must be the tenant's to see, and a forgotten memory's words no longer count,
+    and with `in_chain` the search's scope chain bounds the walk (another user's
+    turns lend no words):
 
         COLLECT { MATCH cp = (m) ((ca)-[:NEXT]-(cb) WHERE <cb owned, not forgotten>){1,3}
                   (ctx:Memory)
-                  RETURN {hop: length(cp), content: ctx.content} }
+                  RETURN {hop: length(cp), content: ctx.content} }     // or eid: elementId(ctx)
     """
     guard = f"{owned('cb')} AND cb.status IN ['active', 'superseded']"
     if in_chain:
         guard += " AND cb.scopeKey IN $scopeKeys"
+    shown = "eid: elementId(ctx)" if by_id else "content: ctx.content"
     return (f"COLLECT {{ MATCH cp = ({var}) ((ca)-[:NEXT]-(cb) WHERE {guard}){{1,{int(hops)}}}"
-            " (ctx:Memory) RETURN {hop: length(cp), content: ctx.content} }")
+            f" (ctx:Memory) RETURN {{hop: length(cp), {shown}}} }}")
 
 
 def needs_post_filter(f: MemoryFilter) -> bool:

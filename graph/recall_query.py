@@ -122,25 +122,38 @@ def vector_candidates(plan: RecallPlan) -> str:
     )
 
 
-def lexical_candidates(plan: RecallPlan) -> str:
+def lexical_candidates(plan: RecallPlan, after_semantic: bool = False) -> str:
     """The fulltext index, fenced to the namespace and scope chain by index tokens
     ($lucene), asked for four times the pool since the filter runs after it; with
-    `cross_similarity` each row carries its cosine to the query too:
+    `cross_similarity` each row carries its cosine to the query too. With
+    `after_semantic`, a memory the vector side found already comes back as its
+    element id and fulltext score only (graph.recall_rows joins the two): the
+    two indexes share a fifth to a third of their candidates.
 
-        CALL () { CALL db.index.fulltext.queryNodes('memory_fulltext', $lucene,
+        CALL (semantic) { CALL db.index.fulltext.queryNodes('memory_fulltext', $lucene,
                     {limit: $ftLimit}) YIELD node AS m, score
                   <keep m> WITH m, score LIMIT $candidates
-                  RETURN collect(<row with similarity>) AS lexical }
+                  WITH m, score, [x IN semantic | x.eid] AS seen
+                  RETURN collect(CASE WHEN elementId(m) IN seen
+                                 THEN {eid: elementId(m), score: score, seen: true}
+                                 ELSE <row with similarity> END) AS lexical }
     """
     similarity = (plan.similarity_to_query("m")
                   if plan.cross_similarity and plan.vector is not None else None)
+    row = plan.row("m", similarity=similarity)
+    if after_semantic:
+        seen = "  WITH *, [x IN semantic | x.eid] AS seen\n"
+        row = ("CASE WHEN elementId(m) IN seen"
+               " THEN {eid: elementId(m), score: score, seen: true}"
+               f" ELSE {row} END")
     return (
-        "CALL () {\n"
+        f"CALL ({'semantic' if after_semantic else ''}) {{\n"
         f"  CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $lucene,"
         " {limit: $ftLimit}) YIELD node AS m, score\n"
         f"  {plan.keep('m', 'm, score')}"
         f"  WITH {plan.carry('m', 'm, score')} LIMIT $candidates\n"
-        f"  RETURN collect({plan.row('m', similarity=similarity)}) AS lexical\n}}"
+        + (seen if after_semantic else "")
+        + f"  RETURN collect({row}) AS lexical\n}}"
     )
 
 
@@ -176,6 +189,32 @@ def adjacent_turns(plan: RecallPlan, lists: list[str]) -> str:
         "  MATCH (s)-[:NEXT]-(m:Memory)\n"
         f"  WITH DISTINCT m, candidates WHERE NOT elementId(m) IN candidates AND {plan.post}\n"
         f"  RETURN collect({plan.row('m', score=None, similarity=similarity)}) AS adjacent\n}}"
+    )
+
+
+def context_texts(lists: list[str]) -> str:
+    """The words of every NEXT neighbour the rows name that is not a row itself,
+    once each (RecallPlan.context_by_id); expansion's rows name theirs too:
+
+        CALL (semantic, lexical, adjacent, ...) {
+          WITH <every row> AS rows, <every row's element id> AS known
+          UNWIND rows AS row UNWIND row.context AS near
+          WITH DISTINCT near.eid AS eid, known WHERE NOT eid IN known
+          MATCH (n) WHERE elementId(n) = eid
+          RETURN collect({eid: eid, content: n.content}) AS contextTexts }
+    """
+    rows = " + ".join(
+        "reduce(acc = [], e IN expanded | acc + e.reached)" if name == "expanded" else name
+        for name in lists)
+    return (
+        f"CALL ({', '.join(lists)}) {{\n"
+        f"  WITH {rows} AS rows\n"
+        "  WITH rows, [x IN rows WHERE x.m IS NOT NULL | x.eid] AS known\n"
+        "  UNWIND rows AS row\n"
+        "  UNWIND coalesce(row.context, []) AS near\n"
+        "  WITH DISTINCT near.eid AS eid, known WHERE NOT eid IN known\n"
+        "  MATCH (n) WHERE elementId(n) = eid\n"
+        "  RETURN collect({eid: eid, content: n.content}) AS contextTexts\n}"
     )
 
 
@@ -243,7 +282,7 @@ def search(
         lists.append("semantic")
         params["vector"] = vector
     if lucene is not None:
-        parts.append(lexical_candidates(plan))
+        parts.append(lexical_candidates(plan, after_semantic=vector is not None))
         lists.append("lexical")
         params["lucene"] = fenced_lucene(lucene, tenant.namespace, f.scope_keys)
         params["ftLimit"] = candidates * 4
@@ -256,6 +295,9 @@ def search(
         returns.append("expanded")
         params["expandTypes"] = [t.value for t in expansion.types]
         params["perSeed"] = expansion.per_seed
+    if context_hops > 0 and plan.context_by_id:
+        parts.append(context_texts(returns))
+        returns.append("contextTexts")
     query = "CYPHER 25\n" + "\n".join(parts) + "\nRETURN " + ", ".join(returns)
     params.update(**tenant.params(), now=now, candidates=candidates, needed=needed)
     return query, params

@@ -70,8 +70,17 @@ class SearchResult:
     conflicts: dict[str, list[Memory]] = field(default_factory=dict)
 
 
-def _context(row: Mapping[str, Any]) -> tuple[tuple[int, str], ...]:
-    return tuple((int(c["hop"]), str(c["content"] or "")) for c in row.get("context") or ())
+def _context(row: Mapping[str, Any],
+             texts: Mapping[str, str]) -> tuple[tuple[int, str], ...]:
+    """A row's neighbours as (hops away, content): named by element id, their words
+    sent once for the whole query (graph.recall_plan.RecallPlan.context_by_id), or
+    carried in the row itself. A neighbour deleted meanwhile lends nothing."""
+    out = []
+    for c in row.get("context") or ():
+        content = c["content"] if "content" in c else texts.get(c["eid"])
+        if content is not None:
+            out.append((int(c["hop"]), str(content)))
+    return tuple(out)
 
 
 def exists(props: Mapping[str, Any]) -> bool:
@@ -94,14 +103,42 @@ def search_result(record: Mapping[str, Any]) -> SearchResult:
                 seen.append(memory_from_properties(c))
                 known.add(c["id"])
 
+    # What every row is, by element id: a lexical row of a memory the vector side
+    # found too is its fulltext score only, and a row's neighbours are named by id.
+    by_eid: dict[str, Mapping[str, Any]] = {}
+    for key in ("semantic", "lexical", "adjacent"):
+        for x in record.get(key) or () if key in keys else ():
+            if x.get("m") is not None:
+                by_eid.setdefault(x["eid"], x)
+    texts: dict[str, str] = {eid: str(x["m"].get("content") or "") for eid, x in by_eid.items()}
+    for entry in record["expanded"] if "expanded" in keys else ():
+        for x in entry["reached"]:
+            if exists(x["m"]):
+                texts.setdefault(x["eid"], str(x["m"].get("content") or ""))
+    if "contextTexts" in keys:
+        texts.update((c["eid"], str(c["content"] or "")) for c in record["contextTexts"])
+
     def found(key: str) -> list[Found]:
         if key not in keys:
             return []
-        rows = [x for x in record[key] if exists(x["m"])]
-        for x in rows:
+        out = []
+        for x in record[key]:
+            if x.get("seen"):
+                # Found by the vector side too: that row holds the memory; its score
+                # there is the cosine a lexical row would have carried.
+                same = by_eid.get(x["eid"])
+                if same is None or not exists(same["m"]):
+                    continue
+                out.append(Found(same["m"], float(x.get("score") or 0.0),
+                                 similarity=same.get("score"), context=_context(same, texts),
+                                 entities=keys_of(same)))
+                continue
+            if not exists(x["m"]):
+                continue
             note_conflicts(x)
-        return [Found(x["m"], float(x.get("score") or 0.0), similarity=x.get("similarity"),
-                      context=_context(x), entities=keys_of(x)) for x in rows]
+            out.append(Found(x["m"], float(x.get("score") or 0.0), similarity=x.get("similarity"),
+                             context=_context(x, texts), entities=keys_of(x)))
+        return out
 
     reached: list[Reached] = []
     if "expanded" in keys:
@@ -116,7 +153,7 @@ def search_result(record: Mapping[str, Any]) -> SearchResult:
                     similarity=x["similarity"],
                     path=tuple((step["type"], step["source"], step["target"])
                                for step in x["path"]),
-                    context=_context(x),
+                    context=_context(x, texts),
                 ))
     semantic, lexical = found("semantic"), found("lexical")
     return SearchResult(semantic=semantic, lexical=lexical, adjacent=found("adjacent"),

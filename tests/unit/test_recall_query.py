@@ -35,7 +35,8 @@ def test_the_blocks_and_what_the_query_returns_follow_the_request() -> None:
         MemoryFilter(namespace="a/b"), tenant=_tenant(), now=NOW, vector=[0.1, 0.2],
         lucene="orchid", candidates=50, expansion=ExpansionConfig(max_expand=2),
         context_hops=3, cross_similarity=True)
-    assert everything.rstrip().endswith("RETURN semantic, lexical, adjacent, expanded")
+    assert everything.rstrip().endswith(
+        "RETURN semantic, lexical, adjacent, expanded, contextTexts")
     assert params["ftLimit"] == 200 and params["vector"] == [0.1, 0.2]
     assert params["expandTypes"] == ["RELATED", "SUPPORTS", "DERIVED"]
 
@@ -80,3 +81,26 @@ def test_adjacent_turns_are_the_candidates_next_neighbours_under_the_filter() ->
     block = recall_query.adjacent_turns(plan, ["semantic", "lexical"])
     assert block.startswith("CALL (semantic, lexical) {")
     assert "MATCH (s)-[:NEXT]-(m:Memory)" in block and plan.post in block
+
+
+def test_the_lexical_side_names_what_the_vector_side_found_by_id_only() -> None:
+    after = recall_query.lexical_candidates(_plan(), after_semantic=True)
+    assert after.startswith("CALL (semantic) {")
+    assert "CASE WHEN elementId(m) IN seen THEN {eid: elementId(m), score: score, seen: true}" in after
+    alone = recall_query.lexical_candidates(_plan(vector=None))
+    assert alone.startswith("CALL () {") and "seen" not in alone
+
+
+def test_rows_name_their_neighbours_and_their_words_come_once() -> None:
+    now = _plan(context_hops=2)
+    assert now.context_by_id and "eid: elementId(ctx)" in now.row("m")
+    then = _plan(context_hops=2, f=validated(MemoryFilter, namespace="a/b", as_of=NOW))
+    assert not then.context_by_id and "content: ctx.content" in then.row("m")
+    block = recall_query.context_texts(["semantic", "lexical", "expanded"])
+    assert block.startswith("CALL (semantic, lexical, expanded) {")
+    assert "reduce(acc = [], e IN expanded | acc + e.reached)" in block
+    assert "WHERE NOT eid IN known" in block
+    text, _ = recall_query.search(
+        MemoryFilter(namespace="a/b"), tenant=_tenant(), now=NOW, vector=None,
+        lucene="orchid", candidates=50, context_hops=1)
+    assert text.rstrip().endswith("RETURN lexical, adjacent, contextTexts")
