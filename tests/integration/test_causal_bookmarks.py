@@ -189,3 +189,21 @@ def test_the_client_forgets_a_refused_bookmark(servers: tuple[str, str], ns: str
         client.write_memory(ns, "accepted", embedding=seeded(2))
         assert client.bookmark
     assert listed(a, ns) == ["accepted"]
+
+
+async def test_with_keys_the_key_check_waits_for_the_bookmark_too(
+        app_client: httpx.AsyncClient, ns: str) -> None:
+    """The session app (keys mode, in this process): the key lookup is the request's
+    first transaction, so a bookmark Neo4j refuses stops the request there, coded,
+    and one it accepts lets the request through with the chain carried on."""
+    refused = await app_client.post("/graphql", headers={HEADER: UNUSABLE}, json={
+        "query": WRITE, "variables": {"input": mem(ns, "never")}})
+    assert refused.json()["errors"][0]["extensions"]["code"] == "BAD_BOOKMARK"
+    wrote = await app_client.post("/graphql", json={
+        "query": WRITE, "variables": {"input": mem(ns, "once")}})
+    token = wrote.headers[HEADER]
+    read = await app_client.post("/graphql", headers={HEADER: token}, json={
+        "query": LIST, "variables": {"filter": {"namespace": ns}, "first": 10}})
+    assert [e["node"]["content"] for e in read.json()["data"]["memories"]["edges"]] == [
+        "once"]
+    assert bookmarks.decode([read.headers[HEADER]])
