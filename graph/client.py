@@ -189,6 +189,18 @@ class GraphClient:
             )
         return records
 
+    async def read_from_writer(self, query: Query) -> list[neo4j.Record]:
+        """A read served by the database's writer (leader), which has applied every
+        commit: for the rare read that must not be served by a member still behind,
+        and that no bookmark can make wait (a cursor another process handed out)."""
+        text, params = query
+        with self._observed(_label(sys._getframe(1).f_code.co_qualname)), translated_errors():
+            records, _, _ = await self.driver.execute_query(
+                text, terse(params), database_=self.database, routing_=RoutingControl.WRITE,
+                bookmark_manager_=bookmarks_for_now(self.bookmarks),
+            )
+        return records
+
     async def write(self, query: Query) -> list[neo4j.Record]:
         text, params = query
         with self._observed(_label(sys._getframe(1).f_code.co_qualname)), translated_errors():
