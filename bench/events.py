@@ -6,7 +6,8 @@ namespace, alternating between the processes; three subscribers watch it: one
 on each process, and one that starts on the first and, halfway through,
 disconnects and resumes on the second with the cursor of the last event it
 handled. Printed: writes/s, and for each subscriber the events received,
-lost, duplicated, whether `seq` only ever increased, and any `missed`.
+lost, duplicated, whether `seq` only ever increased, whether it saw the
+events in the same order as the subscriber on A, and any `missed`.
 
     .venv/bin/python -m bench.events                     # 10,000 writes, 16 clients
     .venv/bin/python -m bench.events --writes 1000 --clients 4
@@ -96,8 +97,12 @@ async def writers(bases: list[str], ns: str, writes: int, clients: int) -> list[
     counter = iter(range(writes))
 
     async def client(k: int) -> None:
-        async with (httpx.AsyncClient(base_url=bases[0], timeout=120) as a,
-                    httpx.AsyncClient(base_url=bases[1], timeout=120) as b):
+        # Idle connections are dropped before uvicorn's 5 s keep-alive ends them: on a
+        # busy machine a write can take that long, and a request sent on a connection
+        # the server is closing fails (httpx.ReadError) without reaching it.
+        limits = httpx.Limits(keepalive_expiry=2)
+        async with (httpx.AsyncClient(base_url=bases[0], timeout=120, limits=limits) as a,
+                    httpx.AsyncClient(base_url=bases[1], timeout=120, limits=limits) as b):
             for i in counter:
                 http = (a, b)[(i + k) % 2]
                 answer = (await http.post("/graphql", json={"query": WRITE, "variables": {
@@ -111,13 +116,15 @@ async def writers(bases: list[str], ns: str, writes: int, clients: int) -> list[
     return ids
 
 
-def report(watcher: Watcher, written: list[str]) -> None:
+def report(watcher: Watcher, written: list[str], reference: Watcher) -> None:
     counts = Counter(watcher.ids)
     lost = len(set(written) - counts.keys())
     duplicated = sum(n - 1 for n in counts.values() if n > 1)
     ordered = all(a < b for a, b in zip(watcher.seqs, watcher.seqs[1:]))
+    same_order = watcher.ids == reference.ids
     print(f"{watcher.name:<28} received {len(watcher.ids):>6}  lost {lost:>5}"
           f"  duplicated {duplicated:>5}  seq increasing {ordered!s:<5}"
+          f"  same order as A {same_order!s:<5}"
           f"  missed {watcher.missed}  reconnects {watcher.reconnects}")
 
 
@@ -137,7 +144,7 @@ async def run(bases: list[str], writes: int, clients: int) -> None:
     print(f"# {writes} writes through 2 processes, {clients} clients:"
           f" {writes / elapsed:.0f} writes/s")
     for w in watchers:
-        report(w, written)
+        report(w, written, watchers[0])
 
 
 def main() -> None:

@@ -13,6 +13,8 @@ it took, chains causal bookmarks through one bookmark manager. A read that
 follows a write therefore waits, on whichever cluster member serves it, until
 that write is applied there: a client reads its own writes. With a single
 server (`bolt://` or `neo4j://`) the bookmarks cost nothing noticeable.
+Across processes, a request that carries a client's bookmarks also waits for
+them and advances them (graph/causal.py).
 """
 
 from __future__ import annotations
@@ -29,7 +31,14 @@ from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncManagedTransaction, Rout
 from neo4j import exceptions as neo4j_errors
 from neo4j.api import AsyncBookmarkManager
 
-from memlattice.core.errors import Conflict, MemlatticeError, Unavailable, ValidationError
+from memlattice.core.errors import (
+    BadBookmark,
+    Conflict,
+    MemlatticeError,
+    Unavailable,
+    ValidationError,
+)
+from memlattice.graph.causal import bookmarks_for_now
 
 log = logging.getLogger(__name__)
 
@@ -106,9 +115,17 @@ def translated_errors() -> Iterator[None]:
     except neo4j_errors.AuthError as exc:
         raise Unavailable("Neo4j refused the service's credentials; check NEO4J_PASSWORD") from exc
     except neo4j_errors.TransientError as exc:
+        if "Transaction.BookmarkTimeout" in (exc.code or ""):
+            raise Unavailable("the Neo4j member serving this request has not caught up with"
+                              " the request's bookmark yet; retry shortly",
+                              retryable=True) from exc
         raise Unavailable("Neo4j is busy; retry shortly", retryable=True) from exc
     except neo4j_errors.ClientError as exc:
         code = exc.code or ""
+        if "Transaction.InvalidBookmark" in code:  # also InvalidBookmarkMixture
+            raise BadBookmark("Neo4j cannot use the request's bookmark (`x-memlattice-bookmark`):"
+                              " send back the value a response of this deployment carried,"
+                              " unchanged") from exc
         if "Statement.ArgumentError" in code or "Procedure.ProcedureCallFailed" in code:
             raise ValidationError("the query was rejected by Neo4j: input out of range") from exc
         raise
@@ -168,7 +185,19 @@ class GraphClient:
         with self._observed(_label(sys._getframe(1).f_code.co_qualname)), translated_errors():
             records, _, _ = await self.driver.execute_query(
                 text, terse(params), database_=self.database, routing_=RoutingControl.READ,
-                bookmark_manager_=self.bookmarks,
+                bookmark_manager_=bookmarks_for_now(self.bookmarks),
+            )
+        return records
+
+    async def read_from_writer(self, query: Query) -> list[neo4j.Record]:
+        """A read served by the database's writer (leader), which has applied every
+        commit: for the rare read that must not be served by a member still behind,
+        and that no bookmark can make wait (a cursor another process handed out)."""
+        text, params = query
+        with self._observed(_label(sys._getframe(1).f_code.co_qualname)), translated_errors():
+            records, _, _ = await self.driver.execute_query(
+                text, terse(params), database_=self.database, routing_=RoutingControl.WRITE,
+                bookmark_manager_=bookmarks_for_now(self.bookmarks),
             )
         return records
 
@@ -177,7 +206,7 @@ class GraphClient:
         with self._observed(_label(sys._getframe(1).f_code.co_qualname)), translated_errors():
             records, _, _ = await self.driver.execute_query(
                 text, terse(params), database_=self.database, routing_=RoutingControl.WRITE,
-                bookmark_manager_=self.bookmarks,
+                bookmark_manager_=bookmarks_for_now(self.bookmarks),
             )
         return records
 
@@ -191,7 +220,8 @@ class GraphClient:
         """
         with self._observed(_label(work.__qualname__)), translated_errors():
             async with self.driver.session(database=self.database,
-                                           bookmark_manager=self.bookmarks) as session:
+                                           bookmark_manager=bookmarks_for_now(self.bookmarks)
+                                           ) as session:
                 return await session.execute_write(work)
 
 

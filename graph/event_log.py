@@ -138,8 +138,11 @@ class EventLogGraph:
                                                       limit=limit))
         return [(int(r["seq"]), str(r["payload"])) for r in records]
 
-    async def bounds(self, namespace: str) -> LogBounds:
-        records = await self.client.read(log_bounds(namespace=namespace))
+    async def bounds(self, namespace: str, *, from_writer: bool = False) -> LogBounds:
+        """`from_writer`: as the writer sees them, not a member that may be behind."""
+        query = log_bounds(namespace=namespace)
+        records = await (self.client.read_from_writer(query) if from_writer
+                         else self.client.read(query))
         if not records:
             return LogBounds(head=0, oldest=None)
         oldest = records[0]["oldest"]

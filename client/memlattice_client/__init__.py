@@ -11,6 +11,7 @@ Depends on httpx and pydantic only; it never imports the server package.
 
 from memlattice_client._client import AsyncMemlatticeClient, MemlatticeClient
 from memlattice_client._errors import (
+    BadBookmarkError,
     ConflictError,
     DimensionMismatchError,
     EpisodicImmutableError,
@@ -89,6 +90,7 @@ from memlattice_client._prompt import estimate_tokens, format_memories
 __all__ = [
     "AsyncMemlatticeClient",
     "AuditEntry",
+    "BadBookmarkError",
     "ConflictError",
     "ConsolidationReport",
     "DerivedIds",

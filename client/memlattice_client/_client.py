@@ -22,7 +22,10 @@ import httpx
 
 from memlattice_client import _knowledge as kn
 from memlattice_client import _operations as ops
+from memlattice_client._causal import HEADER as BOOKMARK_HEADER
+from memlattice_client._causal import CausalChain
 from memlattice_client._errors import (
+    BadBookmarkError,
     MemlatticeError,
     RequestTimeoutError,
     UnavailableError,
@@ -46,7 +49,10 @@ class _Base:
     """Configuration and response reading shared by both clients (no I/O here)."""
 
     def __init__(self, url: str | None, api_key: str | None, actor: str | None,
-                 headers: Mapping[str, str] | None) -> None:
+                 headers: Mapping[str, str] | None, causal: bool, bookmark: str | None
+                 ) -> None:
+        # Carried from each response to the next request (see _causal.py); None: off.
+        self._chain = CausalChain(bookmark) if causal else None
         base = (url or os.environ.get("MEMLATTICE_URL") or DEFAULT_URL).rstrip("/")
         self.endpoint = base if base.endswith("/graphql") else base + "/graphql"
         key = api_key if api_key is not None else os.environ.get("MEMLATTICE_API_KEY")
@@ -56,9 +62,32 @@ class _Base:
         if actor:
             self.headers[ACTOR_HEADER] = actor
 
+    @property
+    def bookmark(self) -> str | None:
+        """The causal bookmark the next request will send (None: none yet, or
+        `causal=False`). Hand it to another client (`bookmark=`) to make that
+        client's requests see this one's writes, whichever replica serves them."""
+        return self._chain.value if self._chain is not None else None
+
     @staticmethod
     def _payload(call: Call[Any]) -> dict[str, Any]:
         return {"query": call.document, "variables": call.variables}
+
+    def _outgoing(self) -> tuple[tuple[str, ...], dict[str, str] | None]:
+        """The tokens this request sends, and the header that sends them."""
+        sent = self._chain.outgoing() if self._chain is not None else ()
+        return sent, ({BOOKMARK_HEADER: ",".join(sent)} if sent else None)
+
+    def _answered(self, call: Call[T], sent: tuple[str, ...], response: httpx.Response) -> T:
+        """Advance the causal chain with the response's bookmark, then read it."""
+        if self._chain is None:
+            return self._read(call, response)
+        self._chain.advance(sent, response.headers.get(BOOKMARK_HEADER))
+        try:
+            return self._read(call, response)
+        except BadBookmarkError:
+            self._chain.forget(sent)  # a retry then runs without the refused bookmark
+            raise
 
     @staticmethod
     def _read(call: Call[T], response: httpx.Response) -> T:
@@ -114,23 +143,28 @@ class MemlatticeClient(_Base):
     Every method raises a `MemlatticeError` subclass named after the error code
     (`NotFoundError`, `VersionConflictError`, ...); a server that cannot be
     reached raises `UnavailableError`. Use it as a context manager, or `close()`.
+    Each request sends the causal bookmark of the responses before it, so it sees
+    their writes through any replica; `causal=False` turns that off, `bookmark=`
+    starts from another client's `bookmark`.
     """
 
     def __init__(
         self, url: str | None = None, *, api_key: str | None = None, actor: str | None = None,
         timeout: float = 30.0, headers: Mapping[str, str] | None = None,
-        transport: httpx.BaseTransport | None = None,
+        transport: httpx.BaseTransport | None = None, causal: bool = True,
+        bookmark: str | None = None,
     ) -> None:
-        super().__init__(url, api_key, actor, headers)
+        super().__init__(url, api_key, actor, headers, causal, bookmark)
         self._http = httpx.Client(headers=self.headers, timeout=timeout, transport=transport)
 
     def send(self, call: Call[T]) -> T:
         """Send one operation and parse its result (the methods below all come here)."""
+        sent, headers = self._outgoing()
         try:
-            response = self._http.post(self.endpoint, json=self._payload(call))
+            response = self._http.post(self.endpoint, json=self._payload(call), headers=headers)
         except httpx.HTTPError as exc:
             raise self._unavailable(exc, self.endpoint) from exc
-        return self._read(call, response)
+        return self._answered(call, sent, response)
 
     def close(self) -> None:
         self._http.close()
@@ -207,23 +241,27 @@ class MemlatticeClient(_Base):
 
 
 class AsyncMemlatticeClient(_Base):
-    """The same methods as `MemlatticeClient`, as coroutines; `async with` it, or `aclose()`."""
+    """The same methods as `MemlatticeClient`, as coroutines; `async with` it, or `aclose()`.
+    Requests that overlap each keep their answer's bookmark (see `_causal.py`)."""
 
     def __init__(
         self, url: str | None = None, *, api_key: str | None = None, actor: str | None = None,
         timeout: float = 30.0, headers: Mapping[str, str] | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        transport: httpx.AsyncBaseTransport | None = None, causal: bool = True,
+        bookmark: str | None = None,
     ) -> None:
-        super().__init__(url, api_key, actor, headers)
+        super().__init__(url, api_key, actor, headers, causal, bookmark)
         self._http = httpx.AsyncClient(headers=self.headers, timeout=timeout, transport=transport)
 
     async def send(self, call: Call[T]) -> T:
         """Send one operation and parse its result (the methods below all come here)."""
+        sent, headers = self._outgoing()
         try:
-            response = await self._http.post(self.endpoint, json=self._payload(call))
+            response = await self._http.post(self.endpoint, json=self._payload(call),
+                                             headers=headers)
         except httpx.HTTPError as exc:
             raise self._unavailable(exc, self.endpoint) from exc
-        return self._read(call, response)
+        return self._answered(call, sent, response)
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -2,7 +2,8 @@
 
     MemlatticeError                 (any code this client does not know)
     ├── ValidationError             VALIDATION, BAD_REQUEST
-    │   └── DimensionMismatchError  DIMENSION_MISMATCH
+    │   ├── DimensionMismatchError  DIMENSION_MISMATCH
+    │   └── BadBookmarkError        BAD_BOOKMARK (the causal bookmark sent is unusable)
     ├── NotFoundError               NOT_FOUND
     ├── VersionConflictError        VERSION_CONFLICT
     ├── ConflictError               CONFLICT
@@ -53,6 +54,13 @@ class ValidationError(MemlatticeError):
 
 class DimensionMismatchError(ValidationError):
     code = "DIMENSION_MISMATCH"
+
+
+class BadBookmarkError(ValidationError):
+    """The `x-memlattice-bookmark` sent was refused; nothing ran. A client that
+    carries bookmarks itself forgets the refused one, so a retry runs without it."""
+
+    code = "BAD_BOOKMARK"
 
 
 class NotFoundError(MemlatticeError):
@@ -107,6 +115,7 @@ ERRORS_BY_CODE: dict[str, type[MemlatticeError]] = {
     "VALIDATION": ValidationError,
     "BAD_REQUEST": ValidationError,
     "DIMENSION_MISMATCH": DimensionMismatchError,
+    "BAD_BOOKMARK": BadBookmarkError,
     "NOT_FOUND": NotFoundError,
     "VERSION_CONFLICT": VersionConflictError,
     "CONFLICT": ConflictError,

@@ -5,6 +5,8 @@
     │                                               GraphQL-over-HTTP request, unparsable or
     │                                               too deeply nested, no or an ambiguous
     │                                               operation, a subscription over HTTP
+    │   └── BadBookmark             BAD_BOOKMARK    an `x-memlattice-bookmark` header that is
+    │                                               not one this service (or Neo4j) can read
     ├── ValidationError             VALIDATION      input is malformed; nothing was written
     │   └── DimensionMismatch       DIMENSION_MISMATCH  a vector of the wrong length
     ├── NotFound                    NOT_FOUND       the id does not exist (or is expired, or
@@ -51,6 +53,12 @@ class MemlatticeError(Exception):
 
 class BadRequest(MemlatticeError):
     code = "BAD_REQUEST"
+
+
+class BadBookmark(BadRequest):
+    """A causal bookmark the request carries cannot be used: nothing ran for it."""
+
+    code = "BAD_BOOKMARK"
 
 
 class ValidationError(MemlatticeError):
@@ -108,6 +116,7 @@ class ProvisioningError(MemlatticeError):
 
 
 __all__ = [
+    "BadBookmark",
     "BadRequest",
     "Conflict",
     "DimensionMismatch",

@@ -37,6 +37,7 @@ from memlattice.search.rerank import RerankerRegistry
 from memlattice.server.explorer import explorer_routes, graphiql_page
 from memlattice.server.explorer import is_built as explorer_is_built
 from memlattice.server.http_auth import RequireKey, principal_of, refuse_unless_operator
+from memlattice.server.http_bookmarks import CausalBookmarks
 from memlattice.server.http_requests import CodedHTTP
 from memlattice.server.observability.http import RequestGuard
 from memlattice.server.observability.metrics import Metrics
@@ -176,8 +177,9 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
             Route("/readyz", readyz),
             Route("/metrics", metrics_endpoint),
             # Every method reaches the view, which answers other than GET and POST
-            # with a coded 405 (Starlette's own is plain text).
-            Route("/graphql", RequireKey(graphql, holder)),
+            # with a coded 405 (Starlette's own is plain text). Bookmarks come first,
+            # so that the key check waits for them too.
+            Route("/graphql", CausalBookmarks(RequireKey(graphql, holder), metrics)),
             WebSocketRoute("/graphql", graphql),
             *explorer_routes(),
         ],

@@ -187,6 +187,11 @@ class SharedEventBus(EventBus):
         """Subscribe from `after` (None: from now). Events the log no longer holds are
         reported as `missed`, and the subscription starts from the oldest it holds."""
         bounds = await self.graph.bounds(namespace)
+        if after is not None and after > bounds.head:
+            # On a cluster the reader that answered may be behind the process that
+            # handed the cursor out (a client resuming on another replica): ask the
+            # writer before calling the cursor one this log never issued.
+            bounds = await self.graph.bounds(namespace, from_writer=True)
         start, missed = bounds.head, 0
         if after is not None:
             if after > bounds.head:  # a cursor this log never handed out (a reset store)

@@ -164,6 +164,24 @@ async def test_a_cursor_older_than_the_log_is_told_it_missed_events(
     assert event["missed"] == 0 and event["kind"] == "WRITTEN"
 
 
+async def test_a_cursor_past_the_log_is_told_the_log_was_reset(
+    servers: tuple[str, str], ns: str
+) -> None:
+    """A cursor beyond the last event (a store emptied since) is reported as `missed`
+    and the subscription goes on from the log's head. (On a cluster such a cursor
+    is first checked with the writer, as a reader behind it could mislead; one
+    server cannot show that lag, this runs the path.)"""
+    a, b = servers
+    last = await write(a, ns, "the last one")
+    async with subscribed(b, ns) as (_, hello):
+        head = int(hello["cursor"])
+    async with subscribed(b, ns, after=str(head + 5)) as (ws, hello):
+        assert (int(hello["cursor"]), hello["missed"]) == (head, 1)
+        live = await write(a, ns, "after the reset")
+        (event,) = await events_until(ws, live)
+    assert event["seq"] == head + 1 and event["memoryId"] != last
+
+
 async def test_a_cursor_that_is_not_one_is_refused(servers: tuple[str, str], ns: str) -> None:
     async with (httpx.AsyncClient(base_url=servers[0], timeout=PATIENCE_S) as client,
                 aconnect_ws(servers[0] + "/graphql", client,
