@@ -13,7 +13,9 @@ the rules are unit-tested on their own. The pipeline, in order:
      candidates, rescaled to [0, 1] (memlattice.search.fusion); every candidate
      carries both signals, so a weak one cannot drag a strong one down; when
      the query names entities the candidates are about, how many of them each
-     is about is a third signal (memlattice.search.entity_signal);
+     is about is a third signal (memlattice.search.entity_signal), and when it
+     names a time, whether each lies in it is another
+     (memlattice.search.temporal_signal);
    recency `0.5 ** (age / half_life)` and popularity (log access count) also
    act as gentle factors in the two rank modes when their weights are set;
 2. small multiplicative boosts for an exact key or tag match, then confidence
@@ -120,11 +122,13 @@ def _boost(c: Candidate, query_words: frozenset[str], config: SearchConfig) -> f
 
 def base_scores(
     candidates: Iterable[Candidate], config: SearchConfig, *, now: datetime, query: str | None,
-    entity: Mapping[str, float | None] | None = None,
+    evidence: Sequence[Mapping[str, float | None]] = (),
 ) -> list[Scored]:
-    """Each candidate's score by the config's scoring mode, best first. `entity`
-    (memlattice.search.entity_signal), when the query names entities the
-    candidates are about, is a third signal of fusion."""
+    """Each candidate's score by the config's scoring mode, best first. `evidence`:
+    more signals of fusion besides cosine and BM25, each per candidate id, such as
+    the entities the query names that a candidate is about
+    (memlattice.search.entity_signal) and whether it lies in the time the query
+    names (memlattice.search.temporal_signal)."""
     by_id: dict[str, Candidate] = {}
     for c in candidates:
         prior = by_id.get(c.id)
@@ -147,8 +151,7 @@ def base_scores(
         signals: list[Mapping[str, float | None]] = [
             signal for signal, used in ((sims, mode is not SearchMode.LEXICAL),
                                         (ftss, mode is not SearchMode.SEMANTIC)) if used]
-        if entity is not None:
-            signals.append(entity)
+        signals.extend(evidence)
         fused = fuse_z(signals, [k for k in by_id if sims[k] is not None or ftss[k] is not None])
     max_access = max((c.access_count for c in by_id.values()), default=0)
     half_life = config.decay_half_life_days

@@ -6,8 +6,9 @@ The steps, each in its own pure module where it is not I/O:
 2. one recall round trip (graph.recall_query): both indexes' candidates, their
    NEXT neighbours, the entities each is about, graph expansion; beside it the
    BM25 statistics of the collection searched (memlattice.search.lexical_stats);
-3. ranking (memlattice.search.ranking): BM25F, cosine and the entities the
-   query names, fused (memlattice.search.fusion, entity_signal); a small first
+3. ranking (memlattice.search.ranking): BM25F, cosine, the entities the query
+   names and the time it names, fused (memlattice.search.fusion,
+   entity_signal, temporal_signal); a small first
    pool is widened when it cannot prove its answer (memlattice.search.pool);
 4. the graph's support, a reranker, MMR, as configured;
 5. each hit's relevance (memlattice.search.relevance), and `minRelevance`.
@@ -26,6 +27,7 @@ from memlattice.core.errors import ValidationError
 from memlattice.core.lucene import query_any_terms
 from memlattice.core.model import MemoryFilter, ScoringMode, SearchMode, utcnow
 from memlattice.core.search_config import SearchConfig
+from memlattice.core.temporal_intent import temporal_intent
 from memlattice.core.vector_checks import vector_problem
 from memlattice.embeddings import check_dimension
 from memlattice.graph.codec import Memory, memory_from_properties, to_datetime
@@ -45,6 +47,7 @@ from memlattice.search.ranking import (
     successors_first,
 )
 from memlattice.search.relevance import coverage, relevance
+from memlattice.search.temporal_signal import Timing, temporal_signal
 
 if TYPE_CHECKING:
     from memlattice.services.memories import MemoryService
@@ -138,8 +141,10 @@ async def recall(service: MemoryService, request: SearchRequest, *,
     expansion = config.expansion if config.expansion and config.expansion.enabled else None
     vector = vector if mode is not SearchMode.LEXICAL else None
 
-    # Fusion weighs the entities a query names (memlattice.search.entity_signal).
+    # Fusion weighs the entities a query names (memlattice.search.entity_signal) and
+    # the time it names (memlattice.search.temporal_signal).
     entities = config.scoring is ScoringMode.FUSION and bool(request.query)
+    intent = temporal_intent(request.query, now) if entities and request.query else None
 
     async def ranked(pool: int, *, first_try: bool = False) -> Ranking:
         # The namespace's BM25 statistics (cached) are read beside the recall query.
@@ -179,8 +184,11 @@ async def recall(service: MemoryService, request: SearchRequest, *,
                 found.props, fts=fts,
                 similarity=found.score if as_similarity else found.similarity if both else None))
         about = {x.id: x.entities for x in result.semantic + result.lexical + result.adjacent}
-        signal = entity_signal(named_entities(request.query or "", about.values()), about)
-        scored = base_scores(candidates, config, now=now, query=request.query, entity=signal)
+        evidence = [signal for signal in (
+            entity_signal(named_entities(request.query or "", about.values()), about),
+            temporal_signal(intent, {id: _timing(p) for id, p in props.items()}),
+        ) if signal is not None]
+        scored = base_scores(candidates, config, now=now, query=request.query, evidence=evidence)
         return Ranking(result, scored, props, embeddings, bm25, fields)
 
     # Similarity-ranked searches try a small pool first (memlattice.search.pool), wider
@@ -264,6 +272,12 @@ def lexical_fields(bm25: Bm25, props: Mapping[str, Any], context: Sequence[tuple
                          props.get("tags") or ())
     return [bm25.field([text]), *bm25.context_fields(
         context, hops=config.context_hops, decay=config.context_decay)]
+
+
+def _timing(props: Mapping[str, Any]) -> Timing:
+    return Timing(event_start=to_datetime(props.get("eventStart")),
+                  event_end=to_datetime(props.get("eventEnd")),
+                  recorded=to_datetime(props.get("createdAt")))
 
 
 def _candidate(props: Mapping[str, Any], *, similarity: float | None,

@@ -84,3 +84,31 @@ async def test_recall_reads_the_entities_each_candidate_is_about(
             {"speaker": "Caroline", "content": "We should go to the lake"}]}})
     hits = await search(gql, namespace, "what did melanie paint", mode="HYBRID")
     assert hits[0]["memory"]["content"] == "Melanie: I painted a sunrise last week"
+
+
+INGEST = """mutation($input: ConversationInput!) { ingestConversation(input: $input) { created } }"""
+
+
+async def test_a_query_that_names_a_time_prefers_what_happened_then(
+        gql: GraphQLClient, namespace: str) -> None:
+    """Two turns alike in words; the year the question names decides, by the
+    turns' recording time (neither names a time) and by what a turn says."""
+    await gql.ok(INGEST, {"input": {"namespace": namespace, "sessionId": "trips", "messages": [
+        {"speaker": "Ann", "content": "We went camping by the lake with the kids.",
+         "at": "2022-07-02T10:00:00Z"},
+        {"speaker": "Ann", "content": "We went camping by the lake with the dog.",
+         "at": "2023-07-02T10:00:00Z"},
+        {"speaker": "Ann", "content": "Back in March 2021 we hiked up a volcano.",
+         "at": "2024-01-05T10:00:00Z"},
+        {"speaker": "Ann", "content": "We hiked up a volcano with friends.",
+         "at": "2024-01-06T10:00:00Z"},
+    ]}})
+
+    async def first(query: str) -> str:
+        hits = await search(gql, namespace, query, sessionId="trips", scope="SESSION")
+        return str(hits[0]["memory"]["content"])
+
+    assert (await first("camping by the lake in 2023")).endswith("the dog.")
+    assert (await first("camping by the lake in 2022")).endswith("the kids.")
+    assert "Back in March 2021" in await first("which volcano did we hike in 2021?")
+    assert "with friends" in await first("which volcano did we hike in 2024?")

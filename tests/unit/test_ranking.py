@@ -150,7 +150,7 @@ def test_the_entity_signal_lifts_the_candidates_about_a_named_entity() -> None:
     plain = base_scores(pool, config, now=NOW, query="what did melanie paint")
     assert [s.id for s in plain] == ["a", "b", "c"]  # ties: by id
     named = base_scores(pool, config, now=NOW, query="what did melanie paint",
-                        entity={"a": 0.0, "b": 0.0, "c": 1.0})
+                        evidence=[{"a": 0.0, "b": 0.0, "c": 1.0}])
     assert named[0].id == "c"
 
 
