@@ -35,6 +35,7 @@ import argparse
 import asyncio
 import contextlib
 import itertools
+import json
 import random
 import time
 import uuid
@@ -50,6 +51,7 @@ import psutil
 
 from bench._bare import Sent, capturer, replay
 from bench._harness import WORDS, percentile
+from bench._http import HTTPProtocolError, KeepAliveConnection
 from bench._server import bench_neo4j, served_on
 from memlattice.graph.client import GraphClient
 from tests._live import Neo4jAddress
@@ -93,9 +95,11 @@ def body(op: str, rng: random.Random, namespace: str) -> dict[str, Any]:
 
 
 _serials = itertools.count()
+# Where a write's encoded body takes each send's serial (see `distinct`, `Request`).
+SERIAL = "@serial@"
 
 
-def distinct(body: dict[str, Any], serial: int) -> dict[str, Any]:
+def distinct(body: dict[str, Any], serial: int | str) -> dict[str, Any]:
     """A write's body with contents no other send has: the service stores the same
     content once (a repeat reinforces it), so repeating a pooled write would measure
     reinforcement, not the write. Searches and listings pass unchanged."""
@@ -108,14 +112,31 @@ def distinct(body: dict[str, Any], serial: int) -> dict[str, Any]:
     return body
 
 
-def _suffixed(memory: dict[str, Any], serial: int, index: int) -> dict[str, Any]:
+def _suffixed(memory: dict[str, Any], serial: int | str, index: int) -> dict[str, Any]:
     return {**memory, "content": f"{memory['content']} w{serial}x{index}"}
 
 
 @dataclass
 class Request:
+    """One pooled request: its body, encoded once (a write's with SERIAL where each send
+    puts its own number), and the queries it made the service send."""
+
     body: dict[str, Any]
     capture: list[Sent]
+    write: bool = False
+    encoded: bytes = field(init=False)
+
+    def __post_init__(self) -> None:
+        # Encoded here, not per send: the load generator shares the two cores with the
+        # server and Neo4j, and JSON-encoding a vector per request would be charged to
+        # the service's side of the comparison only.
+        self.encoded = json.dumps(distinct(self.body, SERIAL) if self.write
+                                  else self.body).encode()
+
+    def content(self) -> bytes:
+        if not self.write:
+            return self.encoded
+        return self.encoded.replace(SERIAL.encode(), str(next(_serials)).encode())
 
 
 @dataclass
@@ -136,15 +157,16 @@ class Recorder:
 Send = Callable[[str, Request], Awaitable[str | None]]
 
 
-async def service_send(http: httpx.AsyncClient, op: str, request: Request) -> str | None:
-    body = distinct(request.body, next(_serials)) if op in WRITES else request.body
+async def service_send(connection: KeepAliveConnection, request: Request) -> str | None:
     try:
-        response = await http.post("/graphql", json=body)
-    except httpx.HTTPError as exc:
+        status, answer = await connection.post("/graphql", request.content())
+    except (OSError, asyncio.IncompleteReadError, HTTPProtocolError) as exc:
         return type(exc).__name__
-    if response.status_code != 200:
-        return f"HTTP {response.status_code}"
-    errors = response.json().get("errors")
+    if status != 200:
+        return f"HTTP {status}"
+    if b'"errors"' not in answer:
+        return None
+    errors = json.loads(answer).get("errors")
     return str((errors[0].get("extensions") or {}).get("code")) if errors else None
 
 
@@ -163,26 +185,23 @@ async def worker(index: int, path: str, mix: list[tuple[str, int]],
 
 
 async def round_of(path: str, mix: list[tuple[str, int]], pool: dict[str, list[list[Request]]],
-                   *, base: str, bare: GraphClient, clients: int, seconds: float,
-                   recorder: Recorder, measured: bool) -> None:
+                   *, connections: list[KeepAliveConnection], bare: GraphClient, clients: int,
+                   seconds: float, recorder: Recorder, measured: bool) -> None:
     stop = asyncio.Event()
-    https: list[httpx.AsyncClient] = []
 
-    def sender(i: int) -> Send:
-        if path == "bare":
-            async def send_bare(op: str, request: Request) -> str | None:
-                try:
-                    await replay(bare.driver, bare.database, request.capture,
-                                 fresh_ids=op in WRITES)
-                except Exception as exc:  # noqa: BLE001 - counted, like the service's codes
-                    return type(exc).__name__
-                return None
-            return send_bare
-        http = httpx.AsyncClient(base_url=base, timeout=60)
-        https.append(http)
-        return lambda op, request: service_send(http, op, request)
+    async def send_bare(op: str, request: Request) -> str | None:
+        try:
+            await replay(bare.driver, bare.database, request.capture, fresh_ids=op in WRITES)
+        except Exception as exc:  # noqa: BLE001 - counted, like the service's codes
+            return type(exc).__name__
+        return None
 
-    tasks = [asyncio.create_task(worker(i, path, mix, pool, sender(i), stop, recorder))
+    def send_service(i: int) -> Send:
+        return lambda op, request: service_send(connections[i], request)
+
+    tasks = [asyncio.create_task(worker(i, path, mix, pool,
+                                        send_bare if path == "bare" else send_service(i),
+                                        stop, recorder))
              for i in range(clients)]
     recorder.measuring = measured
     await asyncio.sleep(seconds)
@@ -191,8 +210,6 @@ async def round_of(path: str, mix: list[tuple[str, int]], pool: dict[str, list[l
         recorder.seconds[path] += seconds
     stop.set()
     await asyncio.gather(*tasks)
-    for http in https:
-        await http.aclose()
 
 
 async def build_pool(served_base: str, uri: str, password: str,
@@ -218,7 +235,7 @@ async def build_pool(served_base: str, uri: str, password: str,
                 bodies = [body(op, rng, namespace) for _ in range(size)]
                 pool[op].append([Request(b, await capture.capture(
                     b, renew=(lambda b, _: distinct(b, next(_serials))) if op in WRITES
-                    else None)) for b in bodies])
+                    else None), write=op in WRITES) for b in bodies])
     for op, lists in pool.items():
         counts = sorted({len(r.capture) for rs in lists for r in rs})
         print(f"# {op}: {sum(len(rs) for rs in lists)} requests in the pool,"
@@ -316,6 +333,8 @@ async def run(served_base: str, pid: int, neo4j: Neo4jAddress,
               warmup: float, mixes: list[str], processes: int) -> list[Summary]:
     bare = GraphClient.connect(neo4j.uri, neo4j.user, neo4j.password, "neo4j",
                                pool_size=max(64, clients), acquisition_timeout_s=60)
+    # A connection per simulated client, kept alive across rounds (bench._http).
+    connections = [KeepAliveConnection(served_base) for _ in range(clients)]
     mib = 1024 * 1024
     rss = [resident(pid)]
     summaries: list[Summary] = []
@@ -326,12 +345,15 @@ async def run(served_base: str, pid: int, neo4j: Neo4jAddress,
             rounds = [(path, warmup, False) for path in ("service", "bare")] + [
                 (path, duration / 2, True) for path in ("service", "bare", "bare", "service")]
             for path, seconds, measured in rounds:
-                await round_of(path, mix, pool, base=served_base, bare=bare, clients=clients,
+                await round_of(path, mix, pool, connections=connections, bare=bare,
+                               clients=clients,
                                seconds=seconds, recorder=recorder, measured=measured)
                 rss.append(resident(pid))
             summaries.append(report(name, mix, recorder, clients, processes))
     finally:
         await bare.close()
+        for connection in connections:
+            connection.close()
     print(f"# server RSS ({processes} process{'es' if processes > 1 else ''}): "
           f"{rss[0] / mib:.0f} MiB at start, peak {max(rss) / mib:.0f} MiB,"
           f" end {rss[-1] / mib:.0f} MiB")
