@@ -13,7 +13,13 @@ client sends a pre-encoded POST on its own connection and reads one
 from __future__ import annotations
 
 import asyncio
+import time
 from urllib.parse import urlsplit
+
+# uvicorn closes a keep-alive connection idle for 5 s (its default); one idle for
+# longer than this is reopened before sending, rather than resending a POST that
+# failed on a socket the server had closed (the bare rounds leave them idle).
+IDLE_S = 4.0
 
 
 class HTTPProtocolError(RuntimeError):
@@ -29,6 +35,7 @@ class KeepAliveConnection:
         self.port = parts.port or 80
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
+        self._used = 0.0
 
     async def post(self, path: str, body: bytes, content_type: str = "application/json",
                    ) -> tuple[int, bytes]:
@@ -40,6 +47,8 @@ class KeepAliveConnection:
             raise
 
     async def _exchange(self, path: str, body: bytes, content_type: str) -> tuple[int, bytes]:
+        if self._writer is not None and time.monotonic() - self._used > IDLE_S:
+            self.close()
         if self._writer is None:
             self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
         assert self._reader is not None
@@ -58,6 +67,7 @@ class KeepAliveConnection:
         if "content-length" not in headers:
             raise HTTPProtocolError(f"an answer without Content-Length (status {status})")
         answer = await self._reader.readexactly(int(headers["content-length"]))
+        self._used = time.monotonic()
         if headers.get("connection", "").lower() == "close":
             self.close()
         return status, answer
