@@ -12,12 +12,17 @@ driver clients (one driver, pool as large as N) pick requests the same way
 and send those queries directly. The two paths alternate service, bare, bare,
 service so that growth of the data during the mixed mix favours neither.
 
-Printed per mix: operations/s and p50/p95/p99 for the service and the bare
-baseline, their ratios, per operation for the mixed mix, errors by code, and
-the server process's resident memory.
+Both mixes run at each number of service processes (`--processes 1,2`: one
+`memlattice serve`, then `serve --workers 2`, on the same data; the bare
+baseline is measured again beside each, since the mixed mix grows the data).
+Printed per mix and process count: operations/s and p50/p95/p99 for the
+service and the bare baseline, their ratios, per operation for the mixed mix,
+errors by code, and the server processes' resident memory; at the end one
+summary line per process count and mix.
 
     .venv/bin/python -m bench.load                         # 32 clients, 60 s per path
     .venv/bin/python -m bench.load --clients 8 --duration 20 --warmup 5 --preload 2000
+    .venv/bin/python -m bench.load --processes 2 --mixes search
 
 The load generator shares the machine with the server and Neo4j (and, for the
 bare baseline, plays Neo4j's only client), so the figures are floors, not
@@ -28,12 +33,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import itertools
+import json
 import random
 import time
+import uuid
 from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import numpy as np
@@ -41,8 +51,10 @@ import psutil
 
 from bench._bare import Sent, capturer, replay
 from bench._harness import WORDS, percentile
-from bench._server import served
+from bench._http import HTTPProtocolError, KeepAliveConnection
+from bench._server import bench_neo4j, served_on
 from memlattice.graph.client import GraphClient
+from tests._live import Neo4jAddress
 
 DIMENSION = 256
 NAMESPACES = 5
@@ -82,10 +94,49 @@ def body(op: str, rng: random.Random, namespace: str) -> dict[str, Any]:
     return {"query": LIST, "variables": {"f": {"namespace": namespace}}}
 
 
+_serials = itertools.count()
+# Where a write's encoded body takes each send's serial (see `distinct`, `Request`).
+SERIAL = "@serial@"
+
+
+def distinct(body: dict[str, Any], serial: int | str) -> dict[str, Any]:
+    """A write's body with contents no other send has: the service stores the same
+    content once (a repeat reinforces it), so repeating a pooled write would measure
+    reinforcement, not the write. Searches and listings pass unchanged."""
+    variables = body["variables"]
+    if "i" in variables:
+        return {**body, "variables": {"i": _suffixed(variables["i"], serial, 0)}}
+    if "is" in variables:
+        return {**body, "variables": {"is": [_suffixed(m, serial, n)
+                                             for n, m in enumerate(variables["is"])]}}
+    return body
+
+
+def _suffixed(memory: dict[str, Any], serial: int | str, index: int) -> dict[str, Any]:
+    return {**memory, "content": f"{memory['content']} w{serial}x{index}"}
+
+
 @dataclass
 class Request:
+    """One pooled request: its body, encoded once (a write's with SERIAL where each send
+    puts its own number), and the queries it made the service send."""
+
     body: dict[str, Any]
     capture: list[Sent]
+    write: bool = False
+    encoded: bytes = field(init=False)
+
+    def __post_init__(self) -> None:
+        # Encoded here, not per send: the load generator shares the two cores with the
+        # server and Neo4j, and JSON-encoding a vector per request would be charged to
+        # the service's side of the comparison only.
+        self.encoded = json.dumps(distinct(self.body, SERIAL) if self.write
+                                  else self.body).encode()
+
+    def content(self) -> bytes:
+        if not self.write:
+            return self.encoded
+        return self.encoded.replace(SERIAL.encode(), str(next(_serials)).encode())
 
 
 @dataclass
@@ -106,14 +157,16 @@ class Recorder:
 Send = Callable[[str, Request], Awaitable[str | None]]
 
 
-async def service_send(http: httpx.AsyncClient, op: str, request: Request) -> str | None:
+async def service_send(connection: KeepAliveConnection, request: Request) -> str | None:
     try:
-        response = await http.post("/graphql", json=request.body)
-    except httpx.HTTPError as exc:
+        status, answer = await connection.post("/graphql", request.content())
+    except (OSError, asyncio.IncompleteReadError, HTTPProtocolError) as exc:
         return type(exc).__name__
-    if response.status_code != 200:
-        return f"HTTP {response.status_code}"
-    errors = response.json().get("errors")
+    if status != 200:
+        return f"HTTP {status}"
+    if b'"errors"' not in answer:
+        return None
+    errors = json.loads(answer).get("errors")
     return str((errors[0].get("extensions") or {}).get("code")) if errors else None
 
 
@@ -132,26 +185,23 @@ async def worker(index: int, path: str, mix: list[tuple[str, int]],
 
 
 async def round_of(path: str, mix: list[tuple[str, int]], pool: dict[str, list[list[Request]]],
-                   *, base: str, bare: GraphClient, clients: int, seconds: float,
-                   recorder: Recorder, measured: bool) -> None:
+                   *, connections: list[KeepAliveConnection], bare: GraphClient, clients: int,
+                   seconds: float, recorder: Recorder, measured: bool) -> None:
     stop = asyncio.Event()
-    https: list[httpx.AsyncClient] = []
 
-    def sender(i: int) -> Send:
-        if path == "bare":
-            async def send_bare(op: str, request: Request) -> str | None:
-                try:
-                    await replay(bare.driver, bare.database, request.capture,
-                                 fresh_ids=op in WRITES)
-                except Exception as exc:  # noqa: BLE001 - counted, like the service's codes
-                    return type(exc).__name__
-                return None
-            return send_bare
-        http = httpx.AsyncClient(base_url=base, timeout=60)
-        https.append(http)
-        return lambda op, request: service_send(http, op, request)
+    async def send_bare(op: str, request: Request) -> str | None:
+        try:
+            await replay(bare.driver, bare.database, request.capture, fresh_ids=op in WRITES)
+        except Exception as exc:  # noqa: BLE001 - counted, like the service's codes
+            return type(exc).__name__
+        return None
 
-    tasks = [asyncio.create_task(worker(i, path, mix, pool, sender(i), stop, recorder))
+    def send_service(i: int) -> Send:
+        return lambda op, request: service_send(connections[i], request)
+
+    tasks = [asyncio.create_task(worker(i, path, mix, pool,
+                                        send_bare if path == "bare" else send_service(i),
+                                        stop, recorder))
              for i in range(clients)]
     recorder.measuring = measured
     await asyncio.sleep(seconds)
@@ -160,14 +210,15 @@ async def round_of(path: str, mix: list[tuple[str, int]], pool: dict[str, list[l
         recorder.seconds[path] += seconds
     stop.set()
     await asyncio.gather(*tasks)
-    for http in https:
-        await http.aclose()
 
 
 async def build_pool(served_base: str, uri: str, password: str,
                      preload: int) -> dict[str, list[list[Request]]]:
+    """Preload the run's own namespaces (fresh ones, so that runs against a shared Neo4j
+    do not search each other's leftovers) and capture every request of the pool."""
     rng = random.Random(2024)
-    namespaces = [f"load/ns{i}" for i in range(NAMESPACES)]
+    run = uuid.uuid4().hex[:8]
+    namespaces = [f"load-{run}/ns{i}" for i in range(NAMESPACES)]
     async with httpx.AsyncClient(base_url=served_base, timeout=300) as http:
         per_namespace = preload // NAMESPACES
         for namespace in namespaces:
@@ -182,7 +233,9 @@ async def build_pool(served_base: str, uri: str, password: str,
             pool[op] = []
             for namespace in namespaces:
                 bodies = [body(op, rng, namespace) for _ in range(size)]
-                pool[op].append([Request(b, await capture.capture(b)) for b in bodies])
+                pool[op].append([Request(b, await capture.capture(
+                    b, renew=(lambda b, _: distinct(b, next(_serials))) if op in WRITES
+                    else None), write=op in WRITES) for b in bodies])
     for op, lists in pool.items():
         counts = sorted({len(r.capture) for rs in lists for r in rs})
         print(f"# {op}: {sum(len(rs) for rs in lists)} requests in the pool,"
@@ -190,9 +243,38 @@ async def build_pool(served_base: str, uri: str, password: str,
     return pool
 
 
-def report(name: str, mix: list[tuple[str, int]], recorder: Recorder, clients: int) -> None:
-    print(f"\n## {name} mix, {clients} clients, {recorder.seconds['service']:.0f}s measured"
-          " per path")
+@dataclass(frozen=True)
+class Summary:
+    """One mix at one process count: what the closing table prints."""
+
+    processes: int
+    mix: str
+    service: list[float]
+    bare: list[float]
+    service_s: float
+    bare_s: float
+
+    def line(self) -> str:
+        service_rate, bare_rate = len(self.service) / self.service_s, len(self.bare) / self.bare_s
+        ratio = service_rate / bare_rate if bare_rate else float("nan")
+        return (f"{self.processes:>9} {self.mix:<7} {service_rate:>8.1f} {bare_rate:>8.1f}"
+                f" {ratio:>6.2f} {_percentiles(self.service):>20} {_percentiles(self.bare):>20}"
+                f" {_spread(self.service):>8.1f}")
+
+
+def _percentiles(values: list[float]) -> str:
+    return " / ".join(f"{percentile(values, q) * 1000:.0f}" for q in (50, 95, 99))
+
+
+def _spread(values: list[float]) -> float:
+    """p99 / p50: the tail the issue bounds (at most 5)."""
+    return percentile(values, 99) / percentile(values, 50)
+
+
+def report(name: str, mix: list[tuple[str, int]], recorder: Recorder, clients: int,
+           processes: int) -> Summary:
+    print(f"\n## {name} mix, {clients} clients, {processes} service process"
+          f"{'es' if processes > 1 else ''}, {recorder.seconds['service']:.0f}s measured per path")
     print(f"{'operation':<12} {'path':<8} {'n':>7} {'ops/s':>8} {'p50 ms':>8} {'p95 ms':>8}"
           f" {'p99 ms':>8}")
     totals: dict[str, list[float]] = defaultdict(list)
@@ -211,18 +293,51 @@ def report(name: str, mix: list[tuple[str, int]], recorder: Recorder, clients: i
     print(f"# service / bare: throughput {throughput:.2f}x, p50 "
           f"{percentile(service, 50) / percentile(bare, 50):.2f}x, p99 "
           f"{percentile(service, 99) / percentile(bare, 99):.2f}x;"
-          f" service p99/p50 {percentile(service, 99) / percentile(service, 50):.1f}")
+          f" service p99/p50 {_spread(service):.1f}")
     print(f"# errors: {dict(recorder.errors) or 'none'}")
+    return Summary(processes, name, service, bare, recorder.seconds["service"],
+                   recorder.seconds["bare"])
 
 
-async def run(served_base: str, pid: int, uri: str, password: str, *, clients: int,
-              duration: float, warmup: float, preload: int, mixes: list[str]) -> None:
-    process = psutil.Process(pid)
-    pool = await build_pool(served_base, uri, password, preload)
-    bare = GraphClient.connect(uri, "neo4j", password, "neo4j", pool_size=max(64, clients),
-                               acquisition_timeout_s=60)
+def resident(pid: int) -> int:
+    """Resident bytes of the server: its process and, with --workers, every worker."""
+    root = psutil.Process(pid)
+    total = 0
+    for process in [root, *root.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):
+            total += process.memory_info().rss
+    return total
+
+
+def wait_for_workers(pid: int, workers: int, neo4j_port: int, timeout_s: float = 300) -> None:
+    """With --workers, /readyz answers once the first worker is up: wait until every
+    worker holds a connection to Neo4j (its lifespan has opened the runtime), so that
+    none is still starting when the measurement begins."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        connected = 0
+        for child in psutil.Process(pid).children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if any(c.raddr and c.raddr.port == neo4j_port
+                       for c in child.net_connections(kind="tcp")):
+                    connected += 1
+        if connected >= workers:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{connected} of {workers} workers connected to Neo4j")
+        time.sleep(0.5)
+
+
+async def run(served_base: str, pid: int, neo4j: Neo4jAddress,
+              pool: dict[str, list[list[Request]]], *, clients: int, duration: float,
+              warmup: float, mixes: list[str], processes: int) -> list[Summary]:
+    bare = GraphClient.connect(neo4j.uri, neo4j.user, neo4j.password, "neo4j",
+                               pool_size=max(64, clients), acquisition_timeout_s=60)
+    # A connection per simulated client, kept alive across rounds (bench._http).
+    connections = [KeepAliveConnection(served_base) for _ in range(clients)]
     mib = 1024 * 1024
-    rss = [process.memory_info().rss]
+    rss = [resident(pid)]
+    summaries: list[Summary] = []
     try:
         for name in mixes:
             mix = MIXES[name]
@@ -230,14 +345,19 @@ async def run(served_base: str, pid: int, uri: str, password: str, *, clients: i
             rounds = [(path, warmup, False) for path in ("service", "bare")] + [
                 (path, duration / 2, True) for path in ("service", "bare", "bare", "service")]
             for path, seconds, measured in rounds:
-                await round_of(path, mix, pool, base=served_base, bare=bare, clients=clients,
+                await round_of(path, mix, pool, connections=connections, bare=bare,
+                               clients=clients,
                                seconds=seconds, recorder=recorder, measured=measured)
-                rss.append(process.memory_info().rss)
-            report(name, mix, recorder, clients)
+                rss.append(resident(pid))
+            summaries.append(report(name, mix, recorder, clients, processes))
     finally:
         await bare.close()
-    print(f"# server RSS: {rss[0] / mib:.0f} MiB after loading, peak {max(rss) / mib:.0f} MiB,"
+        for connection in connections:
+            connection.close()
+    print(f"# server RSS ({processes} process{'es' if processes > 1 else ''}): "
+          f"{rss[0] / mib:.0f} MiB at start, peak {max(rss) / mib:.0f} MiB,"
           f" end {rss[-1] / mib:.0f} MiB")
+    return summaries
 
 
 def main() -> None:
@@ -250,12 +370,30 @@ def main() -> None:
     parser.add_argument("--preload", type=int, default=10_000,
                         help="memories written (over 5 namespaces) before measuring")
     parser.add_argument("--mixes", default="search,mixed")
+    parser.add_argument("--processes", default="1,2",
+                        help="service process counts, each measured in turn (serve --workers N)")
     args = parser.parse_args()
-    with served(dimension=DIMENSION) as server:
-        asyncio.run(run(server.base, server.process.pid, server.neo4j_uri,
-                        server.neo4j_password, clients=args.clients, duration=args.duration,
-                        warmup=args.warmup, preload=args.preload,
-                        mixes=args.mixes.split(",")))
+    counts = [int(n) for n in args.processes.split(",")]
+    summaries: list[Summary] = []
+    pool: dict[str, list[list[Request]]] | None = None
+    with bench_neo4j() as neo4j:
+        for processes in counts:
+            with served_on(neo4j, dimension=DIMENSION, workers=processes) as server:
+                if processes > 1:
+                    wait_for_workers(server.process.pid, processes,
+                                     urlsplit(neo4j.uri).port or 7687)
+                if pool is None:
+                    pool = asyncio.run(build_pool(server.base, neo4j.uri, neo4j.password,
+                                                  args.preload))
+                summaries += asyncio.run(run(
+                    server.base, server.process.pid, neo4j, pool, clients=args.clients,
+                    duration=args.duration, warmup=args.warmup,
+                    mixes=args.mixes.split(","), processes=processes))
+    print(f"\n## summary, {args.clients} clients (ms: p50 / p95 / p99)")
+    print(f"{'processes':>9} {'mix':<7} {'service':>8} {'bare':>8} {'ratio':>6}"
+          f" {'service ms':>20} {'bare ms':>20} {'p99/p50':>8}")
+    for summary in summaries:
+        print(summary.line())
 
 
 if __name__ == "__main__":

@@ -55,8 +55,9 @@ _TRAILING = ".,;:!?\u3002\u3001\uff61\u061f\u06d4\u0964\u0965"
 def normalise_content(text: str) -> str:
     """The form two writes of the same content share (see the module docstring)."""
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-    visible = "".join(c for c in folded
-                      if unicodedata.category(c) != "Cf" or c in _KEPT_FORMAT)
+    # No ASCII character is a format character (Cf): most contents skip the scan.
+    visible = folded if folded.isascii() else "".join(
+        c for c in folded if unicodedata.category(c) != "Cf" or c in _KEPT_FORMAT)
     collapsed = " ".join(visible.split())
     return collapsed.rstrip(_TRAILING + " ")
 

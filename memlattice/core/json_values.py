@@ -45,8 +45,16 @@ def unwritable(value: Any) -> tuple[str, str] | None:
                     return path, "a lone surrogate (not Unicode text) in a key"
                 stack.append((f"{path}.{k}" if path else str(k), v))
         elif isinstance(item, list | tuple):
+            if _finite_floats(item):
+                continue  # a vector: nothing in it to report, and no path to spell per number
             stack.extend((f"{path}.{i}" if path else str(i), v) for i, v in enumerate(item))
     return None
+
+
+def _finite_floats(items: list[Any] | tuple[Any, ...]) -> bool:
+    """Only finite floats: what an embedding is. Checked at C speed, where walking it
+    number by number (a path string each) cost more than the rest of a write's checks."""
+    return bool(items) and set(map(type, items)) == {float} and all(map(math.isfinite, items))
 
 
 def json_problem(value: Any) -> str | None:

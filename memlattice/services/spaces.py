@@ -10,13 +10,13 @@ are caught up by the background `Reembedder`, which sweeps for them.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from memlattice.core.auth import Tenant
 from memlattice.core.errors import MemlatticeError
 from memlattice.core.model import utcnow
+from memlattice.core.read_through import ReadThrough
 from memlattice.core.settings import VectorIndexSettings
 from memlattice.core.vector_spaces import SpaceState, VectorSpace, requested_space
 from memlattice.embeddings.base import check_dimension
@@ -42,7 +42,7 @@ class VectorSpaces:
         self.embedders = embedders
         self.index = index
         self.ttl_s = ttl_s
-        self._cache: dict[str, tuple[float, SpaceState]] = {}
+        self._states: ReadThrough[str, SpaceState] = ReadThrough(graph.state, ttl_s=ttl_s)
         self._on_change: list[Callable[[], None]] = []
         self.lagging: set[tuple[str, VectorSpace]] = set()
         """Side spaces a write could not embed into; the Reembedder catches them up."""
@@ -56,15 +56,12 @@ class VectorSpaces:
             callback()
 
     async def state(self, namespace: str) -> SpaceState:
-        cached = self._cache.get(namespace)
-        if cached is not None and time.monotonic() - cached[0] < self.ttl_s:
-            return cached[1]
-        state = await self.graph.state(namespace)
-        self._cache[namespace] = (time.monotonic(), state)
-        return state
+        """Every search asks this: one read per namespace at a time, none older than
+        `ttl_s` (memlattice.core.read_through)."""
+        return await self._states.get(namespace)
 
     def forget_cached(self, namespace: str) -> None:
-        self._cache.pop(namespace, None)
+        self._states.forget(namespace)
 
     async def configure(self, namespace: str, model: str, dimension: int) -> SpaceState:
         """Aim `namespace` at a model; a new space is checked, indexed, then built
@@ -74,7 +71,7 @@ class VectorSpaces:
             await self.embedders.check(target)
             await self.graph.ensure_index(target, self.index)
         state, unused = await self.graph.set_target(namespace, target, utcnow())
-        self._cache[namespace] = (time.monotonic(), state)
+        self._states.put(namespace, state)
         for space in unused:
             await self.graph.drop_vectors(namespace, space)
         self._notify()

@@ -46,6 +46,14 @@ def test_normalisation_keeps_what_changes_the_meaning() -> None:
     assert normalise_content("Alice is 30") != normalise_content("Alice is 31")
     assert normalise_content("Leading dots stay: ...x") == "leading dots stay: ...x"
     assert normalise_content("\U0001f468\u200d\U0001f469") == "\U0001f468\u200d\U0001f469"
+
+
+def test_ascii_text_takes_the_short_path_to_the_same_form() -> None:
+    """ASCII has no format characters, so ASCII text skips the scan for them; text
+    with a zero-width character still loses it (the scan runs)."""
+    assert normalise_content("Alice\u200b likes tea.") == "alice likes tea"
+    assert normalise_content("\u200bAlice likes tea\ufeff") == "alice likes tea"
+    assert normalise_content("Alice likes tea.") == "alice likes tea"
     assert normalise_content("!!!") == ""
     assert normalise_content("Growth was 5%") != normalise_content("Growth was 5")
     assert normalise_content("We use C#") != normalise_content("We use C")

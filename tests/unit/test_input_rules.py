@@ -45,6 +45,16 @@ def test_unwritable_json_is_found_with_its_path() -> None:
     assert json_problem(deep) is None
 
 
+def test_a_vector_is_checked_whole_and_its_bad_number_still_named() -> None:
+    vector = [0.5] * 1024
+    assert unwritable({"embedding": vector}) is None
+    vector[700] = float("nan")
+    assert unwritable({"embedding": vector}) == (
+        "embedding.700", "NaN or infinity (JSON has no such number)")
+    assert unwritable({"embedding": (0.5, float("inf"))})[0] == "embedding.1"  # type: ignore[index]
+    assert unwritable({"v": [0.5, 1, "a\ud800"]})[0] == "v.2"  # type: ignore[index]
+
+
 @pytest.mark.parametrize("vector", [[1.0, 0.0], [-0.0, 1e-3], [1e19, 0.0], [1e-19, 1e-19]])
 def test_vectors_that_pass(vector: list[float]) -> None:
     assert vector_problem(vector) is None
