@@ -19,6 +19,7 @@ from neo4j import AsyncManagedTransaction
 
 from memlattice.core.auth import Tenant
 from memlattice.core.errors import Conflict, NotFound, ValidationError
+from memlattice.core.event_time import event_ranges
 from memlattice.core.lucene import all_terms
 from memlattice.core.model import (
     Direction,
@@ -50,6 +51,7 @@ from memlattice.graph.codec import (
 )
 from memlattice.graph.cursors import Page, decode_cursor, encode_cursor
 from memlattice.graph.embedding_cache import EmbeddingCacheGraph
+from memlattice.graph.entities import mention_rows
 from memlattice.graph.history import MemoryVersion, read_history
 from memlattice.graph.memory_filters import fenced
 from memlattice.graph.namespace_configs import NamespaceConfig, NamespaceConfigGraph
@@ -177,6 +179,13 @@ class MemoryGraph:
             if current.status is not Status.ACTIVE:
                 raise Conflict(f"memory {id} is {current.status.value} and cannot be updated")
             props = patch_properties(changes)
+            mentions = None
+            if changes.get("content") is not None:  # what it names and tells of, anew
+                content = str(changes["content"])
+                mentions = mention_rows(content)
+                (event,) = await event_ranges([content], [current.created_at])
+                props.update(eventStart=event.start if event else None,
+                             eventEnd=event.end if event else None)
             if "metadata" in changes:
                 metadata = changes["metadata"] or {}
                 stale = {META_PREFIX + k: None for k in current.metadata if k not in metadata}
@@ -189,7 +198,7 @@ class MemoryGraph:
             details = canonical_json({"fields": sorted(camel(k) for k in changes)})
             records = await run(tx, queries.update_memory(
                 tenant=tenant, id=id, props=props, actor=actor, now=now,
-                audit_id=new_id(), details=details,
+                audit_id=new_id(), details=details, mentions=mentions,
             ))
             return memory_from_properties(records[0]["m"])
 
@@ -223,6 +232,7 @@ class MemoryGraph:
             records = await run(tx, queries.supersede_memory(
                 tenant=tenant, id=id, props=props, edge_id=new_id(), actor=actor,
                 now=successor.now, audit_ids=(new_id(), new_id()),
+                mentions=mention_rows(successor.input.content),
             ))
             record = records[0]
             return memory_from_properties(record["previous"]), memory_from_properties(

@@ -11,7 +11,6 @@ the resolvers need are passed through unchanged.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from typing import Any
 
 from memlattice.core.auth import Tenant
 from memlattice.core.errors import MemlatticeError, ValidationError
-from memlattice.core.event_time import EventRange, event_range, may_name_a_time
+from memlattice.core.event_time import event_ranges
 from memlattice.core.model import (
     MAX_BATCH,
     Direction,
@@ -143,7 +142,7 @@ class MemoryService:
                 vectors[i] = vector
                 models[i] = self.embedder.model
         times = [m.now or now for m in inputs]
-        events = await event_times([m.content for m in inputs], times)
+        events = await event_ranges([m.content for m in inputs], times)
         return [
             PreparedMemory(input=m, id=m.id or new_id(), now=times[i], embedding=vectors[i],
                            embedding_model=models[i],
@@ -375,15 +374,3 @@ def refuse_typed(inputs: Sequence[MemoryInput]) -> None:
         if m.memory_type in TYPED_MEMORY_TYPES:
             raise ValidationError(reserved_type_message(m.memory_type), field="memoryType",
                                   index=i)
-
-
-async def event_times(texts: Sequence[str], times: Sequence[datetime]
-                      ) -> list[EventRange | None]:
-    """Each text's event time against its memory's time (memlattice.core.event_time),
-    resolved on the write path, never on the search path. dateparser costs a few
-    milliseconds per text that names a time (and about a second to load its data on
-    first use), so a batch that has any is resolved off the event loop."""
-    if not any(may_name_a_time(text) for text in texts):
-        return [None] * len(texts)
-    return await asyncio.to_thread(
-        lambda: [event_range(text, at) for text, at in zip(texts, times, strict=True)])
