@@ -69,20 +69,12 @@ from memlattice.graph.refusals import (
     refuse_typed_supersede,
     refuse_typed_text,
 )
+from memlattice.graph.session_keys import SessionKeys, refresh_keys
 
 # What the service layer has imported from here since before the split (it is
 # being reworked separately): kept importable from this module.
-__all__ = [
-    "EmbeddingCacheGraph",
-    "MemoryGraph",
-    "NamespaceConfig",
-    "NamespaceConfigGraph",
-    "Page",
-    "PreparedMemory",
-    "SearchResult",
-    "encode_cursor",
-    "new_id",
-]
+__all__ = ["EmbeddingCacheGraph", "MemoryGraph", "NamespaceConfig", "NamespaceConfigGraph",
+           "Page", "PreparedMemory", "SearchResult", "encode_cursor", "new_id"]
 
 
 class MemoryGraph:
@@ -125,17 +117,19 @@ class MemoryGraph:
         self, memories: Sequence[PreparedMemory], *, session: str, turn_ids: list[str],
         speakers: Sequence[tuple[str, str] | None], namespace: str, tenant: Tenant,
         actor: str,
-    ) -> tuple[list[Memory], list[Memory]]:
-        """Write the turns the namespace does not hold yet and join every turn of
-        `turn_ids` (in order) to its session, its neighbours and its speaker, in
-        one transaction: (every turn as stored, the turns this call wrote)."""
+    ) -> tuple[list[Memory], list[Memory], SessionKeys]:
+        """Write the turns the namespace does not hold yet, join every turn of
+        `turn_ids` (in order) to its session, its neighbours and its speaker, and
+        re-derive the session's keys (graph.session_keys), in one transaction:
+        (every turn as stored, the turns this call wrote, the session's keys)."""
         for m in memories:
             tenant.check_record(namespace=m.input.namespace, scope=m.input.scope,
                                 sensitivity=m.input.sensitivity)
         times = {m.id: m.now for m in memories}
         now = max(times.values(), default=None) or utcnow()
 
-        async def work(tx: AsyncManagedTransaction) -> tuple[list[Memory], list[Memory]]:
+        async def work(tx: AsyncManagedTransaction
+                       ) -> tuple[list[Memory], list[Memory], SessionKeys]:
             known = {str(r["id"]) for r in await run(tx, conversations.existing(
                 namespace, turn_ids))}
             fresh = [m for m in memories if m.id not in known]
@@ -147,9 +141,10 @@ class MemoryGraph:
                      "speakerKey": speaker[0] if speaker else None,
                      "speakerName": speaker[1] if speaker else None}
                     for id, speaker in zip(turn_ids, speakers)]))
+            keys = await refresh_keys(tx, namespace=namespace, session=session, now=utcnow())
             rows = await run(tx, conversations.turns(tenant=tenant, ids=turn_ids))
             by_id = {str(r["m"]["id"]): memory_from_properties(r["m"]) for r in rows}
-            return [by_id[i] for i in turn_ids if i in by_id], written
+            return [by_id[i] for i in turn_ids if i in by_id], written, keys
 
         return await self.client.transaction(work)
 

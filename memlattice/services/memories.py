@@ -49,6 +49,7 @@ from memlattice.graph.memories import (
     new_id,
 )
 from memlattice.graph.namespace_listing import NamespaceListGraph
+from memlattice.graph.session_keys import SessionKeys
 from memlattice.graph.shares import IndexShareGraph
 from memlattice.search.index_shares import IndexShares
 from memlattice.search.lexical_stats import LexicalStatistics
@@ -186,15 +187,16 @@ class MemoryService:
         self, memories: Sequence[PreparedMemory], *, session: str, turn_ids: list[str],
         speakers: Sequence[tuple[str, str] | None], namespace: str, tenant: Tenant,
         actor: str,
-    ) -> tuple[list[Memory], list[Memory]]:
+    ) -> tuple[list[Memory], list[Memory], SessionKeys]:
         """Write a session's new turns and link all of them (`MemoryGraph.ingest_session`):
-        (every turn as stored, the turns this call wrote, which are announced)."""
-        turns, written = await self.graph.ingest_session(
+        (every turn as stored, the turns this call wrote, which are announced, and the
+        session's keys as re-derived in the same transaction)."""
+        turns, written, keys = await self.graph.ingest_session(
             memories, session=session, turn_ids=turn_ids, speakers=speakers,
             namespace=namespace, tenant=tenant, actor=actor)
         await self.events.written(written, actor)
         await self.embed_side_spaces(namespace, written)
-        return turns, written
+        return turns, written, keys
 
     async def existing_ids(self, namespace: str, ids: list[str], *, tenant: Tenant) -> set[str]:
         return await self.graph.existing_ids(namespace, ids, tenant=tenant)
