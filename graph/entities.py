@@ -19,9 +19,22 @@ from memlattice.core.entities import mentions
 ABOUT = "SPOKEN_BY|MENTIONS"
 
 
+# Whether writes link salient noun phrases as entities beside names: the
+# process's Settings.entity_phrases (MEMLATTICE_ENTITY_PHRASES), set once when the
+# app is built. Off by default: on LoCoMo it cost recall (docs/recall.md).
+_LINKING = {"phrases": False}
+
+
+def link_noun_phrases(enabled: bool) -> None:
+    """Turn the linking of noun phrases (memlattice.core.entities.noun_phrases) on or off
+    for this process's writes from now on."""
+    _LINKING["phrases"] = enabled
+
+
 def mention_rows(content: str) -> list[dict[str, str]]:
-    """The `{key, name}` rows `link_mentions` merges for a memory's content."""
-    return [{"key": m.key, "name": m.name} for m in mentions(content)]
+    """The `{key, name, kind}` rows `link_mentions` merges for a memory's content."""
+    return [{"key": m.key, "name": m.name, "kind": m.kind}
+            for m in mentions(content, phrases=_LINKING["phrases"])]
 
 
 def link_mentions(var: str = "m", rows: str = "row.mentions", carried: str | None = "row"

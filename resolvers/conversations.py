@@ -9,7 +9,7 @@ from strawberry.scalars import JSON
 
 from memlattice.core import messages, model
 from memlattice.core.messages import ConversationInput as DomainConversation
-from memlattice.graph import session_keys
+from memlattice.graph.session_keys import SessionKeys as DomainSessionKeys
 from memlattice.resolvers.context import Info
 from memlattice.resolvers.inputs import _set
 from memlattice.resolvers.scalars import Vector
@@ -82,7 +82,7 @@ class SessionKeys:
         "The end (exclusive) of the span of its turns' event times."))
 
     @classmethod
-    def from_domain(cls, keys: session_keys.SessionKeys) -> SessionKeys:
+    def from_domain(cls, keys: DomainSessionKeys) -> SessionKeys:
         return cls(id=keys.id, entities=list(keys.entities), keyphrases=list(keys.keyphrases),
                    started_at=keys.started_at, ended_at=keys.ended_at,
                    event_start=keys.event_start, event_end=keys.event_end)

@@ -20,6 +20,9 @@ memory, so it runs on every write:
   Mel.", "You did it, John!") is not a mention: a vocative says who is
   listening, not what the memory is about. It is a name set off by
   punctuation at the start or the end of its sentence, or after a greeting;
+- with `phrases` (off by default, `MEMLATTICE_ENTITY_PHRASES`), salient
+  lower-case noun phrases too (`noun_phrases`: "a pottery class" is
+  "pottery class"), their last word folded to singular;
 - keys fold case, Unicode compatibility forms, spacing and the possessive
   ("Melanie's" is "melanie"), the same fold as a conversation's speakers
   (memlattice.core.messages.speaker_key), so a mention and a speaker meet
@@ -54,10 +57,12 @@ MAX_NAME_WORDS = 5
 
 @dataclass(frozen=True, slots=True)
 class Mention:
-    """A name as written (`name`) and the key its Entity is found by."""
+    """A name as written (`name`) and the key its Entity is found by; `kind` is
+    'name' or, for a lower-case noun phrase, 'phrase'."""
 
     key: str
     name: str
+    kind: str = "name"
 
 
 def entity_key(name: str) -> str:
@@ -77,8 +82,17 @@ def _is_word(token: str) -> bool:
     return token[:1].isalnum()
 
 
-def mentions(text: str) -> list[Mention]:
-    """The names `text` mentions (each key once, first spelling kept), in order."""
+def mentions(text: str, *, phrases: bool = False) -> list[Mention]:
+    """The names `text` mentions (each key once, first spelling kept), in order,
+    then (with `phrases`) its salient noun phrases whose keys no name has."""
+    names = _names(text)
+    if not phrases:
+        return names
+    taken = {m.key for m in names}
+    return names + [m for m in noun_phrases(text) if m.key not in taken]
+
+
+def _names(text: str) -> list[Mention]:
     tokens = _TOKEN.findall(text)
     found: dict[str, Mention] = {}
     i = 0
@@ -121,6 +135,57 @@ def mentions(text: str) -> list[Mention]:
     return list(found.values())
 
 
+# Words that open a noun phrase: articles, possessives and demonstratives.
+_DETERMINERS = frozenset({"a", "an", "the", "my", "your", "his", "her", "its", "our", "their",
+                          "this", "that", "these", "those", "some", "any", "every", "each",
+                          "another", "no"})
+# Generic evaluative and size adjectives: they say how someone felt about a thing,
+# not which thing, so a phrase does not start with them.
+_GENERIC_ADJECTIVES = frozenset({
+    "good", "great", "nice", "new", "old", "big", "little", "small", "large", "huge", "tiny",
+    "amazing", "awesome", "beautiful", "lovely", "wonderful", "fun", "hard", "long", "short",
+    "whole", "real", "best", "better", "bad", "worst", "favorite", "favourite", "first",
+    "last", "next", "same", "different", "special", "perfect", "cool", "fantastic",
+    "incredible", "super", "tough", "busy", "quick", "lot", "bit", "kind", "sort", "couple"})
+MAX_PHRASE_WORDS = 3
+
+
+def noun_phrases(text: str) -> list[Mention]:
+    """The salient lower-case noun phrases of `text` ("a pottery class", "the
+    adoption agencies"), each key once, in order: a run of two or three lower-case
+    content words right after a determiner, less its leading generic adjectives,
+    keyed with the last word singular ("adoption agency"). A single word after a
+    determiner ("a dog") is not one: that would make every noun an entity. No
+    part-of-speech model: the determiner says a noun phrase starts, a stop word,
+    a common verb, punctuation or a name says it ended."""
+    from memlattice.core.keyphrases import phrase_key, stop_words
+
+    stop = stop_words()
+    tokens = _TOKEN.findall(text)
+    found: dict[str, Mention] = {}
+    for i, token in enumerate(tokens):
+        if token.casefold() not in _DETERMINERS:
+            continue
+        run: list[str] = []
+        for word in tokens[i + 1:i + 1 + MAX_PHRASE_WORDS + 1]:
+            bare = _POSSESSIVE.sub("", word.casefold())
+            if (not word[:1].isalpha() or not word.islower() or bare in stop
+                    or bare.endswith("ly") or len(bare) < 3):
+                break
+            run.append(word)
+            if word[-2:] in {"'s", "’s"}:
+                break
+        if len(run) > MAX_PHRASE_WORDS:
+            continue  # a clause, not a phrase
+        while run and run[0].casefold() in _GENERIC_ADJECTIVES:
+            run = run[1:]
+        if len(run) >= 2:
+            key = phrase_key(run)
+            if key and key not in found:
+                found[key] = Mention(key=key, name=" ".join(run), kind="phrase")
+    return list(found.values())
+
+
 def _vocative(tokens: list[str], start: int, end: int) -> bool:
     """Whether tokens[start:end], a name, is someone spoken to: right after a
     greeting ("Hey Jon"), set off by a comma at the start of its sentence ("Jon,
@@ -141,9 +206,12 @@ def _vocative(tokens: list[str], start: int, end: int) -> bool:
 
 def query_keys(text: str, max_words: int = 3) -> set[str]:
     """Every key a question could name an entity by: its word runs of up to
-    `max_words` words, folded like entity keys. A question need not capitalise
-    ("what does melanie paint?"): which of these are entities is for the graph
-    to say."""
+    `max_words` words, folded like entity keys, and, for runs of two words or
+    more, like noun-phrase keys too (last word singular: "pottery classes" meets
+    "pottery class"). A question need not capitalise ("what does melanie
+    paint?"): which of these are entities is for the graph to say."""
+    from memlattice.core.keyphrases import phrase_key
+
     words = [w for w in _TOKEN.findall(text) if _is_word(w)]
     keys: set[str] = set()
     for n in range(1, max_words + 1):
@@ -151,4 +219,6 @@ def query_keys(text: str, max_words: int = 3) -> set[str]:
             key = entity_key(" ".join(words[i:i + n]))
             if key:
                 keys.add(key)
+                if n > 1:
+                    keys.add(phrase_key(words[i:i + n]))
     return keys

@@ -115,3 +115,24 @@ async def test_a_successor_mentions_what_its_content_names(
                                                              day("2023-06-26"))
     # The retired memory keeps what it said.
     assert await mentioned(graph_client, old["id"]) == ["alice", "paris"]
+
+
+async def test_noun_phrases_become_entities_when_turned_on(
+        gql: GraphQLClient, graph_client: Any, namespace: str) -> None:
+    from memlattice.graph.entities import link_noun_phrases
+
+    link_noun_phrases(True)
+    try:
+        first = await write(gql, namespace, "Caroline joined the support groups.")
+        second = await write(gql, namespace, "Melanie found a support group too.")
+    finally:
+        link_noun_phrases(False)
+    rows = await graph_client.read((
+        "MATCH (a:Memory {id: $a})-[:MENTIONS]->(e:Entity)<-[:MENTIONS]-(b:Memory {id: $b})"
+        " RETURN e.key AS key, e.kind AS kind, e.namespace AS namespace",
+        {"a": first["id"], "b": second["id"]}))
+    assert [(r["key"], r["kind"], r["namespace"]) for r in rows] == [
+        ("support group", "phrase", namespace)]
+    # Off again: a later write links names only.
+    third = await write(gql, namespace, "Jon left the support group.")
+    assert await mentioned(graph_client, third["id"]) == ["jon"]
