@@ -136,3 +136,13 @@ async def test_noun_phrases_become_entities_when_turned_on(
     # Off again: a later write links names only.
     third = await write(gql, namespace, "Jon left the support group.")
     assert await mentioned(graph_client, third["id"]) == ["jon"]
+
+
+async def test_facts_mention_what_their_claim_names(
+        gql: GraphQLClient, graph_client: Any, namespace: str) -> None:
+    from tests.integration._knowledge import STORE_FACT, fact
+
+    stored = (await gql.ok(STORE_FACT, {"input": fact(
+        namespace, "preference", "Alice prefers Lisbon to Porto.")}))["storeFact"]
+    assert await mentioned(graph_client, stored["fact"]["memory"]["id"]) == [
+        "alice", "lisbon", "porto"]
