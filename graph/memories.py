@@ -69,7 +69,7 @@ from memlattice.graph.refusals import (
     refuse_typed_supersede,
     refuse_typed_text,
 )
-from memlattice.graph.session_keys import SessionKeys, refresh_keys
+from memlattice.graph.session_keys import SessionKeys, refresh_keys, refresh_sessions_of
 
 # What the service layer has imported from here since before the split (it is
 # being reworked separately): kept importable from this module.
@@ -195,6 +195,8 @@ class MemoryGraph:
                 tenant=tenant, id=id, props=props, actor=actor, now=now,
                 audit_id=new_id(), details=details, mentions=mentions,
             ))
+            if mentions is not None:  # a turn's new words: its session's keys anew
+                await refresh_sessions_of(tx, id=id, now=now)
             return memory_from_properties(records[0]["m"])
 
         return await self.client.transaction(work)

@@ -1,7 +1,8 @@
 """A session's extractive keys, kept on its node so the session is a retrievable unit.
 
 Each time turns are stored into a session (graph.conversations.link_session),
-the same transaction re-derives, from the session's active turns:
+and each time a turn's content changes (updateMemory), the same transaction
+re-derives, from the session's active turns:
 
     (:Session {namespace, id,
                startedAt, endedAt,          first and last turn time (a re-sent
@@ -113,3 +114,17 @@ def keys_from_row(row: Any) -> SessionKeys:
         keyphrases=tuple(row["keyphrases"] or ()), started_at=instant(row["startedAt"]),
         ended_at=instant(row["endedAt"]), event_start=instant(row["eventStart"]),
         event_end=instant(row["eventEnd"]))
+
+
+def sessions_of(id: str) -> Query:
+    """The sessions memory `id` is a turn of (namespace and id of each)."""
+    return ("CYPHER 25\nMATCH (:Memory {id: $id})-[:IN_SESSION]->(s:Session)\n"
+            "RETURN s.namespace AS namespace, s.id AS id", {"id": id})
+
+
+async def refresh_sessions_of(tx: AsyncManagedTransaction, *, id: str, now: datetime) -> None:
+    """Re-derive the keys of every session memory `id` is a turn of, inside the
+    transaction that changed its content (a memory outside sessions costs one read)."""
+    for row in await run(tx, sessions_of(id)):
+        await refresh_keys(tx, namespace=str(row["namespace"]), session=str(row["id"]), now=now)
+

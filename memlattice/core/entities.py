@@ -153,7 +153,8 @@ MAX_PHRASE_WORDS = 3
 def noun_phrases(text: str) -> list[Mention]:
     """The salient lower-case noun phrases of `text` ("a pottery class", "the
     adoption agencies"), each key once, in order: a run of two or three lower-case
-    content words right after a determiner, less its leading generic adjectives,
+    content words right after a determiner (and the name that may modify it: "a
+    LGBTQ support group" holds "support group"), less its leading generic adjectives,
     keyed with the last word singular ("adoption agency"). A single word after a
     determiner ("a dog") is not one: that would make every noun an entity. No
     part-of-speech model: the determiner says a noun phrase starts, a stop word,
@@ -167,7 +168,11 @@ def noun_phrases(text: str) -> list[Mention]:
         if token.casefold() not in _DETERMINERS:
             continue
         run: list[str] = []
-        for word in tokens[i + 1:i + 1 + MAX_PHRASE_WORDS + 1]:
+        start = i + 1
+        while start < len(tokens) and start - i <= MAX_NAME_WORDS and _capitalised(
+                tokens[start]) and _is_word(tokens[start]):
+            start += 1  # a name modifying the phrase ("a LGBTQ support group")
+        for word in tokens[start:start + MAX_PHRASE_WORDS + 1]:
             bare = _POSSESSIVE.sub("", word.casefold())
             if (not word[:1].isalpha() or not word.islower() or bare in stop
                     or bare.endswith("ly") or len(bare) < 3):

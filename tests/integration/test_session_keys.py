@@ -86,3 +86,22 @@ async def test_sessions_of_one_id_in_two_namespaces_keep_apart(
     (row,) = await graph_client.read((STORED, {"ns": namespace, "id": "s-1"}))
     assert sorted(row["entities"]) == ["caroline", "paris"]
     assert {c[2] for c in row["covers"]} == {namespace}
+
+
+async def test_updating_a_turns_content_re_derives_its_sessions_keys(
+        gql: GraphQLClient, graph_client: Any, namespace: str) -> None:
+    done = await gql.ok("""mutation($input: ConversationInput!) {
+      ingestConversation(input: $input) { memories { id } } }""", {"input": {
+        "namespace": namespace, "sessionId": "s-1", "messages": [
+            turn("Caroline", "Paris was lovely yesterday.", "2023-05-08T10:00:00Z", 1),
+            turn("Melanie", "Glad to hear it.", "2023-05-08T10:01:00Z", 2)]}})
+    first = done["ingestConversation"]["memories"][0]["id"]
+    await gql.ok("""mutation($ns: String!, $id: ID!, $patch: MemoryPatchInput!) {
+      updateMemory(namespace: $ns, id: $id, patch: $patch) { id } }""", {
+        "ns": namespace, "id": first, "patch": {"content": "Caroline: Rome was hot in 2021."}})
+    (row,) = await graph_client.read((
+        "MATCH (s:Session {namespace: $ns, id: 's-1'}) RETURN s.entities AS entities,"
+        " s.eventStart AS start, [(s)-[:COVERS]->(e) | e.key] AS covered", {"ns": namespace}))
+    assert row["entities"] == ["caroline", "melanie", "rome"]
+    assert sorted(row["covered"]) == ["caroline", "melanie", "rome"]
+    assert row["start"].year == 2021
