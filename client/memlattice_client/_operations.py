@@ -139,10 +139,12 @@ def write_memories(memories: Sequence[MemoryInput]) -> Call[list[Memory]]:
 def ingest_conversation(namespace: str, session_id: str, messages: Sequence[Message],
                         **fields: Unpack[ConversationFields]) -> Call[IngestedConversation]:
     """Store a session of messages: a memory per turn, the session, NEXT between turns
-    and the speakers as entities. Sending it again writes nothing."""
+    and the speakers as entities. Sending it again writes nothing. The answer's
+    `session` holds the whole session's entities, keyphrases and time spans."""
     return Call("ingestConversation",
                 "mutation($input: ConversationInput!) { ingestConversation(input: $input)"
-                f" {{ sessionId created memories {{ {MEMORY} }} }} }}",
+                f" {{ sessionId created memories {{ {MEMORY} }}"
+                " session { id entities keyphrases startedAt endedAt eventStart eventEnd } } }",
                 {"input": to_graphql({"namespace": namespace, "session_id": session_id,
                                       "messages": messages, **fields})},
                 IngestedConversation.model_validate)
