@@ -63,21 +63,24 @@ def link_mentions(var: str = "m", rows: str = "row.mentions", carried: str | Non
     )
 
 
-def relink_mentions(var: str = "m", rows: str = "$mentions") -> str:
+def relink_mentions(var: str = "m", rows: str = "$mentions", carried: str | None = None
+                    ) -> str:
     """CALL blocks, inside a write that changed `var`'s content, that replace its
-    MENTIONS with those of the new content (rows `{key, name}` in the parameter
-    `rows`; null leaves them as they are, for a write that kept the content).
+    MENTIONS with those of the new content (rows `{key, name}` in `rows`, a
+    parameter or an expression over `carried`; null leaves them as they are, for a
+    write that kept the content).
 
     An entity no memory mentions any more stays: a speaker, a session or a
     concurrent write may hold it, and recall reads entities only from the
     memories that point at them, so it costs nothing there.
     """
+    scope = ", ".join([var] + ([carried] if carried else []))
     return (
-        f"CALL ({var}) {{\n"
-        f"  WITH {var} WHERE {rows} IS NOT NULL\n"
+        f"CALL ({scope}) {{\n"
+        f"  WITH {scope} WHERE {rows} IS NOT NULL\n"
         f"  MATCH ({var})-[old:MENTIONS]->(:Entity) DELETE old\n"
         "}\n"
-        + link_mentions(var, rows, carried=None)
+        + link_mentions(var, rows, carried=carried)
     )
 
 

@@ -146,3 +146,23 @@ async def test_facts_mention_what_their_claim_names(
         namespace, "preference", "Alice prefers Lisbon to Porto.")}))["storeFact"]
     assert await mentioned(graph_client, stored["fact"]["memory"]["id"]) == [
         "alice", "lisbon", "porto"]
+
+
+async def test_an_imported_memory_mentions_what_its_content_names(
+        gql: GraphQLClient, graph_client: Any, session_app: tuple[Any, Any], namespace: str,
+        tmp_path: Any) -> None:
+    from memlattice.graph.transfer import TransferGraph
+    from memlattice.portability.importer import import_export
+    from memlattice.server.app import runtime_of
+    from tests.integration.test_portability import export_text, wipe
+
+    runtime = runtime_of(session_app[0])
+    transfer = TransferGraph(runtime.client)
+    written = await write(gql, namespace, "Alice met Bob in Paris yesterday.")
+    path = tmp_path / "export.jsonl"
+    path.write_text(await export_text(transfer, namespace))
+    await wipe(graph_client, namespace)
+    assert await mentioned(graph_client, written["id"]) == []
+    await import_export(transfer, path, embedder=runtime.service.embedder,
+                        dimension=runtime.service.dimension)
+    assert await mentioned(graph_client, written["id"]) == ["alice", "bob", "paris"]
