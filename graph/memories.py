@@ -141,7 +141,7 @@ class MemoryGraph:
                      "speakerKey": speaker[0] if speaker else None,
                      "speakerName": speaker[1] if speaker else None}
                     for id, speaker in zip(turn_ids, speakers)]))
-            keys = await refresh_keys(tx, namespace=namespace, session=session, now=utcnow())
+            keys = await refresh_keys(tx, tenant=tenant, session=session, now=utcnow())
             rows = await run(tx, conversations.turns(tenant=tenant, ids=turn_ids))
             by_id = {str(r["m"]["id"]): memory_from_properties(r["m"]) for r in rows}
             return [by_id[i] for i in turn_ids if i in by_id], written, keys
@@ -196,7 +196,7 @@ class MemoryGraph:
                 audit_id=new_id(), details=details, mentions=mentions,
             ))
             if mentions is not None:  # a turn's new words: its session's keys anew
-                await refresh_sessions_of(tx, id=id, now=now)
+                await refresh_sessions_of(tx, tenant=tenant, id=id, now=now)
             return memory_from_properties(records[0]["m"])
 
         return await self.client.transaction(work)

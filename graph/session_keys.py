@@ -28,10 +28,12 @@ from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
+from memlattice.core.auth import Tenant
 from memlattice.core.keyphrases import keyphrases
 from memlattice.graph.client import Query, run
 from memlattice.graph.codec import to_datetime
 from memlattice.graph.entities import ABOUT
+from memlattice.graph.visibility import allowed
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,9 @@ class SessionKeys:
     ended_at: datetime | None
     event_start: datetime | None
     event_end: datetime | None
+    # Whether the caller may see every turn they were derived from: a session's keys
+    # are derived from all its turns, so a caller who may not is not shown them.
+    complete: bool = True
 
 
 def turn_texts(*, namespace: str, session: str) -> Query:
@@ -60,9 +65,10 @@ def turn_texts(*, namespace: str, session: str) -> Query:
     return query, {"namespace": namespace, "session": session}
 
 
-def store_keys(*, namespace: str, session: str, phrases: list[str], now: datetime) -> Query:
+def store_keys(*, tenant: Tenant, session: str, phrases: list[str], now: datetime) -> Query:
     """Re-derive the session's entities (COVERS and `entities`), turn-time span and
-    event span from its active turns, and store `phrases` as its keyphrases."""
+    event span from its active turns, and store `phrases` as its keyphrases; `hidden`
+    counts the active turns the tenant may not see."""
     query = (
         "CYPHER 25\n"
         "MATCH (s:Session {namespace: $namespace, id: $session})\n"
@@ -78,14 +84,19 @@ def store_keys(*, namespace: str, session: str, phrases: list[str], now: datetim
         "  RETURN min(m.createdAt) AS startedAt, max(m.createdAt) AS endedAt,\n"
         "         min(m.eventStart) AS eventStart, max(m.eventEnd) AS eventEnd\n"
         "}\n"
+        "CALL (s) {\n"
+        "  MATCH (s)<-[:IN_SESSION]-(m:Memory {status: 'active'})\n"
+        f"  WHERE NOT ({allowed('m')})\n"
+        "  RETURN count(m) AS hidden\n"
+        "}\n"
         "SET s.entities = entities, s.keyphrases = $phrases, s.eventStart = eventStart,\n"
         "    s.eventEnd = eventEnd, s.keyedAt = $now,\n"
         "    s.startedAt = coalesce(startedAt, s.startedAt), s.endedAt = coalesce(endedAt, s.endedAt)\n"
         "RETURN s.id AS id, s.entities AS entities, s.keyphrases AS keyphrases,"
         " s.startedAt AS startedAt, s.endedAt AS endedAt, s.eventStart AS eventStart,"
-        " s.eventEnd AS eventEnd"
+        " s.eventEnd AS eventEnd, hidden"
     )
-    return query, {"namespace": namespace, "session": session, "phrases": phrases, "now": now}
+    return query, {**tenant.params(), "session": session, "phrases": phrases, "now": now}
 
 
 def spoken_text(content: str, speaker: str | None) -> str:
@@ -95,13 +106,13 @@ def spoken_text(content: str, speaker: str | None) -> str:
     return content[len(prefix):] if prefix and content.startswith(prefix) else content
 
 
-async def refresh_keys(tx: AsyncManagedTransaction, *, namespace: str, session: str,
+async def refresh_keys(tx: AsyncManagedTransaction, *, tenant: Tenant, session: str,
                        now: datetime) -> SessionKeys:
-    """Derive and store the session's keys inside the write's transaction (two round
-    trips: its turns' texts, then the keys)."""
-    rows = await run(tx, turn_texts(namespace=namespace, session=session))
+    """Derive and store the session (of the tenant's namespace)'s keys inside the
+    write's transaction (two round trips: its turns' texts, then the keys)."""
+    rows = await run(tx, turn_texts(namespace=tenant.namespace, session=session))
     phrases = keyphrases(spoken_text(str(r["content"] or ""), r["speaker"]) for r in rows)
-    (row,) = await run(tx, store_keys(namespace=namespace, session=session, phrases=phrases,
+    (row,) = await run(tx, store_keys(tenant=tenant, session=session, phrases=phrases,
                                       now=now))
     return keys_from_row(row)
 
@@ -113,18 +124,20 @@ def keys_from_row(row: Any) -> SessionKeys:
         id=str(row["id"]), entities=tuple(row["entities"] or ()),
         keyphrases=tuple(row["keyphrases"] or ()), started_at=instant(row["startedAt"]),
         ended_at=instant(row["endedAt"]), event_start=instant(row["eventStart"]),
-        event_end=instant(row["eventEnd"]))
+        event_end=instant(row["eventEnd"]), complete=not row["hidden"])
 
 
-def sessions_of(id: str) -> Query:
-    """The sessions memory `id` is a turn of (namespace and id of each)."""
-    return ("CYPHER 25\nMATCH (:Memory {id: $id})-[:IN_SESSION]->(s:Session)\n"
-            "RETURN s.namespace AS namespace, s.id AS id", {"id": id})
+def sessions_of(namespace: str, id: str) -> Query:
+    """The sessions memory `id` of `namespace` is a turn of."""
+    return ("CYPHER 25\nMATCH (m:Memory {id: $id})-[:IN_SESSION]->(s:Session)\n"
+            "WHERE m.namespace = $namespace RETURN s.id AS id",
+            {"namespace": namespace, "id": id})
 
 
-async def refresh_sessions_of(tx: AsyncManagedTransaction, *, id: str, now: datetime) -> None:
+async def refresh_sessions_of(tx: AsyncManagedTransaction, *, tenant: Tenant, id: str,
+                              now: datetime) -> None:
     """Re-derive the keys of every session memory `id` is a turn of, inside the
     transaction that changed its content (a memory outside sessions costs one read)."""
-    for row in await run(tx, sessions_of(id)):
-        await refresh_keys(tx, namespace=str(row["namespace"]), session=str(row["id"]), now=now)
+    for row in await run(tx, sessions_of(tenant.namespace, id)):
+        await refresh_keys(tx, tenant=tenant, session=str(row["id"]), now=now)
 

@@ -93,8 +93,9 @@ class IngestedConversation:
     session_id: str
     created: int = strawberry.field(description="Turns this call wrote (0 when re-sent).")
     memories: list[Memory]
-    session: SessionKeys = strawberry.field(description=(
-        "The whole session's keys after this call (re-derived when turns are added)."))
+    session: SessionKeys | None = strawberry.field(description=(
+        "The whole session's keys after this call (re-derived when turns are added); null"
+        " when the session holds turns the caller may not see, which they come from too."))
 
 
 @strawberry.type
@@ -111,4 +112,5 @@ class ConversationMutation:
             actor=info.context.actor)
         return IngestedConversation(session_id=done.session_id, created=done.created,
                                     memories=[Memory.from_domain(m) for m in done.memories],
-                                    session=SessionKeys.from_domain(done.session))
+                                    session=SessionKeys.from_domain(done.session)
+                                    if done.session.complete else None)

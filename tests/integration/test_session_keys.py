@@ -105,3 +105,27 @@ async def test_updating_a_turns_content_re_derives_its_sessions_keys(
     assert row["entities"] == ["caroline", "melanie", "rome"]
     assert sorted(row["covered"]) == ["caroline", "melanie", "rome"]
     assert row["start"].year == 2021
+
+
+async def test_a_caller_who_may_not_see_every_turn_is_not_shown_the_sessions_keys(
+        gql: GraphQLClient, graph_client: Any, session_app: Any, namespace: str) -> None:
+    from memlattice.core.model import Sensitivity
+    from tests.integration._keys import as_key, make_key
+
+    # The admin writes a HIGH turn naming Zoltan; a LOW key later appends to the session.
+    await gql.ok(INGEST, {"input": {
+        "namespace": namespace, "sessionId": "s-1", "sensitivity": "HIGH", "messages": [
+            turn("Caroline", "Zoltan runs the secret orchard project.",
+                 "2023-05-08T10:00:00Z", 1)]}})
+    secret = await make_key(graph_client, namespace, clearance=Sensitivity.LOW)
+    async with as_key(session_app, secret) as low:
+        done = (await low.ok(INGEST, {"input": {
+            "namespace": namespace, "sessionId": "s-1", "messages": [
+                turn("Melanie", "I baked bread today.", "2023-05-08T11:00:00Z", 2)]}})
+                )["ingestConversation"]
+    assert done["created"] == 1
+    assert done["session"] is None  # derived from a turn it may not see
+    # Stored all the same, for recall, and shown to a caller who may see every turn.
+    again = await ingest(gql, namespace, turn(
+        "Melanie", "I baked bread today.", "2023-05-08T11:00:00Z", 2))
+    assert again["session"]["entities"] == ["caroline", "melanie", "zoltan"]
