@@ -196,7 +196,7 @@ class MemoryGraph:
                 audit_id=new_id(), details=details, mentions=mentions,
             ))
             if mentions is not None:  # a turn's new words: its session's keys anew
-                await refresh_sessions_of(tx, tenant=tenant, id=id, now=now)
+                await refresh_sessions_of(tx, tenant=tenant, ids=[id], now=now)
             return memory_from_properties(records[0]["m"])
 
         return await self.client.transaction(work)
@@ -244,11 +244,14 @@ class MemoryGraph:
         tenant.require_write()
         conditions, params = queries.forget_conditions(predicate)
         lucene = all_terms(predicate.query) if predicate.query is not None else None
-        records = await self.client.write(queries.forget_memories(
-            tenant=tenant, now=now, actor=actor, conditions=conditions, params=params,
-            fulltext=lucene,
-        ))
-        return [r["id"] for r in records]
+        async def work(tx: AsyncManagedTransaction) -> list[str]:  # and their sessions' keys
+            ids = [str(r["id"]) for r in await run(tx, queries.forget_memories(
+                tenant=tenant, now=now, actor=actor, conditions=conditions, params=params,
+                fulltext=lucene))]
+            await refresh_sessions_of(tx, tenant=tenant, ids=ids, now=now)
+            return ids
+
+        return await self.client.transaction(work)
 
     async def delete(self, *, tenant: Tenant, id: str, actor: str, now: datetime) -> None:
         tenant.require_write()

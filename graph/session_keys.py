@@ -1,8 +1,8 @@
 """A session's extractive keys, kept on its node so the session is a retrievable unit.
 
 Each time turns are stored into a session (graph.conversations.link_session),
-and each time a turn's content changes (updateMemory), the same transaction
-re-derives, from the session's active turns:
+a turn's content changes (updateMemory) or turns are forgotten, the same
+transaction re-derives, from the session's active turns:
 
     (:Session {namespace, id,
                startedAt, endedAt,          first and last turn time (a re-sent
@@ -127,17 +127,20 @@ def keys_from_row(row: Any) -> SessionKeys:
         event_end=instant(row["eventEnd"]), complete=not row["hidden"])
 
 
-def sessions_of(namespace: str, id: str) -> Query:
-    """The sessions memory `id` of `namespace` is a turn of."""
-    return ("CYPHER 25\nMATCH (m:Memory {id: $id})-[:IN_SESSION]->(s:Session)\n"
-            "WHERE m.namespace = $namespace RETURN s.id AS id",
-            {"namespace": namespace, "id": id})
+def sessions_of(namespace: str, ids: list[str]) -> Query:
+    """The sessions the memories `ids` of `namespace` are turns of."""
+    return ("CYPHER 25\nUNWIND $ids AS id\nMATCH (m:Memory {id: id})-[:IN_SESSION]->(s:Session)\n"
+            "WHERE m.namespace = $namespace RETURN DISTINCT s.id AS id ORDER BY id",
+            {"namespace": namespace, "ids": ids})
 
 
-async def refresh_sessions_of(tx: AsyncManagedTransaction, *, tenant: Tenant, id: str,
+async def refresh_sessions_of(tx: AsyncManagedTransaction, *, tenant: Tenant, ids: list[str],
                               now: datetime) -> None:
-    """Re-derive the keys of every session memory `id` is a turn of, inside the
-    transaction that changed its content (a memory outside sessions costs one read)."""
-    for row in await run(tx, sessions_of(tenant.namespace, id)):
+    """Re-derive the keys of every session the memories `ids` are turns of, inside the
+    transaction that changed their content or status (memories outside sessions cost
+    one read)."""
+    if not ids:
+        return
+    for row in await run(tx, sessions_of(tenant.namespace, ids)):
         await refresh_keys(tx, tenant=tenant, session=str(row["id"]), now=now)
 

@@ -129,3 +129,23 @@ async def test_a_caller_who_may_not_see_every_turn_is_not_shown_the_sessions_key
     again = await ingest(gql, namespace, turn(
         "Melanie", "I baked bread today.", "2023-05-08T11:00:00Z", 2))
     assert again["session"]["entities"] == ["caroline", "melanie", "zoltan"]
+
+
+async def test_forgetting_a_turn_re_derives_its_sessions_keys(
+        gql: GraphQLClient, graph_client: Any, namespace: str) -> None:
+    await ingest(
+        gql, namespace,
+        turn("Caroline", "Our garden party in Paris was lovely in 2021.",
+             "2023-05-08T10:00:00Z", 1),
+        turn("Melanie", "I baked bread yesterday.", "2023-05-08T10:01:00Z", 2))
+    forgot = (await gql.ok("""mutation($ns: String!, $p: ForgetPredicateInput!) {
+      forget(namespace: $ns, predicate: $p) { ids } }""", {
+        "ns": namespace, "p": {"contains": "garden party"}}))["forget"]
+    assert len(forgot["ids"]) == 1
+    (row,) = await graph_client.read((
+        "MATCH (s:Session {namespace: $ns, id: 's-1'}) RETURN s.entities AS entities,"
+        " s.keyphrases AS phrases, s.eventStart AS start, s.startedAt AS started,"
+        " [(s)-[:COVERS]->(e) | e.key] AS covered", {"ns": namespace}))
+    assert row["entities"] == ["melanie"] and row["covered"] == ["melanie"]
+    assert row["phrases"] == ["baked bread"]
+    assert (row["start"].day, row["started"].minute) == (7, 1)
