@@ -9,13 +9,14 @@ memory, so it runs on every write:
 - a *name* is a run of capitalised words ("Caroline", "New York", "Pride
   Parade") or an acronym ("LGBTQ", "NASA"), joined by at most one lower-case
   connector of names ("Bank of America", "Lord of the Rings" keeps its
-  capitalised ends); digits and "I" are not names;
+  capitalised ends); digits and "I" are not names, nor is a month or a
+  weekday alone ("in May", "on Saturday": a time, which event time resolves);
 - English capitalises every sentence's first word, so a capitalised word
   that starts a sentence is a name only when it is not one of English's
   common sentence openers (pronouns, determiners, auxiliaries, conjunctions,
-  question words, interjections and frequent adverbs: `SENTENCE_OPENERS`),
-  or when the next word is capitalised too ("Alice moved" has one,
-  "Yesterday I went" none, "New York is" one);
+  question words, interjections and frequent adverbs: `SENTENCE_OPENERS`);
+  an opener before a name is not part of it ("Alice moved" has one,
+  "Yesterday I went" none, "New York is" one, "Then Alice left" "Alice");
 - a name spoken *to* someone (direct address: "Hey Caroline!", "Thanks,
   Mel.", "You did it, John!") is not a mention: a vocative says who is
   listening, not what the memory is about. It is a name set off by
@@ -45,6 +46,13 @@ _GREETINGS = frozenset({"hey", "hi", "hello", "dear", "thanks", "thank", "bye", 
 # Capitalised words that are never names by themselves.
 _NOT_NAMES = frozenset({"i", "i'm", "i've", "i'll", "i'd", "ok", "okay", "oh", "wow", "yes",
                         "no", "yeah", "hey", "hi", "hello", "thanks"})
+# Months and weekdays alone are times, not things a memory is about: event time
+# (memlattice.core.event_time) resolves them. In a longer name they stay ("May Day").
+CALENDAR_WORDS = frozenset({
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug",
+    "sep", "sept", "oct", "nov", "dec", "monday", "tuesday", "wednesday", "thursday",
+    "friday", "saturday", "sunday"})
 # Words that open English sentences and are not names: a general list of function
 # words, question words, interjections and frequent adverbs (lower case).
 SENTENCE_OPENERS = frozenset(["a", "about", "above", "after", "again", "all", "also", "although", "always", "an", "and", "another", "any", "anyway", "are", "as", "at", "be", "because", "been", "before", "being", "besides", "both", "but", "by", "can", "can't", "could", "couldn't", "definitely", "did", "didn't", "do", "does", "doesn't", "don't", "during", "each", "either", "even", "ever", "every", "everyone", "everything", "few", "first", "for", "from", "further", "had", "has", "have", "having", "he", "he's", "her", "here", "here's", "hers", "herself", "him", "himself", "his", "how", "how's", "however", "i", "if", "in", "indeed", "instead", "is", "isn't", "it", "it's", "its", "itself", "just", "last", "lately", "let", "let's", "like", "maybe", "me", "meanwhile", "more", "most", "much", "must", "my", "myself", "never", "next", "no", "nobody", "none", "nor", "not", "nothing", "now", "of", "off", "often", "on", "once", "one", "only", "or", "other", "others", "otherwise", "our", "ours", "ourselves", "out", "over", "perhaps", "please", "probably", "quite", "rather", "really", "same", "she", "she's", "should", "since", "so", "some", "somebody", "someone", "something", "sometimes", "soon", "still", "such", "sure", "than", "thank", "thanks", "that", "that's", "the", "their", "theirs", "them", "themselves", "then", "there", "there's", "therefore", "these", "they", "they're", "this", "those", "though", "through", "thus", "to", "today", "together", "tomorrow", "tonight", "too", "totally", "under", "until", "up", "us", "usually", "very", "was", "wasn't", "we", "we're", "we've", "well", "were", "what", "what's", "whatever", "when", "where", "which", "while", "who", "who's", "whoever", "whom", "whose", "why", "will", "with", "within", "without", "won't", "would", "yeah", "yes", "yesterday", "yet", "you", "you're", "you've", "your", "yours", "yourself", "yourselves", "absolutely", "actually", "also", "anyway", "aw", "awesome", "bye", "cool", "congrats", "congratulations", "dear", "exactly", "good", "great", "haha", "hello", "hey", "hi", "honestly", "hmm", "lol", "nice", "oh", "ok", "okay", "oops", "right", "sorry", "sounds", "glad", "looks", "wow", "yay", "yep", "yup"])
@@ -121,10 +129,16 @@ def _names(text: str) -> list[Mention]:
                 j += 2
             else:
                 break
-        if (sentence_start and len(words) == 1 and not token.isupper()
+        start = i
+        if (sentence_start and not token.isupper()
                 and entity_key(token) in SENTENCE_OPENERS):
-            pass  # a sentence's first word, capitalised by grammar
-        elif not _vocative(tokens, i, j):
+            # A sentence's first word, capitalised by grammar ("Then Alice left").
+            start, words = i + 1, words[1:]
+            while words and not words[0][:1].isupper():
+                start, words = start + 1, words[1:]
+        if not words or len(words) == 1 and entity_key(words[0]) in CALENDAR_WORDS:
+            pass  # nothing left, or a month or a weekday: a time, not an entity
+        elif not _vocative(tokens, start, j):
             name = " ".join(words)
             key = entity_key(name)
             if key and key not in found:
