@@ -30,7 +30,7 @@ from neo4j import AsyncManagedTransaction
 
 from memlattice.core.auth import Tenant
 from memlattice.core.keyphrases import keyphrases
-from memlattice.graph.client import Query, run
+from memlattice.graph.client import GraphClient, Query, run
 from memlattice.graph.codec import to_datetime
 from memlattice.graph.entities import ABOUT
 from memlattice.graph.visibility import allowed
@@ -143,4 +143,33 @@ async def refresh_sessions_of(tx: AsyncManagedTransaction, *, tenant: Tenant, id
         return
     for row in await run(tx, sessions_of(tenant.namespace, ids)):
         await refresh_keys(tx, tenant=tenant, session=str(row["id"]), now=now)
+
+
+def read_keys(*, tenant: Tenant, session: str) -> Query:
+    """A session's stored keys and how many of its active turns the tenant may not see."""
+    query = (
+        "CYPHER 25\n"
+        "MATCH (s:Session {namespace: $namespace, id: $session})\n"
+        "CALL (s) {\n"
+        "  OPTIONAL MATCH (s)<-[:IN_SESSION]-(m:Memory {status: 'active'})\n"
+        f"  WHERE NOT ({allowed('m')})\n"
+        "  RETURN count(m) AS hidden\n"
+        "}\n"
+        "RETURN s.id AS id, s.entities AS entities, s.keyphrases AS keyphrases,"
+        " s.startedAt AS startedAt, s.endedAt AS endedAt, s.eventStart AS eventStart,"
+        " s.eventEnd AS eventEnd, hidden"
+    )
+    return query, {**tenant.params(), "session": session}
+
+
+class SessionKeyGraph:
+    """Reads of sessions' stored keys."""
+
+    def __init__(self, client: GraphClient) -> None:
+        self.client = client
+
+    async def get(self, *, tenant: Tenant, session: str) -> SessionKeys | None:
+        """The session's keys, or None: no such session in the tenant's namespace."""
+        rows = await self.client.read(read_keys(tenant=tenant, session=session))
+        return keys_from_row(rows[0]) if rows else None
 

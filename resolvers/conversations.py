@@ -114,3 +114,16 @@ class ConversationMutation:
                                     memories=[Memory.from_domain(m) for m in done.memories],
                                     session=SessionKeys.from_domain(done.session)
                                     if done.session.complete else None)
+
+
+@strawberry.type
+class ConversationQuery:
+    @strawberry.field(description=(
+        "A conversation session's keys (entities, keyphrases, time spans) as derived on"
+        " write; null when there is no such session or it holds turns the caller may not"
+        " see."))
+    async def session(self, info: Info, namespace: str, id: str) -> SessionKeys | None:
+        keys = await ConversationService(info.context.service).session(
+            namespace, id, tenant=info.context.tenant(namespace))
+        return SessionKeys.from_domain(keys) if keys is not None else None
+

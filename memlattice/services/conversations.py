@@ -17,7 +17,7 @@ from memlattice.core.errors import ValidationError
 from memlattice.core.messages import ConversationInput, speaker_key, turn_content, turn_id
 from memlattice.core.model import MemoryInput, validated
 from memlattice.graph.codec import Memory
-from memlattice.graph.session_keys import SessionKeys
+from memlattice.graph.session_keys import SessionKeyGraph, SessionKeys
 from memlattice.services.memories import MemoryService
 from memlattice.services.session_facts import SessionFacts
 
@@ -74,3 +74,12 @@ class ConversationService:
             self.facts.schedule(session, memories, tenant=tenant, actor=actor)
         return IngestedConversation(session_id=session, memories=memories, created=len(written),
                                     session=keys)
+
+    async def session(self, namespace: str, session: str, *, tenant: Tenant
+                      ) -> SessionKeys | None:
+        """A session's keys as stored on write, or None: no such session, or one holding
+        turns the caller may not see (its keys come from them too)."""
+        keys = await SessionKeyGraph(self.memories.graph.client).get(tenant=tenant,
+                                                                     session=session)
+        return keys if keys is not None and keys.complete else None
+

@@ -12,6 +12,8 @@ from tests.integration._support import seeded
 INGEST = """mutation($input: ConversationInput!) {
   ingestConversation(input: $input) { created session {
     id entities keyphrases startedAt endedAt eventStart eventEnd } } }"""
+SESSION = """query($ns: String!, $id: String!) { session(namespace: $ns, id: $id) {
+  id entities keyphrases startedAt endedAt eventStart eventEnd } }"""
 STORED = """MATCH (s:Session {namespace: $ns, id: $id})
 RETURN s.entities AS entities, s.keyphrases AS keyphrases,
        [(s)-[c:COVERS]->(e:Entity) | [e.key, c.turns, e.namespace]] AS covers"""
@@ -54,6 +56,10 @@ async def test_a_session_gets_its_entities_keyphrases_and_time_span(
     assert (keys["eventStart"], keys["eventEnd"]) == (day("2023-05-07"), day("2023-05-08"))
     (row,) = await graph_client.read((STORED, {"ns": namespace, "id": "s-1"}))
     assert row["entities"] == keys["entities"] and row["keyphrases"] == keys["keyphrases"]
+    # Read back as stored, by the session's id.
+    read = await gql.ok(SESSION, {"ns": namespace, "id": "s-1"})
+    assert read["session"] == keys
+    assert (await gql.ok(SESSION, {"ns": namespace, "id": "s-2"}))["session"] is None
     assert sorted(row["covers"]) == [["boston", 1, namespace], ["caroline", 2, namespace],
                                      ["jon", 1, namespace], ["melanie", 1, namespace]]
 
@@ -83,6 +89,8 @@ async def test_sessions_of_one_id_in_two_namespaces_keep_apart(
     await ingest(gql, namespace, turn("Caroline", "Paris was lovely.", "2023-05-08T10:00:00Z", 1))
     theirs = await ingest(gql, other, turn("Bob", "Rome was hot.", "2023-05-08T10:00:00Z", 2))
     assert theirs["session"]["entities"] == ["bob", "rome"]
+    mine = (await gql.ok(SESSION, {"ns": namespace, "id": "s-1"}))["session"]
+    assert sorted(mine["entities"]) == ["caroline", "paris"]
     (row,) = await graph_client.read((STORED, {"ns": namespace, "id": "s-1"}))
     assert sorted(row["entities"]) == ["caroline", "paris"]
     assert {c[2] for c in row["covers"]} == {namespace}
@@ -123,8 +131,10 @@ async def test_a_caller_who_may_not_see_every_turn_is_not_shown_the_sessions_key
             "namespace": namespace, "sessionId": "s-1", "messages": [
                 turn("Melanie", "I baked bread today.", "2023-05-08T11:00:00Z", 2)]}})
                 )["ingestConversation"]
+        read = await low.ok(SESSION, {"ns": namespace, "id": "s-1"})
     assert done["created"] == 1
     assert done["session"] is None  # derived from a turn it may not see
+    assert read["session"] is None
     # Stored all the same, for recall, and shown to a caller who may see every turn.
     again = await ingest(gql, namespace, turn(
         "Melanie", "I baked bread today.", "2023-05-08T11:00:00Z", 2))
