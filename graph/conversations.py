@@ -9,7 +9,9 @@ audit entry); on top of that one session stores:
     (:Memory)-[:SPOKEN_BY]->(:Entity {namespace, key, name, kind: 'speaker'})
 
 Every step MERGEs, so sending a session again changes nothing, and sending its
-continuation later joins the new turns after the chain's last one.
+continuation later joins the new turns after the chain's last one. The same
+transaction then re-derives the session's keys (its entities, keyphrases and
+time spans: graph.session_keys).
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from neo4j import AsyncManagedTransaction
 
 from memlattice.core.auth import Tenant
 from memlattice.core.errors import Conflict, NotFound, ValidationError
+from memlattice.core.event_time import event_ranges
 from memlattice.core.lucene import all_terms
 from memlattice.core.model import (
     Direction,
@@ -50,6 +51,7 @@ from memlattice.graph.codec import (
 )
 from memlattice.graph.cursors import Page, decode_cursor, encode_cursor
 from memlattice.graph.embedding_cache import EmbeddingCacheGraph
+from memlattice.graph.entities import mention_rows
 from memlattice.graph.history import MemoryVersion, read_history
 from memlattice.graph.memory_filters import fenced
 from memlattice.graph.namespace_configs import NamespaceConfig, NamespaceConfigGraph
@@ -67,20 +69,12 @@ from memlattice.graph.refusals import (
     refuse_typed_supersede,
     refuse_typed_text,
 )
+from memlattice.graph.session_keys import SessionKeys, refresh_keys, refresh_sessions_of
 
 # What the service layer has imported from here since before the split (it is
 # being reworked separately): kept importable from this module.
-__all__ = [
-    "EmbeddingCacheGraph",
-    "MemoryGraph",
-    "NamespaceConfig",
-    "NamespaceConfigGraph",
-    "Page",
-    "PreparedMemory",
-    "SearchResult",
-    "encode_cursor",
-    "new_id",
-]
+__all__ = ["EmbeddingCacheGraph", "MemoryGraph", "NamespaceConfig", "NamespaceConfigGraph",
+           "Page", "PreparedMemory", "SearchResult", "encode_cursor", "new_id"]
 
 
 class MemoryGraph:
@@ -123,17 +117,19 @@ class MemoryGraph:
         self, memories: Sequence[PreparedMemory], *, session: str, turn_ids: list[str],
         speakers: Sequence[tuple[str, str] | None], namespace: str, tenant: Tenant,
         actor: str,
-    ) -> tuple[list[Memory], list[Memory]]:
-        """Write the turns the namespace does not hold yet and join every turn of
-        `turn_ids` (in order) to its session, its neighbours and its speaker, in
-        one transaction: (every turn as stored, the turns this call wrote)."""
+    ) -> tuple[list[Memory], list[Memory], SessionKeys]:
+        """Write the turns the namespace does not hold yet, join every turn of
+        `turn_ids` (in order) to its session, its neighbours and its speaker, and
+        re-derive the session's keys (graph.session_keys), in one transaction:
+        (every turn as stored, the turns this call wrote, the session's keys)."""
         for m in memories:
             tenant.check_record(namespace=m.input.namespace, scope=m.input.scope,
                                 sensitivity=m.input.sensitivity)
         times = {m.id: m.now for m in memories}
         now = max(times.values(), default=None) or utcnow()
 
-        async def work(tx: AsyncManagedTransaction) -> tuple[list[Memory], list[Memory]]:
+        async def work(tx: AsyncManagedTransaction
+                       ) -> tuple[list[Memory], list[Memory], SessionKeys]:
             known = {str(r["id"]) for r in await run(tx, conversations.existing(
                 namespace, turn_ids))}
             fresh = [m for m in memories if m.id not in known]
@@ -145,9 +141,10 @@ class MemoryGraph:
                      "speakerKey": speaker[0] if speaker else None,
                      "speakerName": speaker[1] if speaker else None}
                     for id, speaker in zip(turn_ids, speakers)]))
+            keys = await refresh_keys(tx, tenant=tenant, session=session, now=utcnow())
             rows = await run(tx, conversations.turns(tenant=tenant, ids=turn_ids))
             by_id = {str(r["m"]["id"]): memory_from_properties(r["m"]) for r in rows}
-            return [by_id[i] for i in turn_ids if i in by_id], written
+            return [by_id[i] for i in turn_ids if i in by_id], written, keys
 
         return await self.client.transaction(work)
 
@@ -177,6 +174,13 @@ class MemoryGraph:
             if current.status is not Status.ACTIVE:
                 raise Conflict(f"memory {id} is {current.status.value} and cannot be updated")
             props = patch_properties(changes)
+            mentions = None
+            if changes.get("content") is not None:  # what it names and tells of, anew
+                content = str(changes["content"])
+                mentions = mention_rows(content)
+                (event,) = await event_ranges([content], [current.created_at])
+                props.update(eventStart=event.start if event else None,
+                             eventEnd=event.end if event else None)
             if "metadata" in changes:
                 metadata = changes["metadata"] or {}
                 stale = {META_PREFIX + k: None for k in current.metadata if k not in metadata}
@@ -189,8 +193,10 @@ class MemoryGraph:
             details = canonical_json({"fields": sorted(camel(k) for k in changes)})
             records = await run(tx, queries.update_memory(
                 tenant=tenant, id=id, props=props, actor=actor, now=now,
-                audit_id=new_id(), details=details,
+                audit_id=new_id(), details=details, mentions=mentions,
             ))
+            if mentions is not None:  # a turn's new words: its session's keys anew
+                await refresh_sessions_of(tx, tenant=tenant, ids=[id], now=now)
             return memory_from_properties(records[0]["m"])
 
         return await self.client.transaction(work)
@@ -223,6 +229,7 @@ class MemoryGraph:
             records = await run(tx, queries.supersede_memory(
                 tenant=tenant, id=id, props=props, edge_id=new_id(), actor=actor,
                 now=successor.now, audit_ids=(new_id(), new_id()),
+                mentions=mention_rows(successor.input.content),
             ))
             record = records[0]
             return memory_from_properties(record["previous"]), memory_from_properties(
@@ -237,11 +244,14 @@ class MemoryGraph:
         tenant.require_write()
         conditions, params = queries.forget_conditions(predicate)
         lucene = all_terms(predicate.query) if predicate.query is not None else None
-        records = await self.client.write(queries.forget_memories(
-            tenant=tenant, now=now, actor=actor, conditions=conditions, params=params,
-            fulltext=lucene,
-        ))
-        return [r["id"] for r in records]
+        async def work(tx: AsyncManagedTransaction) -> list[str]:  # and their sessions' keys
+            ids = [str(r["id"]) for r in await run(tx, queries.forget_memories(
+                tenant=tenant, now=now, actor=actor, conditions=conditions, params=params,
+                fulltext=lucene))]
+            await refresh_sessions_of(tx, tenant=tenant, ids=ids, now=now)
+            return ids
+
+        return await self.client.transaction(work)
 
     async def delete(self, *, tenant: Tenant, id: str, actor: str, now: datetime) -> None:
         tenant.require_write()

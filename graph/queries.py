@@ -18,7 +18,7 @@ from memlattice.core.model import ForgetPredicate, MemoryFilter
 from memlattice.graph.audit_queries import audit_entry
 from memlattice.graph.client import Query
 from memlattice.graph.codec import MEMORY_TIMES
-from memlattice.graph.entities import link_mentions
+from memlattice.graph.entities import link_mentions, relink_mentions
 from memlattice.graph.indexes import FULLTEXT_INDEX, fenced_lucene
 from memlattice.graph.memory_filters import filter_conditions
 from memlattice.graph.projections import instant, project, project_state
@@ -70,27 +70,31 @@ def lock_memory(*, tenant: Tenant, id: str, now: datetime) -> Query:
 
 def update_memory(
     *, tenant: Tenant, id: str, props: dict[str, Any], actor: str, now: datetime,
-    audit_id: str, details: str,
+    audit_id: str, details: str, mentions: list[dict[str, str]] | None = None,
 ) -> Query:
+    """Apply `props`; when the content changed, `mentions` (graph.entities rows of
+    the new content) replace its MENTIONS in the same transaction."""
     query = (
         "CYPHER 25\n"
         f"MATCH (m:Memory {{id: $id}}) WHERE {owned()}\n"
         + snapshot("m")
         + f"SET m += $props, m.version = m.version + 1, m.updatedAt = {monotonic()}\n"
         "WITH m\n"
+        + relink_mentions("m", "$mentions")
         + audit_entry("$auditId", "m.id", "'update'", "m.version", "$details")
         + f"\nRETURN {project()} AS m"
     )
     params = {**tenant.params(), "id": id, "props": props, "actor": actor, "now": now,
-              "auditId": audit_id, "details": details}
+              "auditId": audit_id, "details": details, "mentions": mentions}
     return query, params
 
 
 def supersede_memory(
     *, tenant: Tenant, id: str, props: dict[str, Any], edge_id: str, actor: str,
-    now: datetime, audit_ids: tuple[str, str],
+    now: datetime, audit_ids: tuple[str, str], mentions: list[dict[str, str]] | None = None,
 ) -> Query:
-    """Create the successor, retire the old memory, join them with SUPERSEDES."""
+    """Create the successor, retire the old memory, join them with SUPERSEDES; the
+    successor mentions what its own content names (graph.entities)."""
     query = (
         "CYPHER 25\n"
         f"MATCH (old:Memory {{id: $id}}) WHERE {owned('old')}\n"
@@ -100,6 +104,7 @@ def supersede_memory(
         "    old.version = old.version + 1, old.updatedAt = $now\n"
         "CREATE (m)-[:SUPERSEDES {id: $edgeId, createdAt: $now, metadataJson: '{}'}]->(old)\n"
         "WITH m, old\n"
+        + link_mentions("m", "$mentions", carried=None)
         + audit_entry("$auditNew", "m.id", "'write'", "1", "'{\"supersedes\":\"' + old.id + '\"}'")
         + "\n"
         + audit_entry("$auditOld", "old.id", "'supersede'", "old.version",
@@ -107,7 +112,8 @@ def supersede_memory(
         + f"\nRETURN {project('old')} AS previous, {project()} AS current"
     )
     params = {**tenant.params(), "id": id, "props": props, "edgeId": edge_id,
-              "actor": actor, "now": now, "auditNew": audit_ids[0], "auditOld": audit_ids[1]}
+              "actor": actor, "now": now, "auditNew": audit_ids[0], "auditOld": audit_ids[1],
+              "mentions": mentions or []}
     return query, params
 
 

@@ -24,6 +24,7 @@ from memlattice.core.records.payloads import LABELS, Payload, RecordType
 from memlattice.graph.audit_queries import audit_entry
 from memlattice.graph.client import GraphClient, Query, run
 from memlattice.graph.codec import canonical_json, memory_properties
+from memlattice.graph.entities import link_mentions, mention_rows
 from memlattice.graph.history import record_from_state
 from memlattice.graph.indexes import fenced_lucene
 from memlattice.graph.prepared_memory import PreparedMemory, new_id
@@ -117,12 +118,15 @@ def create_record(
         "WITH m\n"
         + _SUBGRAPH
         + "WITH m\n"
+        # What its content names, as for any memory (graph.entities).
+        + link_mentions("m", "$mentions", carried=None)
         + audit_entry("$auditId", "m.id", "'write'", "1", "$details", at="m.createdAt")
         + f"\nRETURN {record_return()}"
     )
     # A new record names no successor: the projection's visibility test has nothing to hide.
     return query, {**unrestricted(), "props": props, "label": label, "rows": rows,
                    "actor": actor, "auditId": audit_id, "namespace": props["namespace"],
+                   "mentions": mention_rows(str(props.get("content") or "")),
                    "details": canonical_json({"recordType": props["memoryType"]})}
 
 

@@ -23,6 +23,7 @@ from memlattice.core.model import EdgeType, as_utc
 from memlattice.core.settings import VectorIndexSettings
 from memlattice.graph import history
 from memlattice.graph.client import GraphClient, Query, run
+from memlattice.graph.entities import mention_rows, relink_mentions
 from memlattice.graph.revision_clauses import snapshot
 
 Cursor = tuple[datetime, str]
@@ -144,8 +145,15 @@ def existing_memories(namespace: str, ids: list[str]) -> Query:
     return query, {"namespace": namespace, "ids": ids}
 
 
+def with_mentions(row: dict[str, Any]) -> dict[str, Any]:
+    """An import row with the entities its memory's content names (graph.entities), so
+    an imported memory is linked like a written one, in the import's transaction."""
+    return {**row, "mentions": mention_rows(str(row["props"].get("content") or ""))}
+
+
 def upsert_memories(namespace: str, rows: list[dict[str, Any]]) -> Query:
-    """Rows `{id, props, labels}`: the node becomes exactly `props` (restore semantics)."""
+    """Rows `{id, props, labels}`: the node becomes exactly `props` (restore semantics),
+    mentioning what its content names."""
     query = (
         "CYPHER 25\nUNWIND $rows AS row\n"
         "OPTIONAL MATCH (x:Memory {id: row.id})\n"
@@ -153,9 +161,11 @@ def upsert_memories(namespace: str, rows: list[dict[str, Any]]) -> Query:
         "MERGE (m:Memory {id: row.id})\n"
         "SET m = row.props\n"
         "SET m:$(row.labels)\n"
-        "RETURN count(*) AS n"
+        "WITH m, row\n"
+        + relink_mentions("m", "row.mentions", carried="row")
+        + "RETURN count(*) AS n"
     )
-    return query, {"namespace": namespace, "rows": rows}
+    return query, {"namespace": namespace, "rows": [with_mentions(r) for r in rows]}
 
 
 def upsert_edges(namespace: str, rows: list[dict[str, Any]]) -> Query:
@@ -215,7 +225,9 @@ def apply_log(namespace: str, rows: list[dict[str, Any]], actor: str) -> Query:
         "  CREATE (:AuditEntry {id: row.auditId, memoryId: m.id, namespace: $namespace,"
         " operation: CASE WHEN created THEN 'write' ELSE 'update' END, actor: $actor,"
         " at: row.at, version: m.version, detailsJson: '{\"import\":true}'})\n"
-        "  RETURN count(*) AS put }\n"
+        "  WITH m, row\n"
+        + relink_mentions("m", "row.mentions", carried="row")
+        + "  RETURN count(*) AS put }\n"
         "CALL (row) {\n"
         "  WITH row WHERE row.op = 'forget'\n"
         "  MATCH (m:Memory {id: row.id}) WHERE m.namespace = $namespace"
@@ -229,7 +241,8 @@ def apply_log(namespace: str, rows: list[dict[str, Any]], actor: str) -> Query:
         "  RETURN count(*) AS forgot }\n"
         "RETURN sum(put) AS put, sum(forgot) AS forgot"
     )
-    return query, {"namespace": namespace, "rows": rows, "actor": actor}
+    return query, {"namespace": namespace, "actor": actor,
+                   "rows": [with_mentions(r) if r["op"] == "put" else r for r in rows]}
 
 
 @dataclass(frozen=True)

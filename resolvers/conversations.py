@@ -9,6 +9,7 @@ from strawberry.scalars import JSON
 
 from memlattice.core import messages, model
 from memlattice.core.messages import ConversationInput as DomainConversation
+from memlattice.graph.session_keys import SessionKeys as DomainSessionKeys
 from memlattice.resolvers.context import Info
 from memlattice.resolvers.inputs import _set
 from memlattice.resolvers.scalars import Vector
@@ -64,11 +65,37 @@ class ConversationInput:
             messages=tuple(m.to_domain() for m in self.messages), **data)
 
 
+@strawberry.type(name="Session", description=(
+    "What a conversation session is about and when, derived on write from its active"
+    " turns (never on the search path): its entities, its keyphrases and its time span."))
+class SessionKeys:
+    id: str
+    entities: list[str] = strawberry.field(description=(
+        "Keys of the entities its turns mention and of its speakers, most turns first."))
+    keyphrases: list[str] = strawberry.field(description=(
+        "Its keyphrases, best first: RAKE over the turns' words (lower case, plurals folded)."))
+    started_at: datetime | None = strawberry.field(description="Its first turn's time.")
+    ended_at: datetime | None = strawberry.field(description="Its last turn's time.")
+    event_start: datetime | None = strawberry.field(description=(
+        "The start of the span of its turns' event times (see Memory.eventStart)."))
+    event_end: datetime | None = strawberry.field(description=(
+        "The end (exclusive) of the span of its turns' event times."))
+
+    @classmethod
+    def from_domain(cls, keys: DomainSessionKeys) -> SessionKeys:
+        return cls(id=keys.id, entities=list(keys.entities), keyphrases=list(keys.keyphrases),
+                   started_at=keys.started_at, ended_at=keys.ended_at,
+                   event_start=keys.event_start, event_end=keys.event_end)
+
+
 @strawberry.type(description="The turns of an ingested session, in order.")
 class IngestedConversation:
     session_id: str
     created: int = strawberry.field(description="Turns this call wrote (0 when re-sent).")
     memories: list[Memory]
+    session: SessionKeys | None = strawberry.field(description=(
+        "The whole session's keys after this call (re-derived when turns are added); null"
+        " when the session holds turns the caller may not see, which they come from too."))
 
 
 @strawberry.type
@@ -84,4 +111,19 @@ class ConversationMutation:
             conversation, tenant=info.context.tenant(conversation.namespace, write=True),
             actor=info.context.actor)
         return IngestedConversation(session_id=done.session_id, created=done.created,
-                                    memories=[Memory.from_domain(m) for m in done.memories])
+                                    memories=[Memory.from_domain(m) for m in done.memories],
+                                    session=SessionKeys.from_domain(done.session)
+                                    if done.session.complete else None)
+
+
+@strawberry.type
+class ConversationQuery:
+    @strawberry.field(description=(
+        "A conversation session's keys (entities, keyphrases, time spans) as derived on"
+        " write; null when there is no such session or it holds turns the caller may not"
+        " see."))
+    async def session(self, info: Info, namespace: str, id: str) -> SessionKeys | None:
+        keys = await ConversationService(info.context.service).session(
+            namespace, id, tenant=info.context.tenant(namespace))
+        return SessionKeys.from_domain(keys) if keys is not None else None
+

@@ -13,7 +13,7 @@ from strawberry.schema.name_converter import NameConverter
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
 
-from memlattice.resolvers.conversations import ConversationMutation
+from memlattice.resolvers.conversations import ConversationMutation, ConversationQuery
 from memlattice.resolvers.documents import DocumentShape
 from memlattice.resolvers.errors import ErrorCodes, coded_stream
 from memlattice.resolvers.key_recheck import KeyRecheck
@@ -26,7 +26,7 @@ from memlattice.resolvers.subscriptions import Subscription
 from memlattice.resolvers.wipe import WipeMutation
 
 # Per-domain resolvers joined into the root types.
-RootQuery = merge_types("Query", (Query, KnowledgeQuery))
+RootQuery = merge_types("Query", (Query, KnowledgeQuery, ConversationQuery))
 RootMutation = merge_types(
     "Mutation", (Mutation, KnowledgeMutation, ConversationMutation, WipeMutation))
 

@@ -212,12 +212,25 @@ class SupersedeResult(_Result):
     current: Memory
 
 
+class SessionKeys(_Result):
+    """A session's entity keys, keyphrases and time spans, derived from its turns."""
+
+    id: str
+    entities: list[str] = Field(default_factory=list)
+    keyphrases: list[str] = Field(default_factory=list)
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    event_start: datetime | None = None
+    event_end: datetime | None = None
+
+
 class IngestedConversation(_Result):
     """The turns of an ingested session, in order; `created` of them written now."""
 
     session_id: str
     created: int
     memories: list[Memory]
+    session: SessionKeys | None = None
 
 
 class Weights(_Result):

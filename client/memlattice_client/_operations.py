@@ -41,6 +41,7 @@ from memlattice_client._models import (
     NamespaceConfig,
     NamespaceWipeResult,
     SearchHit,
+    SessionKeys,
     Summary,
     SupersedeResult,
 )
@@ -139,10 +140,12 @@ def write_memories(memories: Sequence[MemoryInput]) -> Call[list[Memory]]:
 def ingest_conversation(namespace: str, session_id: str, messages: Sequence[Message],
                         **fields: Unpack[ConversationFields]) -> Call[IngestedConversation]:
     """Store a session of messages: a memory per turn, the session, NEXT between turns
-    and the speakers as entities. Sending it again writes nothing."""
+    and the speakers as entities. Sending it again writes nothing. The answer's
+    `session` holds the whole session's entities, keyphrases and time spans."""
     return Call("ingestConversation",
                 "mutation($input: ConversationInput!) { ingestConversation(input: $input)"
-                f" {{ sessionId created memories {{ {MEMORY} }} }} }}",
+                f" {{ sessionId created memories {{ {MEMORY} }}"
+                " session { id entities keyphrases startedAt endedAt eventStart eventEnd } } }",
                 {"input": to_graphql({"namespace": namespace, "session_id": session_id,
                                       "messages": messages, **fields})},
                 IngestedConversation.model_validate)
@@ -253,6 +256,17 @@ def memory(namespace: str, id: str, *, as_of: datetime | None = None) -> Call[Me
                 "query($ns: String!, $id: ID!, $asOf: DateTime) {"
                 f" memory(namespace: $ns, id: $id, asOf: $asOf) {{ {MEMORY} }} }}",
                 {"ns": namespace, "id": id, **to_graphql({"as_of": as_of})}, _memory)
+
+
+@operation("session")
+def session(namespace: str, id: str) -> Call[SessionKeys | None]:
+    """A conversation session's entities, keyphrases and time spans as the server derived
+    them on write; None when there is no such session or it holds turns you may not see."""
+    return Call("session",
+                "query($ns: String!, $id: String!) { session(namespace: $ns, id: $id) {"
+                " id entities keyphrases startedAt endedAt eventStart eventEnd } }",
+                {"ns": namespace, "id": id},
+                lambda raw: SessionKeys.model_validate(raw) if raw is not None else None)
 
 
 @operation("memoryHistory")

@@ -9,17 +9,21 @@ memory, so it runs on every write:
 - a *name* is a run of capitalised words ("Caroline", "New York", "Pride
   Parade") or an acronym ("LGBTQ", "NASA"), joined by at most one lower-case
   connector of names ("Bank of America", "Lord of the Rings" keeps its
-  capitalised ends); digits and "I" are not names;
+  capitalised ends); digits and "I" are not names, nor is a month or a
+  weekday alone ("in May", "on Saturday": a time, which event time resolves);
 - English capitalises every sentence's first word, so a capitalised word
   that starts a sentence is a name only when it is not one of English's
   common sentence openers (pronouns, determiners, auxiliaries, conjunctions,
-  question words, interjections and frequent adverbs: `SENTENCE_OPENERS`),
-  or when the next word is capitalised too ("Alice moved" has one,
-  "Yesterday I went" none, "New York is" one);
+  question words, interjections and frequent adverbs: `SENTENCE_OPENERS`);
+  an opener before a name is not part of it ("Alice moved" has one,
+  "Yesterday I went" none, "New York is" one, "Then Alice left" "Alice");
 - a name spoken *to* someone (direct address: "Hey Caroline!", "Thanks,
   Mel.", "You did it, John!") is not a mention: a vocative says who is
   listening, not what the memory is about. It is a name set off by
   punctuation at the start or the end of its sentence, or after a greeting;
+- with `phrases` (off by default, `MEMLATTICE_ENTITY_PHRASES`), salient
+  lower-case noun phrases too (`noun_phrases`: "a pottery class" is
+  "pottery class"), their last word folded to singular;
 - keys fold case, Unicode compatibility forms, spacing and the possessive
   ("Melanie's" is "melanie"), the same fold as a conversation's speakers
   (memlattice.core.messages.speaker_key), so a mention and a speaker meet
@@ -42,6 +46,13 @@ _GREETINGS = frozenset({"hey", "hi", "hello", "dear", "thanks", "thank", "bye", 
 # Capitalised words that are never names by themselves.
 _NOT_NAMES = frozenset({"i", "i'm", "i've", "i'll", "i'd", "ok", "okay", "oh", "wow", "yes",
                         "no", "yeah", "hey", "hi", "hello", "thanks"})
+# Months and weekdays alone are times, not things a memory is about: event time
+# (memlattice.core.event_time) resolves them. In a longer name they stay ("May Day").
+CALENDAR_WORDS = frozenset({
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug",
+    "sep", "sept", "oct", "nov", "dec", "monday", "tuesday", "wednesday", "thursday",
+    "friday", "saturday", "sunday"})
 # Words that open English sentences and are not names: a general list of function
 # words, question words, interjections and frequent adverbs (lower case).
 SENTENCE_OPENERS = frozenset(["a", "about", "above", "after", "again", "all", "also", "although", "always", "an", "and", "another", "any", "anyway", "are", "as", "at", "be", "because", "been", "before", "being", "besides", "both", "but", "by", "can", "can't", "could", "couldn't", "definitely", "did", "didn't", "do", "does", "doesn't", "don't", "during", "each", "either", "even", "ever", "every", "everyone", "everything", "few", "first", "for", "from", "further", "had", "has", "have", "having", "he", "he's", "her", "here", "here's", "hers", "herself", "him", "himself", "his", "how", "how's", "however", "i", "if", "in", "indeed", "instead", "is", "isn't", "it", "it's", "its", "itself", "just", "last", "lately", "let", "let's", "like", "maybe", "me", "meanwhile", "more", "most", "much", "must", "my", "myself", "never", "next", "no", "nobody", "none", "nor", "not", "nothing", "now", "of", "off", "often", "on", "once", "one", "only", "or", "other", "others", "otherwise", "our", "ours", "ourselves", "out", "over", "perhaps", "please", "probably", "quite", "rather", "really", "same", "she", "she's", "should", "since", "so", "some", "somebody", "someone", "something", "sometimes", "soon", "still", "such", "sure", "than", "thank", "thanks", "that", "that's", "the", "their", "theirs", "them", "themselves", "then", "there", "there's", "therefore", "these", "they", "they're", "this", "those", "though", "through", "thus", "to", "today", "together", "tomorrow", "tonight", "too", "totally", "under", "until", "up", "us", "usually", "very", "was", "wasn't", "we", "we're", "we've", "well", "were", "what", "what's", "whatever", "when", "where", "which", "while", "who", "who's", "whoever", "whom", "whose", "why", "will", "with", "within", "without", "won't", "would", "yeah", "yes", "yesterday", "yet", "you", "you're", "you've", "your", "yours", "yourself", "yourselves", "absolutely", "actually", "also", "anyway", "aw", "awesome", "bye", "cool", "congrats", "congratulations", "dear", "exactly", "good", "great", "haha", "hello", "hey", "hi", "honestly", "hmm", "lol", "nice", "oh", "ok", "okay", "oops", "right", "sorry", "sounds", "glad", "looks", "wow", "yay", "yep", "yup"])
@@ -54,10 +65,12 @@ MAX_NAME_WORDS = 5
 
 @dataclass(frozen=True, slots=True)
 class Mention:
-    """A name as written (`name`) and the key its Entity is found by."""
+    """A name as written (`name`) and the key its Entity is found by; `kind` is
+    'name' or, for a lower-case noun phrase, 'phrase'."""
 
     key: str
     name: str
+    kind: str = "name"
 
 
 def entity_key(name: str) -> str:
@@ -77,8 +90,17 @@ def _is_word(token: str) -> bool:
     return token[:1].isalnum()
 
 
-def mentions(text: str) -> list[Mention]:
-    """The names `text` mentions (each key once, first spelling kept), in order."""
+def mentions(text: str, *, phrases: bool = False) -> list[Mention]:
+    """The names `text` mentions (each key once, first spelling kept), in order,
+    then (with `phrases`) its salient noun phrases whose keys no name has."""
+    names = _names(text)
+    if not phrases:
+        return names
+    taken = {m.key for m in names}
+    return names + [m for m in noun_phrases(text) if m.key not in taken]
+
+
+def _names(text: str) -> list[Mention]:
     tokens = _TOKEN.findall(text)
     found: dict[str, Mention] = {}
     i = 0
@@ -107,10 +129,16 @@ def mentions(text: str) -> list[Mention]:
                 j += 2
             else:
                 break
-        if (sentence_start and len(words) == 1 and not token.isupper()
+        start = i
+        if (sentence_start and not token.isupper()
                 and entity_key(token) in SENTENCE_OPENERS):
-            pass  # a sentence's first word, capitalised by grammar
-        elif not _vocative(tokens, i, j):
+            # A sentence's first word, capitalised by grammar ("Then Alice left").
+            start, words = i + 1, words[1:]
+            while words and not words[0][:1].isupper():
+                start, words = start + 1, words[1:]
+        if not words or len(words) == 1 and entity_key(words[0]) in CALENDAR_WORDS:
+            pass  # nothing left, or a month or a weekday: a time, not an entity
+        elif not _vocative(tokens, start, j):
             name = " ".join(words)
             key = entity_key(name)
             if key and key not in found:
@@ -118,6 +146,62 @@ def mentions(text: str) -> list[Mention]:
                                      if name[-2:].lower() in {"'s", "’s"} else name)
         sentence_start = False
         i = j
+    return list(found.values())
+
+
+# Words that open a noun phrase: articles, possessives and demonstratives.
+_DETERMINERS = frozenset({"a", "an", "the", "my", "your", "his", "her", "its", "our", "their",
+                          "this", "that", "these", "those", "some", "any", "every", "each",
+                          "another", "no"})
+# Generic evaluative and size adjectives: they say how someone felt about a thing,
+# not which thing, so a phrase does not start with them.
+_GENERIC_ADJECTIVES = frozenset({
+    "good", "great", "nice", "new", "old", "big", "little", "small", "large", "huge", "tiny",
+    "amazing", "awesome", "beautiful", "lovely", "wonderful", "fun", "hard", "long", "short",
+    "whole", "real", "best", "better", "bad", "worst", "favorite", "favourite", "first",
+    "last", "next", "same", "different", "special", "perfect", "cool", "fantastic",
+    "incredible", "super", "tough", "busy", "quick", "lot", "bit", "kind", "sort", "couple"})
+MAX_PHRASE_WORDS = 3
+
+
+def noun_phrases(text: str) -> list[Mention]:
+    """The salient lower-case noun phrases of `text` ("a pottery class", "the
+    adoption agencies"), each key once, in order: a run of two or three lower-case
+    content words right after a determiner (and the name that may modify it: "a
+    LGBTQ support group" holds "support group"), less its leading generic adjectives,
+    keyed with the last word singular ("adoption agency"). A single word after a
+    determiner ("a dog") is not one: that would make every noun an entity. No
+    part-of-speech model: the determiner says a noun phrase starts, a stop word,
+    a common verb, punctuation or a name says it ended."""
+    from memlattice.core.keyphrases import phrase_key, stop_words
+
+    stop = stop_words()
+    tokens = _TOKEN.findall(text)
+    found: dict[str, Mention] = {}
+    for i, token in enumerate(tokens):
+        if token.casefold() not in _DETERMINERS:
+            continue
+        run: list[str] = []
+        start = i + 1
+        while start < len(tokens) and start - i <= MAX_NAME_WORDS and _capitalised(
+                tokens[start]) and _is_word(tokens[start]):
+            start += 1  # a name modifying the phrase ("a LGBTQ support group")
+        for word in tokens[start:start + MAX_PHRASE_WORDS + 1]:
+            bare = _POSSESSIVE.sub("", word.casefold())
+            if (not word[:1].isalpha() or not word.islower() or bare in stop
+                    or bare.endswith("ly") or len(bare) < 3):
+                break
+            run.append(word)
+            if word[-2:] in {"'s", "’s"}:
+                break
+        if len(run) > MAX_PHRASE_WORDS:
+            continue  # a clause, not a phrase
+        while run and run[0].casefold() in _GENERIC_ADJECTIVES:
+            run = run[1:]
+        if len(run) >= 2:
+            key = phrase_key(run)
+            if key and key not in found:
+                found[key] = Mention(key=key, name=" ".join(run), kind="phrase")
     return list(found.values())
 
 
@@ -141,9 +225,12 @@ def _vocative(tokens: list[str], start: int, end: int) -> bool:
 
 def query_keys(text: str, max_words: int = 3) -> set[str]:
     """Every key a question could name an entity by: its word runs of up to
-    `max_words` words, folded like entity keys. A question need not capitalise
-    ("what does melanie paint?"): which of these are entities is for the graph
-    to say."""
+    `max_words` words, folded like entity keys, and, for runs of two words or
+    more, like noun-phrase keys too (last word singular: "pottery classes" meets
+    "pottery class"). A question need not capitalise ("what does melanie
+    paint?"): which of these are entities is for the graph to say."""
+    from memlattice.core.keyphrases import phrase_key
+
     words = [w for w in _TOKEN.findall(text) if _is_word(w)]
     keys: set[str] = set()
     for n in range(1, max_words + 1):
@@ -151,4 +238,6 @@ def query_keys(text: str, max_words: int = 3) -> set[str]:
             key = entity_key(" ".join(words[i:i + n]))
             if key:
                 keys.add(key)
+                if n > 1:
+                    keys.add(phrase_key(words[i:i + n]))
     return keys

@@ -25,7 +25,9 @@ Conventions, for the cases words leave open:
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
@@ -174,6 +176,18 @@ def event_range(text: str, at: datetime) -> EventRange | None:
     coarsest = max((r.granularity for r in ranges), key=order.index)
     return EventRange(start=min(r.start for r in ranges), end=max(r.end for r in ranges),
                       granularity=coarsest)
+
+
+async def event_ranges(texts: Sequence[str], times: Sequence[datetime]
+                       ) -> list[EventRange | None]:
+    """Each text's event time against its memory's time, for the write paths (never
+    the search path). dateparser costs a few milliseconds per text that names a time
+    (and about a second to load its data on first use), so a batch that has any is
+    resolved off the event loop."""
+    if not any(may_name_a_time(text) for text in texts):
+        return [None] * len(texts)
+    return await asyncio.to_thread(
+        lambda: [event_range(text, at) for text, at in zip(texts, times, strict=True)])
 
 
 def _normalised(words: str) -> str:

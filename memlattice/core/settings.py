@@ -165,6 +165,10 @@ class Settings(BaseSettings):
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     vector_index: VectorIndexSettings = Field(default_factory=VectorIndexSettings)
     search_candidates: int = Field(default=50, ge=1, le=1000)
+    # Writes link salient lower-case noun phrases ("pottery class") as entities too,
+    # beside names (memlattice.core.entities.noun_phrases). Off: it cost recall on
+    # LoCoMo (docs/recall.md).
+    entity_phrases: bool = False
     # `keys`: every request needs an API key. `keyless`: development only, every
     # request is an all-powerful caller (refused in production).
     auth_mode: Literal["keys", "keyless"] = "keys"

@@ -62,6 +62,10 @@ class IngestedSession(BaseModel):
     session_id: str
     created: int = Field(description="turns written now (0 when the session was sent before)")
     ids: list[str] = Field(description="the turns' memory ids, in order")
+    entities: list[str] = Field(default_factory=list, description=(
+        "the whole session's entity keys, most turns first"))
+    keyphrases: list[str] = Field(default_factory=list, description=(
+        "the whole session's keyphrases, best first"))
 
 
 def _given(**values: Any) -> dict[str, Any]:
@@ -227,8 +231,11 @@ def build_server(runner: Runner) -> MCPServer:
                  for m in messages]
         done = await runner(ctx, ops.ingest_conversation(
             ns, session_id, turns, **_scope_ids(agent_id, user_id, None, None)))
+        keys = done.session
         return IngestedSession(session_id=done.session_id, created=done.created,
-                               ids=[m.id for m in done.memories])
+                               ids=[m.id for m in done.memories],
+                               entities=keys.entities if keys else [],
+                               keyphrases=keys.keyphrases if keys else [])
 
     add_browse_tools(server, runner)
     add_fact_tools(server, runner)

@@ -27,6 +27,7 @@ from strawberry.types.unset import UnsetType
 
 from memlattice.core.errors import MemlatticeError
 from memlattice.core.settings import Settings
+from memlattice.graph.entities import link_noun_phrases
 from memlattice.graph.migrations import pending
 from memlattice.resolvers.context import Context
 from memlattice.resolvers.errors import coded
@@ -117,6 +118,7 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
     holder: dict[str, Runtime] = {}
     metrics = Metrics()
     registry = configured_rerankers(settings, rerankers)
+    link_noun_phrases(settings.entity_phrases)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -17,6 +17,7 @@ from memlattice.core.errors import ValidationError
 from memlattice.core.messages import ConversationInput, speaker_key, turn_content, turn_id
 from memlattice.core.model import MemoryInput, validated
 from memlattice.graph.codec import Memory
+from memlattice.graph.session_keys import SessionKeyGraph, SessionKeys
 from memlattice.services.memories import MemoryService
 from memlattice.services.session_facts import SessionFacts
 
@@ -26,6 +27,7 @@ class IngestedConversation:
     session_id: str
     memories: list[Memory]  # one per message, in order
     created: int  # how many of them this call wrote
+    session: SessionKeys  # what the whole session is about and when, after this call
 
 
 class ConversationService:
@@ -64,10 +66,20 @@ class ConversationService:
         known = await self.memories.existing_ids(conversation.namespace, ids, tenant=tenant)
         prepared = await self.memories.prepare([m for m in inputs if m.id not in known])
         speakers = [message.who for message in conversation.messages]
-        memories, written = await self.memories.ingest_session(
+        memories, written, keys = await self.memories.ingest_session(
             prepared, session=session, turn_ids=ids,
             speakers=[(speaker_key(s), s) if s else None for s in speakers],
             namespace=conversation.namespace, tenant=tenant, actor=actor)
         if self.facts is not None:  # committed: the model reads it without holding us up
             self.facts.schedule(session, memories, tenant=tenant, actor=actor)
-        return IngestedConversation(session_id=session, memories=memories, created=len(written))
+        return IngestedConversation(session_id=session, memories=memories, created=len(written),
+                                    session=keys)
+
+    async def session(self, namespace: str, session: str, *, tenant: Tenant
+                      ) -> SessionKeys | None:
+        """A session's keys as stored on write, or None: no such session, or one holding
+        turns the caller may not see (its keys come from them too)."""
+        keys = await SessionKeyGraph(self.memories.graph.client).get(tenant=tenant,
+                                                                     session=session)
+        return keys if keys is not None and keys.complete else None
+

@@ -11,7 +11,6 @@ the resolvers need are passed through unchanged.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from typing import Any
 
 from memlattice.core.auth import Tenant
 from memlattice.core.errors import MemlatticeError, ValidationError
-from memlattice.core.event_time import EventRange, event_range, may_name_a_time
+from memlattice.core.event_time import event_ranges
 from memlattice.core.model import (
     MAX_BATCH,
     Direction,
@@ -50,6 +49,7 @@ from memlattice.graph.memories import (
     new_id,
 )
 from memlattice.graph.namespace_listing import NamespaceListGraph
+from memlattice.graph.session_keys import SessionKeys
 from memlattice.graph.shares import IndexShareGraph
 from memlattice.search.index_shares import IndexShares
 from memlattice.search.lexical_stats import LexicalStatistics
@@ -143,7 +143,7 @@ class MemoryService:
                 vectors[i] = vector
                 models[i] = self.embedder.model
         times = [m.now or now for m in inputs]
-        events = await event_times([m.content for m in inputs], times)
+        events = await event_ranges([m.content for m in inputs], times)
         return [
             PreparedMemory(input=m, id=m.id or new_id(), now=times[i], embedding=vectors[i],
                            embedding_model=models[i],
@@ -187,15 +187,16 @@ class MemoryService:
         self, memories: Sequence[PreparedMemory], *, session: str, turn_ids: list[str],
         speakers: Sequence[tuple[str, str] | None], namespace: str, tenant: Tenant,
         actor: str,
-    ) -> tuple[list[Memory], list[Memory]]:
+    ) -> tuple[list[Memory], list[Memory], SessionKeys]:
         """Write a session's new turns and link all of them (`MemoryGraph.ingest_session`):
-        (every turn as stored, the turns this call wrote, which are announced)."""
-        turns, written = await self.graph.ingest_session(
+        (every turn as stored, the turns this call wrote, which are announced, and the
+        session's keys as re-derived in the same transaction)."""
+        turns, written, keys = await self.graph.ingest_session(
             memories, session=session, turn_ids=turn_ids, speakers=speakers,
             namespace=namespace, tenant=tenant, actor=actor)
         await self.events.written(written, actor)
         await self.embed_side_spaces(namespace, written)
-        return turns, written
+        return turns, written, keys
 
     async def existing_ids(self, namespace: str, ids: list[str], *, tenant: Tenant) -> set[str]:
         return await self.graph.existing_ids(namespace, ids, tenant=tenant)
@@ -375,15 +376,3 @@ def refuse_typed(inputs: Sequence[MemoryInput]) -> None:
         if m.memory_type in TYPED_MEMORY_TYPES:
             raise ValidationError(reserved_type_message(m.memory_type), field="memoryType",
                                   index=i)
-
-
-async def event_times(texts: Sequence[str], times: Sequence[datetime]
-                      ) -> list[EventRange | None]:
-    """Each text's event time against its memory's time (memlattice.core.event_time),
-    resolved on the write path, never on the search path. dateparser costs a few
-    milliseconds per text that names a time (and about a second to load its data on
-    first use), so a batch that has any is resolved off the event loop."""
-    if not any(may_name_a_time(text) for text in texts):
-        return [None] * len(texts)
-    return await asyncio.to_thread(
-        lambda: [event_range(text, at) for text, at in zip(texts, times, strict=True)])

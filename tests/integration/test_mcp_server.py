@@ -133,6 +133,10 @@ async def test_a_conversation_in_one_call(in_process: Any, namespace: str) -> No
         done = await client.call_tool("ingest_conversation", session)
         assert not done.is_error, done.content
         assert done.structured_content["created"] == 2
+        # The session's keys, derived on write: its speakers (a name set off by a comma
+        # at a sentence's start reads as someone spoken to), its words.
+        assert done.structured_content["entities"] == ["ana", "ben"]
+        assert {"offsite", "river"} <= set(done.structured_content["keyphrases"])
         ids = done.structured_content["ids"]
         again = await client.call_tool("ingest_conversation", session)
         assert again.structured_content == {**done.structured_content, "created": 0}

@@ -331,3 +331,18 @@ async def test_async_client_memory_events(session_app: tuple[Any, Any], admin_ke
         with pytest.raises(UnauthenticatedError):
             async with client.memory_events(namespace, timeout=10):
                 pass
+
+
+async def test_a_sessions_keys_through_the_client(
+        async_client: AsyncMemlatticeClient, namespace: str) -> None:
+    done = await async_client.ingest_conversation(namespace, "chat-9", [
+        {"speaker": "Ana", "content": "The adoption agency called back.",
+         "at": datetime(2023, 5, 8, 10, tzinfo=UTC)},
+        {"speaker": "Ben", "content": "Great news about the adoption agency!",
+         "at": datetime(2023, 5, 8, 10, 1, tzinfo=UTC)}])
+    assert done.session is not None
+    assert done.session.entities == ["ana", "ben"]
+    assert done.session.keyphrases[0] == "adoption agency"
+    assert done.session.started_at == datetime(2023, 5, 8, 10, tzinfo=UTC)
+    assert await async_client.session(namespace, "chat-9") == done.session
+    assert await async_client.session(namespace, "chat-0") is None

@@ -72,3 +72,14 @@ def test_no_signal_when_the_query_names_no_entity_of_the_pool() -> None:
     assert named_entities("what did she paint?", about.values()) == frozenset()
     assert entity_signal(frozenset(), about) is None
     assert named_entities("Melanie?", [(), ()]) == frozenset()
+
+
+def test_a_month_or_a_weekday_alone_is_a_time_not_an_entity() -> None:
+    assert keys("Alice moved to Berlin in May 2022.") == ["alice", "berlin"]
+    assert keys("On Saturday we met Jon. Tuesday was quiet.") == ["jon"]
+    assert keys("We celebrated May Day in Paris.") == ["may day", "paris"]
+
+
+def test_a_sentence_opener_before_a_name_is_not_part_of_it() -> None:
+    assert keys("Then Alice left. When Bob came, we ate.") == ["alice", "bob"]
+    assert keys("The Bank of America branch closed.") == ["bank of america"]
