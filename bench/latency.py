@@ -8,11 +8,14 @@ one namespace; then the same query vectors go, interleaved, to
   - bare-hyb: the driver running that vector query and the fulltext query
               (the same words as hybrid's, fenced to the namespace in the index
               as the service does) in one statement, 10 rows each,
+  - bare-pool: the same two queries with the pools the default search ranks
+              (50 vector candidates; the fulltext index asked for 200 and 50
+              kept), to tell what the pools cost from what the service adds,
   - semantic: GraphQL `search` in SEMANTIC mode (HTTP handling, validation,
               filters, scoring, explanations, access counting included),
   - hybrid:   GraphQL `search` with query text too, the default search.
 p50/p95 are printed with the ratio to the bare vector query of the same run,
-and hybrid's p50 against bare-hyb's, its own floor.
+and hybrid's p50 against bare-hyb's, its own floor (and against bare-pool's).
 Query vectors travel as the `Vector` scalar's base64 float32 by default (what
 a client sending its own vectors should use: formatting 384 floats as JSON
 text costs the client more than the server's whole GraphQL layer);
@@ -49,6 +52,12 @@ BARE_HYBRID = (
     "RETURN semantic, lexical"
 )
 
+# The pools of the default search: SearchConfig.candidate_count (max(50, 5 x limit))
+# from each index, the fulltext index asked for four times that (graph.recall_query).
+BARE_POOL = (BARE_HYBRID.replace("LIMIT 10)", "LIMIT 50)")
+             .replace("{limit: 10}) YIELD node AS m, score",
+                      "{limit: 200}) YIELD node AS m, score WITH m, score LIMIT 50"))
+
 
 def fenced(text: str, namespace: str) -> str:
     """The hybrid search's words as the service sends them to the fulltext index."""
@@ -82,8 +91,8 @@ async def main() -> None:
             print(f"# {size} memories loaded in {time.perf_counter() - started:.1f}s")
             # Fresh samples around the stored topics, as real queries land near memories.
             q_texts, q_vectors = synthetic_memories(args.queries, args.dimension, start=10**9)
-            timings: dict[str, list[float]] = {"bare": [], "bare-hyb": [], "semantic": [],
-                                               "hybrid": []}
+            timings: dict[str, list[float]] = {"bare": [], "bare-hyb": [], "bare-pool": [],
+                                               "semantic": [], "hybrid": []}
             for i, (text, vector) in enumerate(zip(q_texts, q_vectors)):
                 v = vector.tolist()
                 sent = encode(vector, args.vectors)
@@ -94,6 +103,9 @@ async def main() -> None:
                     ("bare", lambda: bench.graph.read((BARE, {
                         "vector": v, "namespace": namespace}))),  # noqa: B023
                     ("bare-hyb", lambda: bench.graph.read((BARE_HYBRID, {
+                        "vector": v, "namespace": namespace,  # noqa: B023
+                        "lucene": fenced(words, namespace)}))),  # noqa: B023
+                    ("bare-pool", lambda: bench.graph.read((BARE_POOL, {
                         "vector": v, "namespace": namespace,  # noqa: B023
                         "lucene": fenced(words, namespace)}))),  # noqa: B023
                     ("semantic", lambda: bench.gql(SEARCH, {"input": {
@@ -116,7 +128,9 @@ async def main() -> None:
             hybrid_ratios.append(
                 f"{size}: hybrid p50 {percentile(timings['hybrid'], 50) * 1000:.2f} ms ="
                 f" {percentile(timings['hybrid'], 50) / percentile(timings['bare-hyb'], 50):.2f}"
-                " x bare vector + fulltext")
+                " x bare vector + fulltext,"
+                f" {percentile(timings['hybrid'], 50) / percentile(timings['bare-pool'], 50):.2f}"
+                " x the same with the default's pools")
         for line in hybrid_ratios:
             print(f"# {line}")
 
