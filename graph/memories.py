@@ -71,8 +71,7 @@ from memlattice.graph.refusals import (
 )
 from memlattice.graph.session_keys import SessionKeys, refresh_keys, refresh_sessions_of
 
-# What the service layer has imported from here since before the split (it is
-# being reworked separately): kept importable from this module.
+# What the service layer imported from here before the split, still importable.
 __all__ = ["EmbeddingCacheGraph", "MemoryGraph", "NamespaceConfig", "NamespaceConfigGraph",
            "Page", "PreparedMemory", "SearchResult", "encode_cursor", "new_id"]
 
@@ -255,11 +254,13 @@ class MemoryGraph:
 
     async def delete(self, *, tenant: Tenant, id: str, actor: str, now: datetime) -> None:
         tenant.require_write()
-        records = await self.client.write(queries.delete_memory(
-            tenant=tenant, id=id, actor=actor, now=now, audit_id=new_id()
-        ))
-        if not records:
-            raise NotFound(f"no memory {id} in namespace {tenant.namespace}", id=id)
+        query = queries.delete_memory(tenant=tenant, id=id, actor=actor, now=now, audit_id=new_id())
+        async def work(tx: AsyncManagedTransaction) -> None:  # and its sessions' keys
+            if not (rows := await run(tx, query)):
+                raise NotFound(f"no memory {id} in namespace {tenant.namespace}", id=id)
+            for session in rows[0]["sessions"]:
+                await refresh_keys(tx, tenant=tenant, session=str(session), now=now)
+        await self.client.transaction(work)
 
     # ------------------------------------------------------------ reads
 

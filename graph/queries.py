@@ -171,7 +171,9 @@ def forget_memories(
 
 
 def delete_memory(*, tenant: Tenant, id: str, actor: str, now: datetime, audit_id: str) -> Query:
-    """Hard erase: the node and its relationships go; an audit entry stays behind."""
+    """Hard erase: the node and its relationships go; an audit entry stays behind. A
+    conversation's turns on either side of an erased turn are joined by NEXT, so its
+    session stays one chain (a continuation joins after its one last turn)."""
     query = (
         "CYPHER 25\n"
         f"MATCH (m:Memory {{id: $id}}) WHERE {owned()}\n"
@@ -181,18 +183,20 @@ def delete_memory(*, tenant: Tenant, id: str, actor: str, now: datetime, audit_i
         # The delete entry keeps what decides who may read the trail of a memory
         # that no longer exists (see audit_trail).
         "WITH m, m.id AS memoryId, m.version + 1 AS version,"
-        " coalesce(m.sensitivity, 'low') AS sensitivity, m.scope AS scope\n"
+        " coalesce(m.sensitivity, 'low') AS sensitivity, m.scope AS scope,"
+        " [(m)-[:IN_SESSION]->(s:Session) | s.id] AS sessions\n"
         # Its vectors in side spaces (graph.vector_spaces) go with it.
         "CALL (m) { MATCH (m)<-[:EMBEDS]-(v:MemoryVector) DETACH DELETE v }\n"
         # So do a typed record's payload nodes (graph.records); shared Evidence stays.
         "CALL (m) { MATCH (m)-[:USED_TOOL|HAS_NODE]->(x) DETACH DELETE x }\n"
         # And its history (graph.history): an erased memory has no earlier versions.
         "CALL (m) { MATCH (m)-[:HAS_REVISION]->(r:MemoryRevision) DETACH DELETE r }\n"
+        "CALL (m) { MATCH (p:Memory)-[:NEXT]->(m)-[:NEXT]->(n:Memory) MERGE (p)-[:NEXT]->(n) }\n"
         "DETACH DELETE m\n"
-        "WITH memoryId, version, sensitivity, scope\n"
+        "WITH memoryId, version, sensitivity, scope, sessions\n"
         + audit_entry("$auditId", "memoryId", "'delete'", "version",
                  extra="sensitivity: sensitivity, scope: scope")
-        + "\nRETURN memoryId"
+        + "\nRETURN memoryId, sessions"
     )
     return query, {**tenant.params(), "id": id, "actor": actor, "now": now,
                    "auditId": audit_id}

@@ -30,6 +30,7 @@ from neo4j import AsyncManagedTransaction
 
 from memlattice.core.auth import Tenant
 from memlattice.core.keyphrases import keyphrases
+from memlattice.core.messages import speaker_key
 from memlattice.graph.client import GraphClient, Query, run
 from memlattice.graph.codec import to_datetime
 from memlattice.graph.entities import ABOUT
@@ -59,7 +60,7 @@ def turn_texts(*, namespace: str, session: str) -> Query:
         "MATCH (:Session {namespace: $namespace, id: $session})<-[:IN_SESSION]-(m:Memory)\n"
         "WHERE m.status = 'active'\n"
         "RETURN m.content AS content,"
-        " head([(m)-[:SPOKEN_BY]->(e:Entity) | e.name]) AS speaker\n"
+        " head([(m)-[:SPOKEN_BY]->(e:Entity) | e.key]) AS speaker\n"
         "ORDER BY m.createdAt, m.id"
     )
     return query, {"namespace": namespace, "session": session}
@@ -101,9 +102,13 @@ def store_keys(*, tenant: Tenant, session: str, phrases: list[str], now: datetim
 
 def spoken_text(content: str, speaker: str | None) -> str:
     """A turn's words without the `speaker: ` its memory starts with
-    (core.messages.turn_content): a speaker is an entity, not a keyphrase."""
-    prefix = f"{speaker}: " if speaker else None
-    return content[len(prefix):] if prefix and content.startswith(prefix) else content
+    (core.messages.turn_content): a speaker is an entity, not a keyphrase.
+    `speaker` is the speaker's entity key: the entity's stored name may be another
+    memory's spelling of it ("Alice" mentioned before "alice" spoke)."""
+    head, colon, rest = content.partition(": ")
+    if speaker and colon and speaker_key(head) == speaker:
+        return rest
+    return content
 
 
 async def refresh_keys(tx: AsyncManagedTransaction, *, tenant: Tenant, session: str,

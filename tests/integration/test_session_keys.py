@@ -159,3 +159,47 @@ async def test_forgetting_a_turn_re_derives_its_sessions_keys(
     assert row["entities"] == ["melanie"] and row["covered"] == ["melanie"]
     assert row["phrases"] == ["baked bread"]
     assert (row["start"].day, row["started"].minute) == (7, 1)
+
+
+INGESTED_IDS = """mutation($input: ConversationInput!) {
+  ingestConversation(input: $input) { memories { id } } }"""
+DELETE = "mutation($ns: String!, $id: ID!) { deleteMemory(namespace: $ns, id: $id) }"
+CHAIN = """MATCH (:Session {namespace: $ns, id: $id})<-[:IN_SESSION]-(m:Memory)
+OPTIONAL MATCH (m)-[:NEXT]->(n:Memory)
+RETURN m.id AS id, n.id AS next"""
+
+
+async def test_deleting_a_turn_re_derives_its_sessions_keys_and_joins_its_neighbours(
+        gql: GraphQLClient, graph_client: Any, namespace: str) -> None:
+    data = await gql.ok(INGESTED_IDS, {"input": {"namespace": namespace, "sessionId": "s-1",
+                                                 "messages": [
+        turn("Caroline", "Paris was lovely.", "2023-05-08T10:00:00Z", 1),
+        turn("Melanie", "Rome was hot in the pottery class.", "2023-05-08T10:01:00Z", 2),
+        turn("Caroline", "Lisbon next time.", "2023-05-08T10:02:00Z", 3)]}})
+    first, middle, last = (m["id"] for m in data["ingestConversation"]["memories"])
+    assert await gql.ok(DELETE, {"ns": namespace, "id": middle}) == {"deleteMemory": True}
+    keys = (await gql.ok(SESSION, {"ns": namespace, "id": "s-1"}))["session"]
+    assert keys["entities"] == ["caroline", "lisbon", "paris"]
+    assert "pottery class" not in keys["keyphrases"]
+    assert keys["endedAt"] == "2023-05-08T10:02:00+00:00"
+    chain = {r["id"]: r["next"] for r in await graph_client.read(
+        (CHAIN, {"ns": namespace, "id": "s-1"}))}
+    assert chain == {first: last, last: None}
+    # A continuation joins after the one last turn: the chain stays one.
+    more = await ingest(gql, namespace, turn("Melanie", "Porto it is.", "2023-05-08T10:03:00Z", 4))
+    assert more["created"] == 1
+    chain = {r["id"]: r["next"] for r in await graph_client.read(
+        (CHAIN, {"ns": namespace, "id": "s-1"}))}
+    assert chain[first] == last and chain[last] is not None
+    assert sum(1 for nxt in chain.values() if nxt is None) == 1
+
+
+async def test_a_speakers_prefix_is_no_keyphrase_whatever_spelling_named_them_first(
+        gql: GraphQLClient, namespace: str) -> None:
+    # "Alice" is an entity (with that name) before "alice" speaks.
+    await gql.ok("""mutation($i: MemoryInput!) { writeMemory(input: $i) { id } }""",
+                 {"i": {"namespace": namespace, "content": "Alice moved to Lisbon in 2023"}})
+    done = await ingest(gql, namespace, turn("alice", "Where should I live next year?",
+                                             "2023-05-08T10:00:00Z", 1))
+    assert "alice" not in done["session"]["keyphrases"]
+    assert "alice" in done["session"]["entities"]
