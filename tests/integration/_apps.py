@@ -50,3 +50,11 @@ def spawned_server(settings: Settings, log_path: Path, **env: str
                      dimension=settings.embedding.dimension, env=env,
                      ready_timeout_s=120) as served:
         yield served.process, served.base
+
+
+@contextmanager
+def two_servers(settings: Settings, logs: Path) -> Iterator[tuple[str, str]]:
+    """Two service processes on the same Neo4j, sharing nothing else: their base URLs."""
+    with (spawned_server(settings, logs / "a.log") as (_, a),
+          spawned_server(settings, logs / "b.log") as (_, b)):
+        yield a, b

@@ -24,7 +24,7 @@ import pytest
 from memlattice.core import bookmarks
 from memlattice.core.settings import Settings
 from memlattice_client import BadBookmarkError, MemlatticeClient, NotFoundError
-from tests.integration._apps import spawned_server
+from tests.integration._apps import two_servers
 from tests.integration._support import GET, LIST, WRITE, mem, seeded
 
 HEADER = bookmarks.HEADER
@@ -36,10 +36,8 @@ UNUSABLE = bookmarks.encode(["FB:not-a-bookmark-neo4j-issued"])
 def servers(settings: Settings, tmp_path_factory: pytest.TempPathFactory
             ) -> Iterator[tuple[str, str]]:
     """Two service processes on the same Neo4j: their base URLs."""
-    logs = tmp_path_factory.mktemp("causal")
-    with (spawned_server(settings, logs / "a.log") as (_, a),
-          spawned_server(settings, logs / "b.log") as (_, b)):
-        yield a, b
+    with two_servers(settings, tmp_path_factory.mktemp("causal")) as urls:
+        yield urls
 
 
 @pytest.fixture

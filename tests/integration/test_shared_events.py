@@ -26,7 +26,7 @@ from memlattice.core.settings import Settings
 from memlattice.graph.event_log import EventLogGraph
 from tests._live import Neo4jAddress
 from tests._live import spawned_server as live_server
-from tests.integration._apps import spawned_server
+from tests.integration._apps import two_servers
 from tests.integration._support import DELETE, UPDATE, WRITE, WRITE_MANY, mem
 
 PATIENCE_S = 120
@@ -44,10 +44,8 @@ subscription($ns: String!, $after: String) {
 def servers(settings: Settings, tmp_path_factory: pytest.TempPathFactory
             ) -> Iterator[tuple[str, str]]:
     """Two service processes on the same Neo4j: their base URLs."""
-    logs = tmp_path_factory.mktemp("two-processes")
-    with (spawned_server(settings, logs / "a.log") as (_, a),
-          spawned_server(settings, logs / "b.log") as (_, b)):
-        yield a, b
+    with two_servers(settings, tmp_path_factory.mktemp("two-processes")) as urls:
+        yield urls
 
 
 @pytest.fixture
