@@ -14,8 +14,23 @@ from memlattice.graph.codec import Memory, memory_from_properties
 from memlattice.graph.entities import keys_of
 
 
+class _Row:
+    """What every recall row says of its memory, read from its property map."""
+
+    props: Mapping[str, Any]
+
+    @property
+    def id(self) -> str:
+        return str(self.props["id"])
+
+    @property
+    def embedding(self) -> list[float] | None:
+        """Present only when the search asked for vectors (MMR)."""
+        return self.props.get("embedding")
+
+
 @dataclass(frozen=True)
-class Found:
+class Found(_Row):
     """A candidate from one index, with its raw index score.
 
     It keeps the raw property map: most candidates are ranked and dropped, so
@@ -31,18 +46,9 @@ class Found:
     # The keys of the entities it is about (graph.entities), when the search asked.
     entities: tuple[str, ...] = ()
 
-    @property
-    def id(self) -> str:
-        return str(self.props["id"])
-
-    @property
-    def embedding(self) -> list[float] | None:
-        """Present only when the search asked for vectors (MMR)."""
-        return self.props.get("embedding")
-
 
 @dataclass(frozen=True)
-class Reached:
+class Reached(_Row):
     """A memory reached from candidate `seed` along `path` ((type, source, target) steps)."""
 
     seed: str
@@ -50,14 +56,6 @@ class Reached:
     similarity: float | None
     path: tuple[tuple[str, str, str], ...]
     context: tuple[tuple[int, str], ...] = ()
-
-    @property
-    def id(self) -> str:
-        return str(self.props["id"])
-
-    @property
-    def embedding(self) -> list[float] | None:
-        return self.props.get("embedding")
 
 
 @dataclass(frozen=True)
