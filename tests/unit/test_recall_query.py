@@ -64,7 +64,7 @@ def test_rows_carry_similarity_and_context_only_when_asked() -> None:
     bare = recall_query.lexical_candidates(_plan(vector=None))
     assert "similarity:" not in bare and "context:" not in bare
     rich = recall_query.lexical_candidates(_plan(cross_similarity=True, context_hops=2))
-    assert "similarity: CASE WHEN m.embedding IS NOT NULL" in rich
+    assert "similarity: [e IN [m.embedding] WHERE size(e) = size($vector)" in rich
     assert "[:NEXT]-(cb)" in rich and "{1,2}" in rich
 
 
