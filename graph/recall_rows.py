@@ -94,6 +94,8 @@ def search_result(record: Mapping[str, Any]) -> SearchResult:
     conflicts: dict[str, list[Memory]] = {}
 
     def note_conflicts(x: Mapping[str, Any]) -> None:
+        if not x["conflicts"]:
+            return  # the common case
         seen = conflicts.setdefault(x["m"]["id"], [])
         known = {m.id for m in seen}
         for c in x["conflicts"]:

@@ -199,7 +199,7 @@ class Bm25:
         return sum(self.idf(t) * tf * (self.k1 + 1.0) / (tf + self.k1)
                    for t, tf in weighted.items())
 
-    def context_fields(self, neighbours: Iterable[tuple[int, str]], *, hops: int,
+    def context_fields(self, neighbours: Sequence[tuple[int, str]], *, hops: int,
                        decay: float) -> list[Field]:
         """A memory's neighbours in its sequence (the turns said before and after
         it, as `(hops away, content)`) as BM25F fields, one per distance, weighted
@@ -207,6 +207,8 @@ class Bm25:
         about ("yes, that one" answers the question before it). A distance's field
         holds up to two memories, one each side, so its mean length is twice a
         memory's."""
+        if not neighbours:
+            return []
         by_hop: dict[int, list[str]] = {}
         for hop, content in neighbours:
             if 1 <= hop <= hops:

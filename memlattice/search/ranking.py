@@ -34,6 +34,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import lru_cache
 
 from memlattice.core.lucene import words
 from memlattice.core.model import ScoringMode, SearchMode
@@ -111,11 +112,19 @@ def _ranks(values: Mapping[str, float | None]) -> dict[str, int]:
     return {k: i + 1 for i, (_, k) in enumerate(present)}
 
 
+@lru_cache(maxsize=16_384)
+def _word_set(text: str) -> frozenset[str]:
+    """The words of a key or tag (the same few recur in every search)."""
+    return frozenset(words(text))
+
+
 def _boost(c: Candidate, query_words: frozenset[str], config: SearchConfig) -> float:
     boost = 1.0
-    if c.key and query_words and set(words(c.key)) <= query_words:
+    if not query_words:
+        return boost
+    if c.key and _word_set(c.key) <= query_words:
         boost *= 1.0 + config.key_boost
-    if query_words and any(set(words(t)) & query_words for t in c.tags):
+    if any(_word_set(t) & query_words for t in c.tags):
         boost *= 1.0 + config.tag_boost
     return boost
 

@@ -186,7 +186,9 @@ async def recall(service: MemoryService, request: SearchRequest, *,
         about = {x.id: x.entities for x in result.semantic + result.lexical + result.adjacent}
         evidence = [signal for signal in (
             entity_signal(named_entities(request.query or "", about.values()), about),
-            temporal_signal(intent, {id: _timing(p) for id, p in props.items()}),
+            # Candidates' times are read only for a query that names one.
+            temporal_signal(intent, {id: _timing(p) for id, p in props.items()})
+            if intent is not None and intent.named is not None else None,
         ) if signal is not None]
         scored = base_scores(candidates, config, now=now, query=request.query, evidence=evidence)
         return Ranking(result, scored, props, embeddings, bm25, fields)
