@@ -122,7 +122,7 @@ async def capturer(uri: str, password: str, dimension: int) -> AsyncIterator[Cap
     app = create_app(settings)
     async with LifespanManager(app, startup_timeout=300, shutdown_timeout=60) as manager:
         driver = runtime_of(app).client.driver
-        _tap(driver)
+        tap(driver)
         transport = httpx.ASGITransport(app=manager.app)
         async with httpx.AsyncClient(transport=transport, base_url="http://capture",
                                      timeout=120) as http:
@@ -182,7 +182,8 @@ class _RecordingSession:
                            " baseline replays execute_query calls and write transactions")
 
 
-def _tap(driver: AsyncDriver) -> None:
+def tap(driver: AsyncDriver) -> None:
+    """Record what `driver` sends inside a capture (`Capturer.capture`)."""
     execute = driver.execute_query
     session = driver.session
 
