@@ -17,8 +17,12 @@ Both mixes run at each number of service processes (`--processes 1,2`: one
 baseline is measured again beside each, since the mixed mix grows the data).
 Printed per mix and process count: operations/s and p50/p95/p99 for the
 service and the bare baseline, their ratios, per operation for the mixed mix,
-errors by code, and the server processes' resident memory; at the end one
-summary line per process count and mix.
+errors by code, the CPU each path's operations cost the server, Neo4j and
+this load generator (the bare path's driver clients), and the server
+processes' resident memory; at the end one summary line per process count
+and mix. The CPU lines tell where a ratio comes from: one server process
+runs its Python on one core, so its CPU per search bounds its throughput,
+whatever Neo4j could give.
 
     .venv/bin/python -m bench.load                         # 32 clients, 60 s per path
     .venv/bin/python -m bench.load --clients 8 --duration 20 --warmup 5 --preload 2000
@@ -144,6 +148,9 @@ class Recorder:
     latency: dict[tuple[str, str], list[float]] = field(default_factory=lambda: defaultdict(list))
     errors: Counter[str] = field(default_factory=Counter)
     seconds: Counter[str] = field(default_factory=Counter)
+    # CPU seconds spent during the measured rounds, per (path, process): where each
+    # path's operations cost the two cores (the server, Neo4j, this load generator).
+    cpu: Counter[tuple[str, str]] = field(default_factory=Counter)
     measuring: bool = False
 
     def record(self, path: str, op: str, seconds: float, error: str | None) -> None:
@@ -186,7 +193,8 @@ async def worker(index: int, path: str, mix: list[tuple[str, int]],
 
 async def round_of(path: str, mix: list[tuple[str, int]], pool: dict[str, list[list[Request]]],
                    *, connections: list[KeepAliveConnection], bare: GraphClient, clients: int,
-                   seconds: float, recorder: Recorder, measured: bool) -> None:
+                   seconds: float, recorder: Recorder, measured: bool,
+                   processes: Processes) -> None:
     stop = asyncio.Event()
 
     async def send_bare(op: str, request: Request) -> str | None:
@@ -204,10 +212,13 @@ async def round_of(path: str, mix: list[tuple[str, int]], pool: dict[str, list[l
                                         stop, recorder))
              for i in range(clients)]
     recorder.measuring = measured
+    before = processes.cpu()
     await asyncio.sleep(seconds)
     recorder.measuring = False
     if measured:
         recorder.seconds[path] += seconds
+        for who, spent in processes.cpu().items():
+            recorder.cpu[(path, who)] += spent - before[who]
     stop.set()
     await asyncio.gather(*tasks)
 
@@ -295,8 +306,53 @@ def report(name: str, mix: list[tuple[str, int]], recorder: Recorder, clients: i
           f"{percentile(service, 99) / percentile(bare, 99):.2f}x;"
           f" service p99/p50 {_spread(service):.1f}")
     print(f"# errors: {dict(recorder.errors) or 'none'}")
+    for path, done in (("service", service), ("bare", bare)):
+        if done:
+            spent = ", ".join(f"{who} {recorder.cpu[(path, who)] / len(done) * 1000:.1f}"
+                              for who in ("server", "neo4j", "generator"))
+            print(f"# CPU ms per operation, {path} path: {spent}")
+    if service and recorder.cpu[("service", "server")] > 0:
+        per_op = recorder.cpu[("service", "server")] / len(service)
+        # A server process runs its Python on one core at a time (the GIL).
+        print(f"# at that CPU per operation, each server process can serve at most"
+              f" {1 / per_op:.0f} ops/s")
     return Summary(processes, name, service, bare, recorder.seconds["service"],
                    recorder.seconds["bare"])
+
+
+@dataclass(frozen=True)
+class Processes:
+    """The processes whose CPU a round is charged: the server (with its workers), the
+    Neo4j server, and this load generator (the bare path's driver clients)."""
+
+    server: int
+    neo4j: int | None
+
+    def cpu(self) -> dict[str, float]:
+        return {"server": _tree_cpu(self.server),
+                "neo4j": _tree_cpu(self.neo4j) if self.neo4j is not None else 0.0,
+                "generator": time.process_time()}
+
+
+def _tree_cpu(pid: int) -> float:
+    """User and system CPU seconds of a process and its live children."""
+    total = 0.0
+    with contextlib.suppress(psutil.Error):
+        root = psutil.Process(pid)
+        for process in [root, *root.children(recursive=True)]:
+            with contextlib.suppress(psutil.Error):
+                times = process.cpu_times()
+                total += times.user + times.system
+    return total
+
+
+def listening_pid(port: int) -> int | None:
+    """The process listening on a local TCP port (Neo4j's Bolt port), if it can be told."""
+    with contextlib.suppress(psutil.Error):
+        for conn in psutil.net_connections(kind="tcp"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port:
+                return conn.pid
+    return None
 
 
 def resident(pid: int) -> int:
@@ -337,6 +393,7 @@ async def run(served_base: str, pid: int, neo4j: Neo4jAddress,
     connections = [KeepAliveConnection(served_base) for _ in range(clients)]
     mib = 1024 * 1024
     rss = [resident(pid)]
+    measured_processes = Processes(pid, listening_pid(urlsplit(neo4j.uri).port or 7687))
     summaries: list[Summary] = []
     try:
         for name in mixes:
@@ -346,8 +403,8 @@ async def run(served_base: str, pid: int, neo4j: Neo4jAddress,
                 (path, duration / 2, True) for path in ("service", "bare", "bare", "service")]
             for path, seconds, measured in rounds:
                 await round_of(path, mix, pool, connections=connections, bare=bare,
-                               clients=clients,
-                               seconds=seconds, recorder=recorder, measured=measured)
+                               clients=clients, seconds=seconds, recorder=recorder,
+                               measured=measured, processes=measured_processes)
                 rss.append(resident(pid))
             summaries.append(report(name, mix, recorder, clients, processes))
     finally:
