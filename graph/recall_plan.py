@@ -168,20 +168,23 @@ def sequence_context(var: str, hops: int, in_chain: bool = False, *,
                      by_id: bool = False) -> str:
     """`var`'s neighbours along NEXT up to `hops` steps either way, each with its
     distance and its contents (or, `by_id`, its element id); every node on the way
-    must be the tenant's to see, and a forgotten memory's words no longer count,
-    and with `in_chain` the search's scope chain bounds the walk (another user's
-    turns lend no words):
+    must be the tenant's to see, and with `in_chain` the search's scope chain
+    bounds the walk (another user's turns lend no words). A forgotten or
+    retracted turn lends no words either, but the walk goes on past it: it is
+    still a step of the conversation (the distances stay what they were), and
+    the turns beyond it still said what they said:
 
-        COLLECT { MATCH cp = (m) ((ca)-[:NEXT]-(cb) WHERE <cb owned, not forgotten>){1,3}
-                  (ctx:Memory)
+        COLLECT { MATCH cp = (m) ((ca)-[:NEXT]-(cb) WHERE <cb owned>){1,3} (ctx:Memory)
+                  WHERE ctx.status IN ['active', 'superseded']
                   RETURN {hop: length(cp), content: ctx.content} }     // or eid: elementId(ctx)
     """
-    guard = f"{owned('cb')} AND cb.status IN ['active', 'superseded']"
+    guard = owned("cb")
     if in_chain:
         guard += " AND cb.scopeKey IN $scopeKeys"
     shown = "eid: elementId(ctx)" if by_id else "content: ctx.content"
     return (f"COLLECT {{ MATCH cp = ({var}) ((ca)-[:NEXT]-(cb) WHERE {guard}){{1,{int(hops)}}}"
-            f" (ctx:Memory) RETURN {{hop: length(cp), {shown}}} }}")
+            f" (ctx:Memory) WHERE ctx.status IN ['active', 'superseded']"
+            f" RETURN {{hop: length(cp), {shown}}} }}")
 
 
 def needs_post_filter(f: MemoryFilter) -> bool:

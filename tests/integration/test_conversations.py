@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.conftest import GraphQLClient
 from tests.integration._support import seeded
 
@@ -113,6 +115,31 @@ async def test_a_turn_is_found_by_the_words_around_it(
     by_id = {h["memory"]["id"]: h["ftsScore"] for h in plain}
     with_context = {h["memory"]["id"]: h["ftsScore"] for h in hits}
     assert with_context[ids[3]] > by_id.get(ids[3], 0.0)
+
+
+async def test_a_forgotten_turn_lends_no_words_but_the_turns_beyond_it_still_do(
+    gql: GraphQLClient, namespace: str,
+) -> None:
+    done = (await gql.ok(INGEST, {"input": session(namespace)}))["ingestConversation"]
+    ids = [m["id"] for m in done["memories"]]
+    forgot = (await gql.ok("""mutation($ns: String!, $p: ForgetPredicateInput!) {
+      forget(namespace: $ns, predicate: $p) { ids } }""", {
+        "ns": namespace, "p": {"contains": "who went with you"}}))["forget"]
+    assert forgot["ids"] == [ids[2]]
+
+    async def fts(query: str, hops: int) -> dict[str, float]:
+        hits = (await gql.ok(SEARCH, {"input": {
+            "filter": {"namespace": namespace}, "query": query, "mode": "LEXICAL",
+            "contextHops": hops}}))["search"]
+        return {h["memory"]["id"]: h["ftsScore"] for h in hits}
+
+    # The camping turn names "camping"; "marshmallows" is two turns later, past the
+    # forgotten one, and still counts as its context.
+    assert (await fts("camping marshmallows", 2))[ids[1]] > (
+        await fts("camping marshmallows", 0))[ids[1]]
+    # The forgotten turn's own words lend nothing to the turns around it.
+    assert (await fts("camping lovely", 2))[ids[1]] == pytest.approx(
+        (await fts("camping lovely", 0))[ids[1]])
 
 
 async def test_a_search_without_its_semantic_signal_says_so(settings: Any, namespace: str
