@@ -97,7 +97,7 @@ class RecallPlan:
     @property
     def ranked_rows(self) -> bool:
         """Whether candidates come as what ranking reads (see `whole_rows`)."""
-        return not whole_rows(self.f, self.candidates, self.needed)
+        return not whole_rows(self.f)
 
     def shape(self, var: str) -> str:
         """A memory's projection: what ranking reads of it (`ranked_rows`), or whole;
@@ -200,23 +200,14 @@ def sequence_context(var: str, hops: int, in_chain: bool = False, *,
             f" RETURN {{hop: length(cp), {shown}}} }}")
 
 
-# Candidates come as what ranking reads once an index is asked for this many times
-# the hits or more: then at most a quarter of the rows become hits.
-RANKED_ROWS_FROM = 4
-
-
-def whole_rows(f: MemoryFilter, candidates: int, needed: int) -> bool:
+def whole_rows(f: MemoryFilter) -> bool:
     """Whether a recall's candidates come whole, with their conflicts, rather than as
     what ranking reads (projections.project_ranked) with the hits read whole by a
-    second query (graph.recall_query.hits).
-
-    The second query costs a round trip (about 1.5 ms) and saves the whole rows of
-    the candidates that are not returned: 9 ms of a LoCoMo search's 38 in Neo4j
-    (about 170 candidates of memories with a dozen properties set) and 3 ms of the
-    driver's CPU, but nothing for a small first pool (15 candidates for 10 hits:
-    memlattice.search.pool), which keeps whole rows and one round trip, as
-    searching the past does (a memory's state then is read where it is found)."""
-    return f.as_of is not None or candidates < RANKED_ROWS_FROM * needed
+    second query (graph.recall_query.hits): of about a hundred candidates ten are
+    returned, and whole rows cost a LoCoMo search 9 ms of its 38 in Neo4j and 3 ms
+    of CPU in the driver. Searching the past keeps whole rows: a memory's state
+    then is read where it is found."""
+    return f.as_of is not None
 
 
 def needs_post_filter(f: MemoryFilter) -> bool:

@@ -19,9 +19,8 @@ the filter runs right after; when it leaves too few vector candidates, an
 exact scan of the filtered set replaces them.
 
 Ranking happens in Python (memlattice.services.recall); `hits` then reads the
-ten or so memories it returns whole, with their conflicts. A small first pool
-and a search of the past send whole rows in the one round trip instead
-(graph.recall_plan.whole_rows).
+ten or so memories it returns whole, with their conflicts. Searching the
+past sends whole rows in the one round trip instead (RecallPlan.ranked_rows).
 """
 
 from __future__ import annotations

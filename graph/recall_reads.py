@@ -45,7 +45,7 @@ class RecallReads:
             first_try=first_try, context_hops=context_hops, cross_similarity=cross_similarity,
             entities=entities,
         ))
-        return replace(search_result(records[0]), whole=whole_rows(flt, candidates, needed))
+        return replace(search_result(records[0]), whole=whole_rows(flt))
 
     async def hits(self, flt: MemoryFilter, *, tenant: Tenant, now: datetime,
                    eids: list[str]) -> dict[str, Hit]:

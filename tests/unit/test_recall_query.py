@@ -9,7 +9,7 @@ from memlattice.core.model import MemoryFilter, validated
 from memlattice.core.search_config import ExpansionConfig
 from memlattice.core.vector_spaces import VectorSpace
 from memlattice.graph import recall_query
-from memlattice.graph.recall_plan import RecallPlan, sequence_context, whole_rows
+from memlattice.graph.recall_plan import RecallPlan, sequence_context
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -113,10 +113,6 @@ def test_candidates_carry_what_ranking_reads_and_the_past_carries_whole_rows() -
     assert "updatedAt:" not in ranked and "EXISTS" not in ranked  # no successor check
     past = _plan(f=MemoryFilter(namespace="a/b", as_of=NOW)).row("m")
     assert "conflicts: COLLECT" in past and "m_then {.*" in past
-    # A small first pool (15 for 10 hits) is mostly hits: one round trip, whole rows.
-    small = _plan(candidates=15, needed=10).row("m")
-    assert "conflicts: COLLECT" in small and ".namespace" in small
-    assert not whole_rows(MemoryFilter(namespace="a/b"), 40, 10)
 
 
 def test_the_hits_are_read_whole_under_the_search_filter_with_their_conflicts() -> None:
