@@ -5,7 +5,7 @@ one round trip. Read-check-write operations (update, supersede) run in one
 managed transaction that first takes the node's write lock, so concurrent
 callers serialise on the node and exactly one of two racing writers wins.
 The statements are in graph.queries and graph.edge_queries, the rules a change
-must pass in graph.refusals, a recall's reads in graph.recall_reads.
+must pass in graph.refusals, the decoding of a recall in graph.recall_rows.
 """
 
 from __future__ import annotations
@@ -31,7 +31,9 @@ from memlattice.core.model import (
     camel,
     utcnow,
 )
-from memlattice.graph import conversations, edge_queries, queries
+from memlattice.core.search_config import ExpansionConfig
+from memlattice.core.vector_spaces import VectorSpace
+from memlattice.graph import conversations, edge_queries, queries, recall_query
 from memlattice.graph.audit_queries import audit_trail
 from memlattice.graph.client import GraphClient, run
 from memlattice.graph.codec import (
@@ -59,8 +61,7 @@ from memlattice.graph.prepared_memory import (
     new_id,
     written_properties,
 )
-from memlattice.graph.recall_reads import RecallReads
-from memlattice.graph.recall_rows import SearchResult, exists
+from memlattice.graph.recall_rows import SearchResult, exists, search_result
 from memlattice.graph.refusals import (
     check_version,
     refuse_episodic,
@@ -75,7 +76,7 @@ __all__ = ["EmbeddingCacheGraph", "MemoryGraph", "NamespaceConfig", "NamespaceCo
            "Page", "PreparedMemory", "SearchResult", "encode_cursor", "new_id"]
 
 
-class MemoryGraph(RecallReads):
+class MemoryGraph:
     """Memories, their relationships and audit trail, in one Neo4j database."""
 
     def __init__(self, client: GraphClient) -> None:
@@ -303,6 +304,27 @@ class MemoryGraph(RecallReads):
             has_next=has_next,
             end_cursor=encode_cursor(items[-1]) if items else None,
         )
+
+    async def search(
+        self, flt: MemoryFilter, *, tenant: Tenant, now: datetime,
+        vector: builtins.list[float] | None, lucene: str | None, candidates: int,
+        expansion: ExpansionConfig | None,
+        with_embeddings: bool, needed: int = 10, space: VectorSpace | None = None,
+        first_try: bool = False, context_hops: int = 0, cross_similarity: bool = False,
+        entities: bool = False,
+    ) -> SearchResult:
+        """One recall round trip (graph.recall_query); `first_try` marks a small pool
+        whose shortfall the caller answers with a second, full search."""
+        if vector is None and lucene is None:
+            return SearchResult()
+        flt = fenced(flt, tenant)
+        records = await self.client.read(recall_query.search(
+            flt, tenant=tenant, now=now, vector=vector, lucene=lucene, candidates=candidates,
+            expansion=expansion, with_embeddings=with_embeddings, needed=needed, space=space,
+            first_try=first_try, context_hops=context_hops, cross_similarity=cross_similarity,
+            entities=entities,
+        ))
+        return search_result(records[0])
 
     async def bump_access(self, rows: builtins.list[dict[str, Any]], *, now: datetime) -> None:
         await self.client.write(queries.bump_access(namespace_counts=rows, now=now))

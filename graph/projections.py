@@ -34,28 +34,6 @@ def project_memory(var: str = "m", *, embedding: bool = False,
     return f"{var} {{{fields}{vector}, {times}, supersededBy: {shown_successor(var)}}}"
 
 
-# What ranking reads of a candidate (memlattice.services.recall: BM25F text, the
-# recency, popularity, confidence and salience factors, key and tag boosts, the time
-# signal, successors first): a search ranks about a hundred candidates and returns
-# ten, so candidates come as these, and the hits whole (graph.recall_query.hits).
-# `supersededBy` is the raw property: it only orders a successor that is a candidate
-# too, and is never shown (a hit's is `shown_successor`'s).
-RANKED_PROPERTIES: tuple[str, ...] = (
-    "id", "content", "summary", "key", "tags", "confidence", "salience", "accessCount",
-    "supersededBy")
-RANKED_TIMES: tuple[str, ...] = ("createdAt", "eventStart", "eventEnd")
-
-
-def project_ranked(var: str = "m", *, embedding_expr: str | None = None) -> str:
-    """What ranking reads of a candidate (RANKED_PROPERTIES), times as epoch
-    microseconds, and its vector when `embedding_expr` names it (MMR)."""
-    times = ", ".join(f"{p}: {var}.{p}.epochSeconds * 1000000 + {var}.{p}.microsecond"
-                      for p in RANKED_TIMES)
-    fields = ", ".join(f".{p}" for p in RANKED_PROPERTIES)
-    vector = f", embedding: {embedding_expr}" if embedding_expr is not None else ""
-    return f"{var} {{{fields}{vector}, {times}}}"
-
-
 def project(var: str = "m", *, embedding: bool = False, embedding_expr: str | None = None) -> str:
     """A memory's properties as a map, times as epoch microseconds, vector only on request
     (`embedding_expr` puts another expression, such as a side-space vector, in its place),

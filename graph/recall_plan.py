@@ -19,7 +19,7 @@ from memlattice.core.search_config import ExpansionConfig
 from memlattice.core.vector_spaces import VectorSpace
 from memlattice.graph.entities import entity_keys
 from memlattice.graph.memory_filters import filter_conditions
-from memlattice.graph.projections import project_memory, project_ranked, project_state
+from memlattice.graph.projections import project_memory, project_state
 from memlattice.graph.revision_clauses import state_at
 from memlattice.graph.visibility import allowed, owned, tenant_visible
 
@@ -94,19 +94,9 @@ class RecallPlan:
         return (f"[({var})<-[:EMBEDS]-(sv:MemoryVector {{space: $space}})"
                 f" | sv.`{self.space.vector_property}`][0]")
 
-    @property
-    def ranked_rows(self) -> bool:
-        """Whether candidates come as what ranking reads (see `whole_rows`)."""
-        return not whole_rows(self.f)
-
     def shape(self, var: str) -> str:
-        """A memory's projection: what ranking reads of it (`ranked_rows`), or whole;
-        with `as_of`, its state then (graph.history), with the current vector for MMR."""
-        if self.ranked_rows:
-            vector = None
-            if self.with_embeddings:
-                vector = self.side_vector(var) if self.space is not None else f"{var}.embedding"
-            return project_ranked(var, embedding_expr=vector)
+        """A memory's projection; with `as_of`, its state then (graph.history), with
+        the current vector for MMR."""
         if self.as_of:
             vector = ((self.side_vector(var) if self.space is not None else f"{var}.embedding")
                       if self.with_embeddings else None)
@@ -128,15 +118,12 @@ class RecallPlan:
     def row(self, var: str, score: str | None = "score", similarity: str | None = None,
             path: str | None = None) -> str:
         """One candidate as the map every list collects: its projection, element id,
-        (whole rows only) visible CONTRADICTS neighbours, and what ranking needs of it
-        besides (its cosine to the query, the entities it is about, its NEXT
-        neighbours' words)."""
+        visible CONTRADICTS neighbours, and what ranking needs of it besides (its
+        cosine to the query, the entities it is about, its NEXT neighbours' words)."""
         fields = [f"m: {self.shape(var)}"]
         if score is not None:
             fields.append(f"score: {score}")
-        fields.append(f"eid: elementId({var})")
-        if not self.ranked_rows:
-            fields.append(f"conflicts: {self.conflicts(var)}")
+        fields += [f"eid: elementId({var})", f"conflicts: {self.conflicts(var)}"]
         if similarity is not None:
             fields.append(f"similarity: {similarity}")
         if self.entities:
@@ -198,16 +185,6 @@ def sequence_context(var: str, hops: int, in_chain: bool = False, *,
     return (f"COLLECT {{ MATCH cp = ({var}) ((ca)-[:NEXT]-(cb) WHERE {guard}){{1,{int(hops)}}}"
             f" (ctx:Memory) WHERE ctx.status IN ['active', 'superseded']"
             f" RETURN {{hop: length(cp), {shown}}} }}")
-
-
-def whole_rows(f: MemoryFilter) -> bool:
-    """Whether a recall's candidates come whole, with their conflicts, rather than as
-    what ranking reads (projections.project_ranked) with the hits read whole by a
-    second query (graph.recall_query.hits): of about a hundred candidates ten are
-    returned, and whole rows cost a LoCoMo search 9 ms of its 38 in Neo4j and 3 ms
-    of CPU in the driver. Searching the past keeps whole rows: a memory's state
-    then is read where it is found."""
-    return f.as_of is not None
 
 
 def needs_post_filter(f: MemoryFilter) -> bool:

@@ -1,10 +1,10 @@
-"""The recall queries: one round trip for the candidates, one for the hits.
+"""The recall query: one Cypher round trip from candidates to conflicts.
 
-`search` assembles the first from one builder per CALL block, each of which
-shows its Cypher in its docstring (in outline: `<row>` is `RecallPlan.row`, a
-candidate's projection (what ranking reads of it), element id and, as asked,
-its cosine to the query, the entities it is about and its NEXT neighbours;
-`<keep m>` is the filter step after an index, `RecallPlan.keep`):
+`search` assembles it from one builder per CALL block, each of which shows its
+Cypher in its docstring (in outline: `<row>` is `RecallPlan.row`, a
+candidate's projection, element id, conflicts and, as asked, its cosine to
+the query and its NEXT neighbours' contents; `<keep m>` is the filter step
+after an index, `RecallPlan.keep`):
 
     vector candidates        -> semantic      (side space, or the primary index)
     fulltext candidates      -> lexical
@@ -17,10 +17,6 @@ on the properties the index declares (namespace, status, scope bucket), the
 fulltext side with namespace and scope tokens in the Lucene query. The rest of
 the filter runs right after; when it leaves too few vector candidates, an
 exact scan of the filtered set replaces them.
-
-Ranking happens in Python (memlattice.services.recall); `hits` then reads the
-ten or so memories it returns whole, with their conflicts. Searching the
-past sends whole rows in the one round trip instead (RecallPlan.ranked_rows).
 """
 
 from __future__ import annotations
@@ -34,7 +30,6 @@ from memlattice.core.vector_spaces import VectorSpace
 from memlattice.graph.client import Query
 from memlattice.graph.indexes import FULLTEXT_INDEX, VECTOR_INDEX, fenced_lucene
 from memlattice.graph.memory_filters import filter_conditions
-from memlattice.graph.projections import project_memory
 from memlattice.graph.recall_plan import RecallPlan
 from memlattice.graph.visibility import owned, tenant_visible
 
@@ -257,38 +252,15 @@ def graph_expansion(plan: RecallPlan, lists: list[str], config: ExpansionConfig)
     )
 
 
-def hits(f: MemoryFilter, *, tenant: Tenant, now: datetime, eids: list[str]) -> Query:
-    """The hits of a search whole, by element id (RecallPlan.ranked_rows: the recall
-    query sent what ranking reads), with the CONTRADICTS neighbours the caller may
-    see. Each must still pass the search's filter: a write that committed since
-    the candidates were read may have forgotten or changed it, and it is then
-    left out rather than shown as it no longer is:
-
-        UNWIND $eids AS eid MATCH (m:Memory) WHERE elementId(m) = eid AND <filter>
-        RETURN collect({eid: eid, m: <whole memory>, conflicts: <conflicts>}) AS hits
-    """
-    plan = RecallPlan(f, tenant, now, None, None, len(eids))
-    query = (
-        "CYPHER 25\nUNWIND $eids AS eid\n"
-        f"MATCH (m:Memory) WHERE elementId(m) = eid AND {plan.post}\n"
-        f"RETURN collect({{eid: eid, m: {project_memory('m')},"
-        f" conflicts: {plan.conflicts('m')}}}) AS hits"
-    )
-    params = plan.params
-    params.update(**tenant.params(), now=now, eids=eids)
-    return query, params
-
-
 def search(
     f: MemoryFilter, *, tenant: Tenant, now: datetime, vector: list[float] | None, lucene: str | None,
     candidates: int, expansion: ExpansionConfig | None = None, with_embeddings: bool = False,
     needed: int = 10, space: VectorSpace | None = None, first_try: bool = False,
     context_hops: int = 0, cross_similarity: bool = False, entities: bool = False,
 ) -> Query:
-    """The candidates of a recall in one round trip: vector and fulltext
-    candidates, their NEXT neighbours and graph neighbours (see the module
-    docstring for the blocks); searching the past, whole, with the CONTRADICTS
-    neighbours of each.
+    """Recall in one round trip: vector and fulltext candidates, their NEXT
+    neighbours and graph neighbours, and CONTRADICTS neighbours of everything
+    returned (see the module docstring for the blocks).
 
     A `first_try` (a small pool whose shortfall the caller detects and answers
     with a second, full query: memlattice.search.pool) filters status after the

@@ -18,8 +18,6 @@ class _Row:
     """What every recall row says of its memory, read from its property map."""
 
     props: Mapping[str, Any]
-    # The node's element id: how `hits` finds it again.
-    eid: str
 
     @property
     def id(self) -> str:
@@ -40,7 +38,6 @@ class Found(_Row):
     """
 
     props: Mapping[str, Any]
-    eid: str
     score: float
     # The cosine to the query of a lexical candidate, when the search asked for it.
     similarity: float | None = None
@@ -56,7 +53,6 @@ class Reached(_Row):
 
     seed: str
     props: Mapping[str, Any]
-    eid: str
     similarity: float | None
     path: tuple[tuple[str, str, str], ...]
     context: tuple[tuple[int, str], ...] = ()
@@ -70,9 +66,6 @@ class SearchResult:
     adjacent: list[Found] = field(default_factory=list)
     reached: list[Reached] = field(default_factory=list)
     conflicts: dict[str, list[Memory]] = field(default_factory=dict)
-    # Whether the rows are whole memories with their conflicts (graph.recall_plan.
-    # whole_rows); else what ranking reads, and the hits are read whole after.
-    whole: bool = False
 
 
 def _context(row: Mapping[str, Any],
@@ -101,8 +94,8 @@ def search_result(record: Mapping[str, Any]) -> SearchResult:
     conflicts: dict[str, list[Memory]] = {}
 
     def note_conflicts(x: Mapping[str, Any]) -> None:
-        if not x.get("conflicts"):
-            return  # the common case, and rows of what ranking reads (no conflicts)
+        if not x["conflicts"]:
+            return  # the common case
         seen = conflicts.setdefault(x["m"]["id"], [])
         known = {m.id for m in seen}
         for c in x["conflicts"]:
@@ -136,16 +129,15 @@ def search_result(record: Mapping[str, Any]) -> SearchResult:
                 same = by_eid.get(x["eid"])
                 if same is None or not exists(same["m"]):
                     continue
-                out.append(Found(same["m"], x["eid"], float(x.get("score") or 0.0),
+                out.append(Found(same["m"], float(x.get("score") or 0.0),
                                  similarity=same.get("score"), context=_context(same, texts),
                                  entities=keys_of(same)))
                 continue
             if not exists(x["m"]):
                 continue
             note_conflicts(x)
-            out.append(Found(x["m"], x["eid"], float(x.get("score") or 0.0),
-                             similarity=x.get("similarity"), context=_context(x, texts),
-                             entities=keys_of(x)))
+            out.append(Found(x["m"], float(x.get("score") or 0.0), similarity=x.get("similarity"),
+                             context=_context(x, texts), entities=keys_of(x)))
         return out
 
     reached: list[Reached] = []
@@ -157,7 +149,7 @@ def search_result(record: Mapping[str, Any]) -> SearchResult:
                     continue
                 note_conflicts(x)
                 reached.append(Reached(
-                    seed=entry["seed"], props=x["m"], eid=x["eid"],
+                    seed=entry["seed"], props=x["m"],
                     similarity=x["similarity"],
                     path=tuple((step["type"], step["source"], step["target"])
                                for step in x["path"]),
@@ -168,24 +160,3 @@ def search_result(record: Mapping[str, Any]) -> SearchResult:
                         reached=reached,
                         conflicts={k: sorted(v, key=lambda m: m.id)
                                    for k, v in conflicts.items() if v})
-
-
-@dataclass(frozen=True)
-class Hit:
-    """A hit read whole (graph.recall_query.hits), with the CONTRADICTS neighbours
-    the caller may see."""
-
-    memory: Memory
-    conflicts: tuple[Memory, ...]
-
-
-def hit_rows(record: Mapping[str, Any]) -> dict[str, Hit]:
-    """The hits of a `hits` record by element id; one deleted meanwhile is left out."""
-    out: dict[str, Hit] = {}
-    for x in record["hits"]:
-        if not exists(x["m"]):
-            continue
-        conflicts = sorted((memory_from_properties(c) for c in x["conflicts"] if exists(c)),
-                           key=lambda m: m.id)
-        out[x["eid"]] = Hit(memory_from_properties(x["m"]), tuple(conflicts))
-    return out

@@ -31,7 +31,7 @@ from memlattice.core.temporal_intent import temporal_intent
 from memlattice.core.vector_checks import vector_problem
 from memlattice.embeddings import check_dimension
 from memlattice.graph.codec import Memory, memory_from_properties, to_datetime
-from memlattice.graph.recall_rows import Hit, SearchResult
+from memlattice.graph.recall_rows import SearchResult
 from memlattice.search.entity_signal import entity_signal, named_entities
 from memlattice.search.lexical import Bm25, Field, document_text, query_terms
 from memlattice.search.pool import factor_ceiling, first_pool, settled, similarity_bounded
@@ -88,8 +88,6 @@ class Ranking:
     result: SearchResult
     scored: list[Scored]
     props: dict[str, Mapping[str, Any]]
-    # Each candidate's element id, by which its hit is read whole (graph.recall_query.hits).
-    eids: dict[str, str]
     embeddings: dict[str, list[float]]
     bm25: Bm25 | None
     fields: dict[str, list[Field]]
@@ -162,7 +160,6 @@ async def recall(service: MemoryService, request: SearchRequest, *,
                              request.filter.scope_keys)
             if lucene is not None else _no_bm25())
         props: dict[str, Mapping[str, Any]] = {}
-        eids: dict[str, str] = {}
         embeddings: dict[str, list[float]] = {}
         fields: dict[str, list[Field]] = {}
         lexical: dict[str, float] = {}
@@ -173,7 +170,6 @@ async def recall(service: MemoryService, request: SearchRequest, *,
         for found, as_similarity in [(x, True) for x in result.semantic] + [
                 (x, False) for x in result.lexical + result.adjacent]:
             props[found.id] = found.props
-            eids[found.id] = found.eid
             if found.embedding is not None:
                 embeddings[found.id] = found.embedding
             fts = None
@@ -195,7 +191,7 @@ async def recall(service: MemoryService, request: SearchRequest, *,
             if intent is not None and intent.named is not None else None,
         ) if signal is not None]
         scored = base_scores(candidates, config, now=now, query=request.query, evidence=evidence)
-        return Ranking(result, scored, props, eids, embeddings, bm25, fields)
+        return Ranking(result, scored, props, embeddings, bm25, fields)
 
     # Similarity-ranked searches try a small pool first (memlattice.search.pool), wider
     # as the part of the shared vector index their filter admits is smaller.
@@ -216,7 +212,6 @@ async def recall(service: MemoryService, request: SearchRequest, *,
     if expansion is not None:
         for reached in result.reached:
             props.setdefault(reached.id, reached.props)
-            ranking.eids.setdefault(reached.id, reached.eid)
             if reached.embedding is not None:
                 embeddings.setdefault(reached.id, reached.embedding)
         scored = apply_graph(scored, [
@@ -232,37 +227,20 @@ async def recall(service: MemoryService, request: SearchRequest, *,
         scored = mmr(scored, embeddings, config.mmr_lambda, config.limit)
     kept = successors_first(finish(scored, min_score=config.min_score, limit=len(scored)),
                             {id: p.get("supersededBy") for id, p in props.items()})
-    chosen: list[tuple[Scored, float]] = []
+    hits: list[SearchHit] = []
     for s in kept:
         shown = ranking.relevance(s.id, s.similarity)
         if config.min_relevance is not None and shown < config.min_relevance:
             continue
-        chosen.append((s, shown))
-        if len(chosen) == config.limit:
+        hits.append(SearchHit(memory=memory_from_properties(props[s.id]), scored=s,
+                              relevance=shown, rerank_score=rerank_scores.get(s.id),
+                              conflicts=tuple(result.conflicts.get(s.id, ()))))
+        if len(hits) == config.limit:
             break
-    whole = await _whole(service, request.filter, ranking, [s.id for s, _ in chosen],
-                         tenant=tenant, now=now)
-    hits = [SearchHit(memory=whole[s.id].memory, scored=s, relevance=shown,
-                      rerank_score=rerank_scores.get(s.id), conflicts=whole[s.id].conflicts)
-            for s, shown in chosen if s.id in whole]
     if service.access is not None and request.record_access:
         service.access.record(request.filter.namespace, (h.memory.id for h in hits))
     return hits
 
-
-
-async def _whole(service: MemoryService, flt: MemoryFilter, ranking: Ranking, ids: list[str],
-                 *, tenant: Tenant, now: datetime) -> dict[str, Hit]:
-    """The hits whole, by id: read by element id in a second query when the recall
-    rows held what ranking reads (a hit that no longer passes the filter, changed
-    by a write since, is left out), else from the rows themselves."""
-    result = ranking.result
-    if result.whole:
-        return {id: Hit(memory_from_properties(ranking.props[id]),
-                        tuple(result.conflicts.get(id, ()))) for id in ids}
-    read = await service.graph.hits(flt, tenant=tenant, now=now,
-                                    eids=[ranking.eids[id] for id in ids])
-    return {id: read[ranking.eids[id]] for id in ids if ranking.eids[id] in read}
 
 
 async def _rerank(

@@ -104,25 +104,3 @@ def test_rows_name_their_neighbours_and_their_words_come_once() -> None:
         MemoryFilter(namespace="a/b"), tenant=_tenant(), now=NOW, vector=None,
         lucene="orchid", candidates=50, context_hops=1)
     assert text.rstrip().endswith("RETURN lexical, adjacent, contextTexts")
-
-
-def test_candidates_carry_what_ranking_reads_and_the_past_carries_whole_rows() -> None:
-    ranked = _plan().row("m")
-    assert "m {.id, .content, .summary, .key, .tags" in ranked and "createdAt:" in ranked
-    assert ".namespace" not in ranked and "conflicts:" not in ranked
-    assert "updatedAt:" not in ranked and "EXISTS" not in ranked  # no successor check
-    past = _plan(f=MemoryFilter(namespace="a/b", as_of=NOW)).row("m")
-    assert "conflicts: COLLECT" in past and "m_then {.*" in past
-
-
-def test_the_hits_are_read_whole_under_the_search_filter_with_their_conflicts() -> None:
-    text, params = recall_query.hits(
-        validated(MemoryFilter, namespace="a/b", tags_any=("x",), scope_keys=("k",)),
-        tenant=_tenant(), now=NOW, eids=["e1", "e2"])
-    assert params["eids"] == ["e1", "e2"] and params["scopeKeys"] == ["k"]
-    # A memory forgotten or changed since the candidates were read is left out.
-    for condition in ("m.status IN $statuses", "m.scopeKey IN $scopeKeys",
-                      "m.namespace = $namespace", "(m.expiresAt IS NULL OR m.expiresAt > $now)"):
-        assert condition in text
-    assert ".namespace, .key, .content" in text and "supersededBy: CASE WHEN" in text
-    assert "conflicts: COLLECT { MATCH (m)-[:CONTRADICTS]-(c:Memory)" in text

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memlattice.graph.recall_rows import hit_rows, search_result
+from memlattice.graph.recall_rows import search_result
 
 
 def _row(id: str, eid: str, content: str, **extra: Any) -> dict[str, Any]:
@@ -46,21 +46,3 @@ def test_neighbours_named_by_id_read_their_words_from_rows_or_the_shared_texts()
 def test_neighbours_carried_with_their_words_are_read_as_they_are() -> None:
     record = {"lexical": [_row("a", "e1", "x", score=1.0, context=[{"hop": 1, "content": "y"}])]}
     assert search_result(record).lexical[0].context == ((1, "y"),)
-
-
-def test_rows_keep_their_element_id_and_need_no_conflicts() -> None:
-    record = {"semantic": [{"m": {"id": "a", "content": "x"}, "eid": "e1", "score": 0.9}]}
-    (found,) = search_result(record).semantic
-    assert found.eid == "e1"
-
-
-def test_hits_are_read_whole_by_element_id_and_a_deleted_one_is_left_out() -> None:
-    whole = {"id": "a", "namespace": "n", "content": "orchids", "status": "active",
-             "version": 1, "createdAt": 1_700_000_000_000_000,
-             "updatedAt": 1_700_000_000_000_000}
-    conflict = {**whole, "id": "c", "content": "no orchids"}
-    hits = hit_rows({"hits": [{"eid": "e1", "m": whole, "conflicts": [conflict, {"id": None}]},
-                              {"eid": "e2", "m": {"id": None}, "conflicts": []}]})
-    assert list(hits) == ["e1"]
-    assert hits["e1"].memory.content == "orchids"
-    assert [c.id for c in hits["e1"].conflicts] == ["c"]
