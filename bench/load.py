@@ -334,15 +334,21 @@ class Processes:
                 "generator": time.process_time()}
 
 
+def _tree(pid: int) -> list[psutil.Process]:
+    """A process and its live children (a server's workers), or none once it is gone."""
+    with contextlib.suppress(psutil.Error):
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    return []
+
+
 def _tree_cpu(pid: int) -> float:
     """User and system CPU seconds of a process and its live children."""
     total = 0.0
-    with contextlib.suppress(psutil.Error):
-        root = psutil.Process(pid)
-        for process in [root, *root.children(recursive=True)]:
-            with contextlib.suppress(psutil.Error):
-                times = process.cpu_times()
-                total += times.user + times.system
+    for process in _tree(pid):
+        with contextlib.suppress(psutil.Error):
+            times = process.cpu_times()
+            total += times.user + times.system
     return total
 
 
@@ -357,9 +363,8 @@ def listening_pid(port: int) -> int | None:
 
 def resident(pid: int) -> int:
     """Resident bytes of the server: its process and, with --workers, every worker."""
-    root = psutil.Process(pid)
     total = 0
-    for process in [root, *root.children(recursive=True)]:
+    for process in _tree(pid):
         with contextlib.suppress(psutil.Error):
             total += process.memory_info().rss
     return total
