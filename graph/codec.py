@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memlattice.core.duplicates import content_hash
+from memlattice.core.errors import NotFound
 from memlattice.core.memory_fields import PATCH_FIELDS, READ_FIELDS
 from memlattice.core.model import (
     DEFAULT_SENSITIVITY,
@@ -185,10 +186,28 @@ _READERS: tuple[tuple[str, str, bool, Callable[[Any], Any]], ...] = tuple(
     for f in READ_FIELDS if f.property is not None)
 
 
+# Properties every stored memory has from its first write and never loses. Neo4j
+# reads each property of a node at its own moment (read committed), so a node a
+# concurrent transaction deletes while a projection reads it comes back torn: the
+# properties read after the delete are null. `id` is the first a projection reads
+# and `createdAt` comes after every plain property (graph.projections).
+_ALWAYS_SET = ("id", "content", "createdAt")
+
+
+def exists(props: Mapping[str, Any]) -> bool:
+    """False for the property map of a node a concurrent transaction deleted, before
+    or while it was read (a torn read would show a memory with no content)."""
+    return all(props.get(p) is not None for p in _ALWAYS_SET)
+
+
 def memory_from_properties(props: Mapping[str, Any]) -> Memory:
     """A `Memory` from a node's property map (times as `to_datetime` reads them); the
     fields and their properties are core.memory_fields', a required one missing is a
-    KeyError."""
+    KeyError. A map torn by a concurrent hard delete (`exists`) is NOT_FOUND, which is
+    what the read would have answered a moment later, not a memory without content."""
+    if not exists(props):
+        raise NotFound(f"memory {props.get('id')} was deleted while it was being read",
+                       id=props.get("id"))
     values = {name: read(props[prop] if required else props.get(prop))
               for name, prop, required, read in _READERS}
     return Memory(**values)

@@ -35,7 +35,7 @@ from memlattice.core.model import EdgeType
 from memlattice.core.records.payloads import EvidenceRef
 from memlattice.graph.audit_queries import audit_entry
 from memlattice.graph.client import GraphClient, Query, run
-from memlattice.graph.codec import Edge, canonical_json, memory_properties
+from memlattice.graph.codec import Edge, canonical_json, exists, memory_properties
 from memlattice.graph.indexes import fenced_lucene
 from memlattice.graph.prepared_memory import PreparedMemory, new_id
 from memlattice.graph.record_codec import Record, normalise, record_from_record
@@ -295,7 +295,7 @@ class FactGraph:
         records = await self.client.read(by_evidence(
             namespace=namespace, ref=ref, kind=kind, now=now, clearance=clearance,
             include_inactive=include_inactive))
-        return [record_from_record(r) for r in records]
+        return [record_from_record(r) for r in records if exists(r["m"])]
 
     async def records(self, *, namespace: str, ids: Sequence[str], now: datetime,
                       clearance: Clearance, as_of: datetime | None = None) -> dict[str, Record]:
@@ -303,5 +303,5 @@ class FactGraph:
             return {}
         records = await self.client.read(records_by_ids(namespace=namespace, ids=ids, now=now,
                                                          clearance=clearance, as_of=as_of))
-        found = [record_from_record(r) for r in records]
+        found = [record_from_record(r) for r in records if exists(r["m"])]
         return {r.memory.id: r for r in found}

@@ -44,6 +44,7 @@ from memlattice.graph.codec import (
     audit_from_properties,
     canonical_json,
     edge_from_record,
+    exists,
     memory_from_properties,
     memory_properties,
     meta_properties,
@@ -61,7 +62,7 @@ from memlattice.graph.prepared_memory import (
     new_id,
     written_properties,
 )
-from memlattice.graph.recall_rows import SearchResult, exists, search_result
+from memlattice.graph.recall_rows import SearchResult, search_result
 from memlattice.graph.refusals import (
     check_version,
     refuse_episodic,

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from memlattice.graph.codec import Memory, memory_from_properties
+from memlattice.graph.codec import Memory, exists, memory_from_properties
 from memlattice.graph.entities import keys_of
 
 
@@ -79,20 +79,6 @@ def _context(row: Mapping[str, Any],
         if content is not None:
             out.append((int(c["hop"]), str(content)))
     return tuple(out)
-
-
-# Properties every stored memory has from its first write and never loses. Neo4j
-# reads each property of a node at its own moment (read committed), so a node a
-# concurrent transaction deletes while a projection reads it comes back torn: the
-# properties read after the delete are null. `id` is the first a projection reads
-# and `createdAt` comes after every plain property (graph.projections).
-_ALWAYS_SET = ("id", "content", "createdAt")
-
-
-def exists(props: Mapping[str, Any]) -> bool:
-    """False for the property map of a node a concurrent transaction deleted, before
-    or while it was read (a torn read would show a memory with no content)."""
-    return all(props.get(p) is not None for p in _ALWAYS_SET)
 
 
 def search_result(record: Mapping[str, Any]) -> SearchResult:

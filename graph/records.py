@@ -23,7 +23,7 @@ from memlattice.core.model import Status
 from memlattice.core.records.payloads import LABELS, Payload, RecordType
 from memlattice.graph.audit_queries import audit_entry
 from memlattice.graph.client import GraphClient, Query, run
-from memlattice.graph.codec import canonical_json, memory_properties
+from memlattice.graph.codec import canonical_json, exists, memory_properties
 from memlattice.graph.entities import link_mentions, mention_rows
 from memlattice.graph.history import record_from_state
 from memlattice.graph.indexes import fenced_lucene
@@ -299,7 +299,7 @@ class RecordGraph:
             statuses=[s.value for s in statuses], now=now, as_of=as_of, clearance=clearance,
             limit=limit, tags=tags, thread_id=thread_id, task_id=task_id, lucene=lucene,
         ))
-        return [record_from_state(r) for r in records]
+        return [record_from_state(r) for r in records if exists(r["m"])]
 
     async def revise_payload(
         self, *, namespace: str, id: str, type: RecordType, payload: Payload,

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from memlattice.core.model import EdgeType
 from memlattice.graph.client import GraphClient, Query
-from memlattice.graph.codec import Edge, Memory, edge_from_record, memory_from_properties
+from memlattice.graph.codec import Edge, Memory, edge_from_record, exists, memory_from_properties
 from memlattice.graph.projections import project
 from memlattice.graph.visibility import unrestricted
 
@@ -51,7 +51,7 @@ class SnapshotGraph:
             return {}
         records = await self.client.read(memories_by_id(namespace=namespace, ids=list(ids)))
         found = [memory_from_properties(r[k]) for r in records for k in ("later", "m")
-                 if r[k] is not None]
+                 if r[k] is not None and exists(r[k])]
         return {m.id: m for m in found}
 
     async def edge(self, *, namespace: str, edge_id: str) -> Edge | None:

@@ -18,6 +18,7 @@ import graphql
 import pytest
 
 from memlattice.core import model
+from memlattice.core.errors import NotFound
 from memlattice.core.memory_fields import (
     MEMORY_FIELDS,
     PATCH_FIELDS,
@@ -125,3 +126,18 @@ def test_a_node_without_a_required_property_is_refused() -> None:
     del props["status"]
     with pytest.raises(KeyError):
         codec.memory_from_properties(props)
+
+
+@pytest.mark.parametrize("torn", ["content", "createdAt"])
+def test_a_node_deleted_while_it_was_read_is_not_found_not_a_memory_without_content(
+        torn: str) -> None:
+    # Read committed: the properties a projection reads after a concurrent delete are
+    # null, while `id`, read first, is still there.
+    props = codec.memory_properties(full_input(), id="m1", now=datetime(2026, 1, 1, tzinfo=UTC),
+                                    embedding=None, embedding_model=None)
+    assert codec.exists(props)
+    props[torn] = None
+    assert not codec.exists(props)
+    with pytest.raises(NotFound) as refused:
+        codec.memory_from_properties(props)
+    assert refused.value.code == "NOT_FOUND" and "m1" in refused.value.message
