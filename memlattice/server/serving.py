@@ -21,10 +21,11 @@ from memlattice.server.observability.logs import configure_logging
 
 DRAIN_S = 30
 # Allocations between two young-generation collections (CPython's default is 700).
-# A search allocates tens of thousands of short-lived objects (rows, candidates,
-# GraphQL results); with 32 requests in flight the default collects the young
-# generation every few hundred microseconds of work and keeps promoting live
-# request objects into the older generations (docs/benchmarks.md, "Garbage collection").
+# A search allocates thousands of short-lived objects (rows, candidates, GraphQL
+# results). With 32 requests in flight, each young collection walks what every one
+# of them holds and promotes it, to be walked again by the older generations: at 700
+# the collector cost a seventh of the server's CPU per search, at 5,000 next to
+# nothing, and more saved nothing more (docs/benchmarks.md, "Garbage collection").
 YOUNG_GC_THRESHOLD = 5_000
 
 
