@@ -294,8 +294,7 @@ class MemoryGraph:
             queries.list_memories(flt, tenant=tenant, now=now, first=first, after=cursor)
         )
         record = records[0]
-        # A node deleted by a concurrent transaction while this read ran reads as
-        # a map without properties: it is gone, so it is not listed.
+        # A node deleted by a concurrent transaction while this read ran is not listed.
         items = [memory_from_properties(p) for p in record["page"] if exists(p)]
         has_next = len(items) > first
         items = items[:first]
