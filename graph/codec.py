@@ -191,13 +191,13 @@ _READERS: tuple[tuple[str, str, bool, Callable[[Any], Any]], ...] = tuple(
 # concurrent transaction deletes while a projection reads it comes back torn: the
 # properties read after the delete are null. `id` is the first a projection reads
 # and `createdAt` comes after every plain property (graph.projections).
-_ALWAYS_SET = ("id", "content", "createdAt")
-
-
 def exists(props: Mapping[str, Any]) -> bool:
     """False for the property map of a node a concurrent transaction deleted, before
-    or while it was read (a torn read would show a memory with no content)."""
-    return all(props.get(p) is not None for p in _ALWAYS_SET)
+    or while it was read (a torn read would show a memory with no content). Every
+    row of a search passes here, so the three properties every memory has (`id`,
+    `content`, `createdAt`) are checked inline rather than in a loop."""
+    return (props.get("id") is not None and props.get("content") is not None
+            and props.get("createdAt") is not None)
 
 
 def memory_from_properties(props: Mapping[str, Any]) -> Memory:

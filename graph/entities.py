@@ -94,5 +94,7 @@ def entity_keys(var: str) -> str:
 
 def keys_of(row: Any) -> tuple[str, ...]:
     """The entity keys a recall row carries (none when the query did not ask)."""
-    found: Sequence[Any] = row.get("entities") or ()
+    found: Sequence[Any] | None = row.get("entities")
+    if not found:
+        return ()  # most rows: no generator for an empty list, a hundred times a search
     return tuple(str(k) for k in found)

@@ -118,13 +118,20 @@ def _word_set(text: str) -> frozenset[str]:
     return frozenset(words(text))
 
 
+@lru_cache(maxsize=16_384)
+def _tag_words(tags: tuple[str, ...]) -> frozenset[str]:
+    """Every word of a memory's tags, as one set: a query word in any tag is one
+    `isdisjoint` test instead of a set built per tag and candidate."""
+    return frozenset().union(*(_word_set(t) for t in tags))
+
+
 def _boost(c: Candidate, query_words: frozenset[str], config: SearchConfig) -> float:
     boost = 1.0
     if not query_words:
         return boost
     if c.key and _word_set(c.key) <= query_words:
         boost *= 1.0 + config.key_boost
-    if any(_word_set(t) & query_words for t in c.tags):
+    if c.tags and not query_words.isdisjoint(_tag_words(c.tags)):
         boost *= 1.0 + config.tag_boost
     return boost
 

@@ -167,23 +167,25 @@ async def recall(service: MemoryService, request: SearchRequest, *,
         # Fusion scores every candidate on both signals: the vector side's on its
         # words too, the lexical side's on its cosine (read by the query).
         both = config.scoring is ScoringMode.FUSION
+        about: dict[str, tuple[str, ...]] = {}
         for found, as_similarity in [(x, True) for x in result.semantic] + [
                 (x, False) for x in result.lexical + result.adjacent]:
-            props[found.id] = found.props
+            id = found.id  # read from the row once: a hundred candidates a search
+            props[id] = found.props
+            about[id] = found.entities
             if found.embedding is not None:
-                embeddings[found.id] = found.embedding
+                embeddings[id] = found.embedding
             fts = None
             if bm25 is not None:
                 # A memory in both indexes' lists (and among the neighbours) is one text.
-                if found.id not in fields:
-                    fields[found.id] = lexical_fields(bm25, found.props, found.context, config)
-                    lexical[found.id] = bm25.score_fields(fields[found.id])
+                if id not in fields:
+                    fields[id] = lexical_fields(bm25, found.props, found.context, config)
+                    lexical[id] = bm25.score_fields(fields[id])
                 if both or not as_similarity:
-                    fts = lexical[found.id]
+                    fts = lexical[id]
             candidates.append(_candidate(
-                found.props, fts=fts,
+                id, found.props, fts=fts,
                 similarity=found.score if as_similarity else found.similarity if both else None))
-        about = {x.id: x.entities for x in result.semantic + result.lexical + result.adjacent}
         evidence = [signal for signal in (
             entity_signal(named_entities(request.query or "", about.values()), about),
             # Candidates' times are read only for a query that names one.
@@ -282,10 +284,10 @@ def _timing(props: Mapping[str, Any]) -> Timing:
                   recorded=to_datetime(props.get("createdAt")))
 
 
-def _candidate(props: Mapping[str, Any], *, similarity: float | None,
+def _candidate(id: str, props: Mapping[str, Any], *, similarity: float | None,
                fts: float | None) -> Candidate:
     return Candidate(
-        id=str(props["id"]), similarity=similarity, fts=fts,
+        id=id, similarity=similarity, fts=fts,
         created_at=to_datetime(props.get("createdAt")),
         access_count=int(props.get("accessCount") or 0),
         confidence=float(props.get("confidence", 1.0)), salience=props.get("salience"),
