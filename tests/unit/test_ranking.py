@@ -5,7 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from memlattice.core.lucene import words
 from memlattice.core.model import ScoringMode, SearchMode
 from memlattice.core.search_config import ExpansionConfig, SearchConfig, Weights
 from memlattice.search.ranking import (
@@ -98,6 +101,29 @@ def test_key_and_tag_boosts_and_confidence_factor() -> None:
     assert scored["c"].score == pytest.approx(0.5 * 1.05)
     assert scored["d"].score == pytest.approx(0.25)
     assert scored["a"].boost == 1.0
+
+
+_WORDS = st.sampled_from(["colour", "blue", "Lisbon", "river", "x", "!!", "to-do", "1984"])
+
+
+@given(tags=st.lists(st.lists(_WORDS, max_size=3).map(" ".join), max_size=4),
+       query=st.lists(_WORDS, max_size=4).map(" ".join))
+def test_a_query_word_in_any_tag_boosts_once(tags: list[str], query: str) -> None:
+    config = SearchConfig(mode=SearchMode.SEMANTIC, scoring=ScoringMode.SIMILARITY)
+    (scored,) = base_scores([Candidate("a", similarity=0.5, tags=tuple(tags))], config,
+                            now=NOW, query=query)
+    in_a_tag = any(set(words(t)) & set(words(query)) for t in tags)
+    assert scored.boost == pytest.approx(1.05 if in_a_tag else 1.0)
+
+
+def test_the_second_tag_boosts_and_a_tag_without_words_does_not() -> None:
+    config = SearchConfig(mode=SearchMode.SEMANTIC, scoring=ScoringMode.SIMILARITY)
+    scored = {s.id: s for s in base_scores(
+        [Candidate("a", similarity=0.5, tags=("travel", "river walks")),
+         Candidate("b", similarity=0.5, tags=("!!", "--"))],
+        config, now=NOW, query="the river")}
+    assert scored["a"].boost == pytest.approx(1.05)
+    assert scored["b"].boost == 1.0
 
 
 def test_ties_break_by_id_whatever_the_input_order() -> None:
