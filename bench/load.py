@@ -28,6 +28,13 @@ whatever Neo4j could give.
     .venv/bin/python -m bench.load --clients 8 --duration 20 --warmup 5 --preload 2000
     .venv/bin/python -m bench.load --processes 2 --mixes search
 
+Before a mix is first measured, both paths run in turn, unmeasured, for
+`--jit-warmup` seconds (60): on a fresh Neo4j the JVM's JIT compiler is still
+compiling Neo4j's hot paths for the first minute or so of load (its compiler
+threads took 22-33% of Neo4j's CPU in the first rounds, by Java Flight
+Recorder), and with a few seconds of warm-up that cost fell mostly on the
+service's rounds (the first measured round is one of them).
+
 The load generator shares the machine with the server and Neo4j (and, for the
 bare baseline, plays Neo4j's only client), so the figures are floors, not
 capacities; the ratio of one run is the figure to compare.
@@ -391,7 +398,12 @@ def wait_for_workers(pid: int, workers: int, neo4j_port: int, timeout_s: float =
 
 async def run(served_base: str, pid: int, neo4j: Neo4jAddress,
               pool: dict[str, list[list[Request]]], *, clients: int, duration: float,
-              warmup: float, mixes: list[str], processes: int) -> list[Summary]:
+              warmup: float, mixes: list[str], processes: int, jit_warmup: float = 0.0,
+              warmed: set[str] | None = None) -> list[Summary]:
+    """Each mix's rounds, warmed up first; a mix not yet in `warmed` (measured at
+    an earlier process count) first runs `jit_warmup` unmeasured seconds, both
+    paths in turn (see `main`'s `--jit-warmup`)."""
+    warmed = set() if warmed is None else warmed
     bare = GraphClient.connect(neo4j.uri, neo4j.user, neo4j.password, "neo4j",
                                pool_size=max(64, clients), acquisition_timeout_s=60)
     # A connection per simulated client, kept alive across rounds (bench._http).
@@ -404,7 +416,10 @@ async def run(served_base: str, pid: int, neo4j: Neo4jAddress,
         for name in mixes:
             mix = MIXES[name]
             recorder = Recorder()
-            rounds = [(path, warmup, False) for path in ("service", "bare")] + [
+            jit = ([(path, jit_warmup / 4, False) for path in ("service", "bare") * 2]
+                   if name not in warmed and jit_warmup > 0 else [])
+            warmed.add(name)
+            rounds = jit + [(path, warmup, False) for path in ("service", "bare")] + [
                 (path, duration / 2, True) for path in ("service", "bare", "bare", "service")]
             for path, seconds, measured in rounds:
                 await round_of(path, mix, pool, connections=connections, bare=bare,
@@ -429,6 +444,11 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=60.0,
                         help="measured seconds per path and mix")
     parser.add_argument("--warmup", type=float, default=10.0, help="per path and mix")
+    parser.add_argument(
+        "--jit-warmup", type=float, default=60.0,
+        help="unmeasured seconds of load, both paths in turn, before a mix is first"
+             " measured: a fresh Neo4j's JIT compiler is still compiling its hot paths"
+             " for the first minute or so, and that CPU fell on the first measured round")
     parser.add_argument("--preload", type=int, default=10_000,
                         help="memories written (over 5 namespaces) before measuring")
     parser.add_argument("--mixes", default="search,mixed")
@@ -438,6 +458,7 @@ def main() -> None:
     counts = [int(n) for n in args.processes.split(",")]
     summaries: list[Summary] = []
     pool: dict[str, list[list[Request]]] | None = None
+    warmed: set[str] = set()
     with bench_neo4j() as neo4j:
         for processes in counts:
             with served_on(neo4j, dimension=DIMENSION, workers=processes) as server:
@@ -450,7 +471,8 @@ def main() -> None:
                 summaries += asyncio.run(run(
                     server.base, server.process.pid, neo4j, pool, clients=args.clients,
                     duration=args.duration, warmup=args.warmup,
-                    mixes=args.mixes.split(","), processes=processes))
+                    mixes=args.mixes.split(","), processes=processes,
+                    jit_warmup=args.jit_warmup, warmed=warmed))
     print(f"\n## summary, {args.clients} clients (ms: p50 / p95 / p99)")
     print(f"{'processes':>9} {'mix':<7} {'service':>8} {'bare':>8} {'ratio':>6}"
           f" {'service ms':>20} {'bare ms':>20} {'p99/p50':>8}")
