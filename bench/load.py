@@ -448,7 +448,7 @@ def main() -> None:
         "--jit-warmup", type=float, default=60.0,
         help="unmeasured seconds of load, both paths in turn, before a mix is first"
              " measured: a fresh Neo4j's JIT compiler is still compiling its hot paths"
-             " for the first minute or so, and that CPU fell on the first measured round")
+             " for the first minute or so, and that CPU fell mostly on the service's rounds")
     parser.add_argument("--preload", type=int, default=10_000,
                         help="memories written (over 5 namespaces) before measuring")
     parser.add_argument("--mixes", default="search,mixed")
