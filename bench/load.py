@@ -30,10 +30,10 @@ whatever Neo4j could give.
 
 Before a mix is first measured, both paths run in turn, unmeasured, for
 `--jit-warmup` seconds (60): on a fresh Neo4j the JVM's JIT compiler is still
-compiling Neo4j's hot paths for the first minute or so of load (its compiler
-threads took 22-33% of Neo4j's CPU in the first rounds, by Java Flight
-Recorder), and with a few seconds of warm-up that cost fell mostly on the
-service's rounds (the first measured round is one of them).
+compiling Neo4j's hot paths for the first minute or so of load, and with a
+few seconds of warm-up that cost fell mostly on the service's rounds (by Java
+Flight Recorder, the compiler threads took 33% and 22% of Neo4j's thread CPU
+in the two service rounds, 10% in a bare one; docs/benchmarks.md).
 
 The load generator shares the machine with the server and Neo4j (and, for the
 bare baseline, plays Neo4j's only client), so the figures are floors, not
