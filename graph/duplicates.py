@@ -55,6 +55,7 @@ from memlattice.graph.indexes import VECTOR_INDEX
 from memlattice.graph.prepared_memory import PreparedMemory, creation_rows, new_id
 from memlattice.graph.projections import project
 from memlattice.graph.revision_clauses import monotonic, snapshot
+from memlattice.graph.updates.store import detect_in, written_of
 from memlattice.graph.visibility import owned, tenant_visible
 
 LOCK = "DuplicateLock"
@@ -227,6 +228,9 @@ class DuplicateGraph:
             await run(tx, queries.create_memories(creation_rows([p for _, p in created]),
                                                   tenant=tenant, actor=actor))
         hints = await self._near_duplicates(tx, memories, created, tenant=tenant, now=clock)
+        # What the new memories state, linked to what was stated before (graph.updates).
+        await detect_in(tx, written_of([memories[group[0]] for group, _ in created]),
+                        tenant=tenant, now=now)
         for group, props in created:
             memory = memory_from_properties(props)
             outcomes[group[0]] = WriteOutcome(memory, near_duplicates=tuple(

@@ -1,11 +1,10 @@
 """The memory graph's operations: what the service asks of Neo4j.
 
-Each public method is one business operation and, wherever the logic allows,
-one round trip. Read-check-write operations (update, supersede) run in one
-managed transaction that first takes the node's write lock, so concurrent
-callers serialise on the node and exactly one of two racing writers wins.
-The statements are in graph.queries and graph.edge_queries, the rules a change
-must pass in graph.refusals, the decoding of a recall in graph.recall_rows.
+Each public method is one business operation and, wherever the logic allows, one
+round trip. Read-check-write operations (update, supersede) run in one managed
+transaction that first takes the node's write lock, so exactly one of two racing
+writers wins. Statements: graph.queries, graph.edge_queries; rules a change must
+pass: graph.refusals; decoding a recall: graph.recall_rows.
 """
 
 from __future__ import annotations
@@ -71,6 +70,7 @@ from memlattice.graph.refusals import (
     refuse_typed_text,
 )
 from memlattice.graph.session_keys import SessionKeys, refresh_keys, refresh_sessions_of
+from memlattice.graph.updates.store import detect_in, written_of
 
 # What the service layer imported from here before the split, still importable.
 __all__ = ["EmbeddingCacheGraph", "MemoryGraph", "NamespaceConfig", "NamespaceConfigGraph",
@@ -82,8 +82,6 @@ class MemoryGraph:
 
     def __init__(self, client: GraphClient) -> None:
         self.client = client
-
-    # ------------------------------------------------------------ writes
 
     async def create(
         self, memories: Sequence[PreparedMemory], *, tenant: Tenant, actor: str
@@ -135,6 +133,7 @@ class MemoryGraph:
             fresh = [m for m in memories if m.id not in known]
             written = [memory_from_properties(p) for p in await self._create_in(tx, fresh, actor,
                                                                              tenant)]
+            await detect_in(tx, written_of(fresh), tenant=tenant, now=now)
             await run(tx, conversations.link_session(
                 namespace=namespace, session=session, now=utcnow(), turns=[
                     {"id": id, "at": times.get(id, now),

@@ -168,6 +168,13 @@ def migrations(dimension: int, index: VectorIndexSettings | None = None) -> list
             "CREATE CONSTRAINT lease_name IF NOT EXISTS"
             " FOR (l:Lease) REQUIRE l.name IS UNIQUE",
         )),
+        # Update detection (graph.updates): what memories state, per attribute of a
+        # subject (its key, its lock), and the links between statements by id.
+        Migration(16, "attributes of statements and update links", (
+            "CREATE CONSTRAINT attribute_key IF NOT EXISTS"
+            " FOR (a:Attribute) REQUIRE (a.namespace, a.key) IS UNIQUE",
+            "CREATE INDEX update_link_id IF NOT EXISTS FOR ()-[u:UPDATES]-() ON (u.id)",
+        )),
     ]
 
 

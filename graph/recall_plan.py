@@ -21,6 +21,7 @@ from memlattice.graph.entities import entity_keys
 from memlattice.graph.memory_filters import filter_conditions
 from memlattice.graph.projections import project_memory, project_state
 from memlattice.graph.revision_clauses import state_at
+from memlattice.graph.updates.queries import newer_states
 from memlattice.graph.visibility import allowed, owned, tenant_visible
 
 
@@ -123,7 +124,8 @@ class RecallPlan:
         fields = [f"m: {self.shape(var)}"]
         if score is not None:
             fields.append(f"score: {score}")
-        fields += [f"eid: elementId({var})", f"conflicts: {self.conflicts(var)}"]
+        fields += [f"eid: elementId({var})", f"conflicts: {self.conflicts(var)}",
+                   f"newer: {newer_states(var, in_chain=self.f.scope_keys is not None)}"]
         if similarity is not None:
             fields.append(f"similarity: {similarity}")
         if self.entities:

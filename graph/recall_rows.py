@@ -59,6 +59,17 @@ class Reached(_Row):
 
 
 @dataclass(frozen=True)
+class NewerState:
+    """A memory that updates a candidate (graph.updates): `hops` links away, the first
+    link on the way (`link`, whose newer side is `first_newer`), and its properties."""
+
+    hops: int
+    link: Mapping[str, Any]
+    first_newer: str
+    props: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
 class SearchResult:
     semantic: list[Found] = field(default_factory=list)
     lexical: list[Found] = field(default_factory=list)
@@ -66,6 +77,8 @@ class SearchResult:
     adjacent: list[Found] = field(default_factory=list)
     reached: list[Reached] = field(default_factory=list)
     conflicts: dict[str, list[Memory]] = field(default_factory=dict)
+    # The memories that update a candidate, by the candidate's id (graph.updates).
+    newer: dict[str, list[NewerState]] = field(default_factory=dict)
 
 
 def _context(row: Mapping[str, Any],
@@ -88,7 +101,15 @@ def search_result(record: Mapping[str, Any]) -> SearchResult:
     # Each row carries the CONTRADICTS neighbours its caller may see.
     conflicts: dict[str, list[Memory]] = {}
 
+    newer: dict[str, list[NewerState]] = {}
+
     def note_conflicts(x: Mapping[str, Any]) -> None:
+        for n in x.get("newer") or ():
+            if not exists(n["m"]):
+                continue
+            listed = newer.setdefault(x["m"]["id"], [])
+            if all(s.props["id"] != n["m"]["id"] for s in listed):
+                listed.append(NewerState(int(n["hops"]), n["link"], str(n["firstNewer"]), n["m"]))
         if not x["conflicts"]:
             return  # the common case
         seen = conflicts.setdefault(x["m"]["id"], [])
@@ -154,4 +175,4 @@ def search_result(record: Mapping[str, Any]) -> SearchResult:
     return SearchResult(semantic=semantic, lexical=lexical, adjacent=found("adjacent"),
                         reached=reached,
                         conflicts={k: sorted(v, key=lambda m: m.id)
-                                   for k, v in conflicts.items() if v})
+                                   for k, v in conflicts.items() if v}, newer=newer)

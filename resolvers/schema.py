@@ -23,12 +23,14 @@ from memlattice.resolvers.notes import ResultNotes
 from memlattice.resolvers.queries import Query
 from memlattice.resolvers.scalars import SCALARS
 from memlattice.resolvers.subscriptions import Subscription
+from memlattice.resolvers.updates import UpdatesMutation, UpdatesQuery
 from memlattice.resolvers.wipe import WipeMutation
 
 # Per-domain resolvers joined into the root types.
-RootQuery = merge_types("Query", (Query, KnowledgeQuery, ConversationQuery))
+RootQuery = merge_types("Query", (Query, KnowledgeQuery, ConversationQuery, UpdatesQuery))
 RootMutation = merge_types(
-    "Mutation", (Mutation, KnowledgeMutation, ConversationMutation, WipeMutation))
+    "Mutation", (Mutation, KnowledgeMutation, ConversationMutation, WipeMutation,
+                 UpdatesMutation))
 
 
 class RememberingNameConverter(NameConverter):

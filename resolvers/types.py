@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
+
+if TYPE_CHECKING:
+    from memlattice.resolvers.updates import MemoryUpdate
 from strawberry.scalars import JSON
 
 from memlattice.core import model
@@ -239,6 +242,11 @@ class SearchHit:
     expanded: bool = strawberry.field(description="Reached only through the graph.")
     path: list[PathStep]
     conflicts: list[Memory] = strawberry.field(description="Active memories it CONTRADICTS.")
+    outdated_by: Memory | None = strawberry.field(description=(
+        "The memory that states a newer value of what this one states (an update found on"
+        " write, candidate or confirmed): this hit is outdated. Null when it is current."))
+    update: Annotated[MemoryUpdate, strawberry.lazy("memlattice.resolvers.updates")] | None = (
+        strawberry.field(description="The update link behind `outdatedBy`."))
 
     @classmethod
     def from_domain(cls, h: DomainHit) -> SearchHit:
@@ -252,7 +260,17 @@ class SearchHit:
             path=[PathStep(type=model.EdgeType(p.type), source_id=strawberry.ID(p.source),
                            target_id=strawberry.ID(p.target)) for p in s.path],
             conflicts=[Memory.from_domain(c) for c in h.conflicts],
+            outdated_by=Memory.from_domain(h.outdated_by) if h.outdated_by else None,
+            update=_update_of(h),
         )
+
+
+def _update_of(h: DomainHit) -> Any:
+    if h.update is None:
+        return None
+    from memlattice.resolvers.updates import MemoryUpdate
+
+    return MemoryUpdate.from_domain(h.update)
 
 
 @strawberry.type

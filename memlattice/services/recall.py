@@ -31,7 +31,9 @@ from memlattice.core.temporal_intent import temporal_intent
 from memlattice.core.vector_checks import vector_problem
 from memlattice.embeddings import check_dimension
 from memlattice.graph.codec import Memory, memory_from_properties, to_datetime
-from memlattice.graph.recall_rows import SearchResult
+from memlattice.graph.recall_rows import NewerState, SearchResult
+from memlattice.graph.updates.store import UpdateLink, link_from
+from memlattice.search.currency import asks_past, prefer_current
 from memlattice.search.entity_signal import entity_signal, named_entities
 from memlattice.search.lexical import Bm25, Field, document_text, query_terms
 from memlattice.search.pool import factor_ceiling, first_pool, settled, similarity_bounded
@@ -78,6 +80,10 @@ class SearchHit:
     relevance: float = 0.0
     rerank_score: float | None = None
     conflicts: tuple[Memory, ...] = ()
+    # The memory that states a newer value of what this one states, and the link
+    # (graph.updates): the hit is outdated.
+    outdated_by: Memory | None = None
+    update: UpdateLink | None = None
 
 
 @dataclass(frozen=True)
@@ -227,6 +233,15 @@ async def recall(service: MemoryService, request: SearchRequest, *,
                                                    props, config.limit)
     if config.mmr_lambda is not None:
         scored = mmr(scored, embeddings, config.mmr_lambda, config.limit)
+    # What is true now first, or what held then for a question about the past
+    # (memlattice.search.currency); the states enter with their properties.
+    if result.newer:
+        for states in result.newer.values():
+            for state in states:
+                props.setdefault(str(state.props["id"]), state.props)
+        named = intent.named if intent is not None else None
+        scored = prefer_current(scored, current_states(result.newer), past=asks_past(
+            request.query, named.end if named is not None else None, now))
     kept = successors_first(finish(scored, min_score=config.min_score, limit=len(scored)),
                             {id: p.get("supersededBy") for id, p in props.items()})
     hits: list[SearchHit] = []
@@ -234,9 +249,11 @@ async def recall(service: MemoryService, request: SearchRequest, *,
         shown = ranking.relevance(s.id, s.similarity)
         if config.min_relevance is not None and shown < config.min_relevance:
             continue
+        outdated_by, update = outdating(result.newer.get(s.id, ()))
         hits.append(SearchHit(memory=memory_from_properties(props[s.id]), scored=s,
                               relevance=shown, rerank_score=rerank_scores.get(s.id),
-                              conflicts=tuple(result.conflicts.get(s.id, ()))))
+                              conflicts=tuple(result.conflicts.get(s.id, ())),
+                              outdated_by=outdated_by, update=update))
         if len(hits) == config.limit:
             break
     if service.access is not None and request.record_access:
@@ -260,6 +277,25 @@ async def _rerank(
     return head + tail, by_id
 
 
+
+
+def current_states(newer: Mapping[str, Sequence[NewerState]]) -> dict[str, str]:
+    """Each outdated candidate's newest state: the latest written of those that
+    update it."""
+    return {old: str(max(states, key=lambda x: (x.props.get("createdAt") or 0,
+                                               str(x.props["id"]))).props["id"])
+            for old, states in newer.items() if states}
+
+
+def outdating(states: Sequence[NewerState]) -> tuple[Memory | None, UpdateLink | None]:
+    """The memory that directly outdates a hit (the latest of those one link away),
+    and that link."""
+    direct = [x for x in states if x.hops == 1]
+    if not direct:
+        return None, None
+    latest = max(direct, key=lambda x: (x.props.get("createdAt") or 0, str(x.props["id"])))
+    by = memory_from_properties(latest.props)
+    return by, link_from(latest.link, newer=by)
 
 
 async def _no_bm25() -> None:

@@ -1,0 +1,238 @@
+"""Update links in the graph: recorded on write, listed, confirmed, rejected.
+
+`detect_in` runs inside a write's own transaction (plain writes, conversation
+turns, records and facts), after the memories are created: it locks the
+attributes the batch states, reads the latest earlier statements of each,
+decides the links (memlattice.core.statements.linking, pure) and writes them.
+Nothing of this runs on the search path.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from neo4j import AsyncManagedTransaction
+
+from memlattice.core.auth import Tenant
+from memlattice.core.errors import Conflict, EpisodicImmutable, NotFound
+from memlattice.core.statements.extract import Statement
+from memlattice.core.statements.linking import Link, Stated, links
+from memlattice.core.statements.of_memory import statements_of
+from memlattice.graph.client import GraphClient, run
+from memlattice.graph.codec import Memory, memory_from_properties, to_datetime
+from memlattice.graph.prepared_memory import PreparedMemory, new_id
+from memlattice.graph.updates import queries
+
+STATUSES = ("candidate", "confirmed", "rejected")
+
+
+@dataclass(frozen=True)
+class Written:
+    """A memory just written, with what it states (memlattice.core.statements)."""
+
+    id: str
+    at: datetime
+    source: str | None
+    statements: tuple[Statement, ...]
+
+
+@dataclass(frozen=True)
+class UpdateLink:
+    """`newer` states another value of an attribute `older` stated: a candidate
+    until someone confirms (the older one is then SUPERSEDED) or rejects it."""
+
+    id: str
+    kind: str
+    status: str
+    confidence: float
+    reason: str
+    subject: str
+    attribute: str
+    matched: tuple[str, ...]
+    created_at: datetime | None
+    newer: Memory | None = None
+    older: Memory | None = None
+    decided_at: datetime | None = None
+    decided_by: str | None = None
+    note: str | None = None
+
+
+def written_of(memories: Sequence[PreparedMemory]) -> list[Written]:
+    """What each memory about to be written states (memlattice.core.statements)."""
+    out = []
+    for m in memories:
+        source, statements = statements_of(m.input)
+        out.append(Written(id=m.id, at=m.now, source=source, statements=statements))
+    return out
+
+
+def link_from(props: Any, newer: Memory | None = None,
+              older: Memory | None = None) -> UpdateLink:
+    return UpdateLink(
+        id=str(props["id"]), kind=str(props["kind"]), status=str(props["status"]),
+        confidence=float(props["confidence"]), reason=str(props["reason"]),
+        subject=str(props["subject"]), attribute=str(props["attribute"]),
+        matched=tuple(props.get("matched") or ()), created_at=to_datetime(props.get("createdAt")),
+        newer=newer, older=older, decided_at=to_datetime(props.get("decidedAt")),
+        decided_by=props.get("decidedBy"), note=props.get("note"))
+
+
+def _statement_props(s: Statement, source: str | None) -> dict[str, Any]:
+    return {"owner": s.owner, "thing": list(s.thing), "attribute": s.attribute,
+            "value": s.value, "kind": s.kind, "negated": s.negated, "change": s.change,
+            "framed": s.framed, "words": list(s.words), "thingText": s.thing_text,
+            "source": source}
+
+
+def _statement_of(props: Any) -> Statement:
+    return Statement(owner=props.get("owner"), thing=tuple(props.get("thing") or ()),
+                     attribute=str(props["attribute"]), value=str(props["value"]),
+                     kind=str(props.get("kind") or "text"), negated=bool(props.get("negated")),
+                     change=bool(props.get("change")), framed=bool(props.get("framed")),
+                     words=tuple(props.get("words") or ()),
+                     thing_text=str(props.get("thingText") or ""))
+
+
+async def detect_in(tx: AsyncManagedTransaction, written: Sequence[Written], *, tenant: Tenant,
+                    now: datetime, auto_supersede: float | None = None,
+                    actor: str = "system") -> list[Link]:
+    """Record what the batch states and link it to what was stated before; with
+    `auto_supersede`, confident updates are confirmed at once. The links made."""
+    stating = [w for w in written if w.statements]
+    if not stating:
+        return []
+    keys = sorted({s.key for w in stating for s in w.statements})
+    ids = [w.id for w in stating]
+    await run(tx, queries.lock_attributes(tenant.namespace, keys, now))
+    rows = await run(tx, queries.earlier_statements(keys, ids, tenant=tenant, now=now))
+    earlier = [Stated(memory_id=str(r["id"]), at=_at(r["at"]),
+                      source=r["statement"].get("source"),
+                      statement=_statement_of(r["statement"]), linked=frozenset(r["linked"]))
+               for r in rows if r["id"] is not None]
+    new = [Stated(memory_id=w.id, at=w.at, source=w.source, statement=s)
+           for w in stating for s in w.statements]
+    await run(tx, queries.record_statements(
+        [{"id": w.id, "key": s.key, "statement": _statement_props(s, w.source)}
+         for w in stating for s in w.statements], namespace=tenant.namespace))
+    made = links(new, earlier)
+    if not made:
+        return []
+    made_rows: list[dict[str, Any]] = [{"id": new_id(), "newer": link.newer, "older": link.older, "kind": link.verdict.kind,
+             "confidence": link.verdict.confidence, "reason": link.verdict.reason,
+             "subject": link.verdict.subject, "attribute": link.verdict.attribute,
+             "matched": list(link.verdict.matched), "contradictsId": new_id()} for link in made]
+    await run(tx, queries.create_links(made_rows, namespace=tenant.namespace, now=now))
+    if auto_supersede is not None:
+        for row in made_rows:
+            if row["kind"] == "update" and row["confidence"] >= auto_supersede:
+                await _confirm_in(tx, tenant=tenant, id=row["id"], actor=actor, now=now,
+                                  quiet=True)
+    return made
+
+
+def _at(micros: Any) -> datetime:
+    at = to_datetime(micros)
+    assert at is not None
+    return at
+
+
+async def _confirm_in(tx: AsyncManagedTransaction, *, tenant: Tenant, id: str, actor: str,
+                      now: datetime, quiet: bool = False
+                      ) -> tuple[UpdateLink, Memory, Memory] | None:
+    """Confirm inside `tx`; `quiet` skips (instead of refusing) a link that cannot be
+    confirmed, as automatic superseding must."""
+    found = await run(tx, queries.locked_link(tenant=tenant, id=id))
+    if not found:
+        if quiet:
+            return None
+        raise NotFound(f"no update candidate {id}")
+    row = found[0]
+    link = row["link"]
+    problem = None
+    if link["status"] == "rejected":
+        problem = Conflict(f"update candidate {id} was rejected", id=id)
+    elif row["olderType"] == "episodic":
+        problem = EpisodicImmutable("an episodic record cannot be superseded")
+    elif row["cycle"]:
+        problem = Conflict(f"confirming {id} would make a SUPERSEDES cycle", id=id)
+    elif link["status"] != "confirmed" and (row["newerStatus"] != "active"
+                                           or row["olderStatus"] != "active"):
+        problem = Conflict(f"update candidate {id} joins a memory that is no longer active",
+                           id=id)
+    if problem is not None:
+        if quiet:
+            return None
+        raise problem
+    if link["status"] == "confirmed":  # confirming twice changes nothing
+        return None
+    record = (await run(tx, queries.confirm_link(
+        tenant=tenant, id=id, edge_id=new_id(), actor=actor, now=now,
+        audit_ids=(new_id(), new_id()))))[0]
+    previous = memory_from_properties(record["previous"])
+    current = memory_from_properties(record["current"])
+    return link_from({**link, "status": "confirmed"}, current, previous), previous, current
+
+
+class UpdateGraph:
+    """Listing and deciding update candidates (see the module docstring)."""
+
+    def __init__(self, client: GraphClient) -> None:
+        self.client = client
+
+    async def listed(self, *, tenant: Tenant, statuses: Sequence[str], memory_id: str | None,
+                   first: int) -> list[UpdateLink]:
+        rows = await self.client.read(queries.list_links(
+            tenant=tenant, statuses=statuses, memory_id=memory_id, first=first))
+        return [link_from(r["link"], memory_from_properties(r["newer"]),
+                          memory_from_properties(r["older"])) for r in rows]
+
+    async def confirm(self, *, tenant: Tenant, id: str, actor: str,
+                      now: datetime) -> tuple[UpdateLink, Memory | None, Memory | None]:
+        """(the link, the memory superseded, its successor); the memories are None
+        when the link was confirmed already (nothing changed)."""
+        tenant.require_write()
+
+        async def work(tx: AsyncManagedTransaction
+                       ) -> tuple[UpdateLink, Memory | None, Memory | None]:
+            done = await _confirm_in(tx, tenant=tenant, id=id, actor=actor, now=now)
+            if done is not None:
+                return done[0], done[1], done[2]
+            (current,) = await self._one(tx, tenant, id)
+            return current, None, None
+
+        return await self.client.transaction(work)
+
+    async def reject(self, *, tenant: Tenant, id: str, note: str | None, actor: str,
+                     now: datetime) -> tuple[UpdateLink, bool]:
+        """(the link, whether this call rejected it); a confirmed link cannot be
+        rejected (the superseding is a revision of its own, undone by a person)."""
+        tenant.require_write()
+
+        async def work(tx: AsyncManagedTransaction) -> tuple[UpdateLink, bool]:
+            found = await run(tx, queries.locked_link(tenant=tenant, id=id))
+            if not found:
+                raise NotFound(f"no update candidate {id}")
+            status = found[0]["link"]["status"]
+            if status == "confirmed":
+                raise Conflict(f"update {id} is confirmed already; it cannot be rejected",
+                               id=id)
+            if status == "rejected":
+                (current,) = await self._one(tx, tenant, id)
+                return current, False
+            r = (await run(tx, queries.reject_link(tenant=tenant, id=id, note=note, actor=actor,
+                                                   now=now, audit_id=new_id())))[0]
+            return link_from(r["link"], memory_from_properties(r["newer"]),
+                             memory_from_properties(r["older"])), True
+
+        return await self.client.transaction(work)
+
+    async def _one(self, tx: AsyncManagedTransaction, tenant: Tenant,
+                   id: str) -> builtins.list[UpdateLink]:
+        rows = await run(tx, queries.list_links(tenant=tenant, statuses=STATUSES,
+                                                memory_id=None, first=1, link_id=id))
+        return [link_from(r["link"], memory_from_properties(r["newer"]),
+                          memory_from_properties(r["older"])) for r in rows]

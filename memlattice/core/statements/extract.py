@@ -1,0 +1,404 @@
+"""Statements of fact in a memory's text: who, which attribute, which value.
+
+"I live in Bergen", "Ines moved to Porto", "my number is 555-0101", "the
+metrics exporter listens on 9100", "we have three rabbits now": each asserts a
+value of an attribute of a subject, and a later memory that asserts another
+value of the same attribute of the same subject updates it
+(memlattice.core.statements.compare). No model is involved; the rules read
+English clause structure:
+
+1. the text is cut into clauses (sentences, and "but/and" before a new subject);
+   a question, or a clause that only considers a value (a plan, a wish, a
+   condition, the future, reported speech: lexicon.IRREALIS), asserts nothing;
+2. the subject is the clause's first noun phrase after discourse words: the
+   speaker ("I", "we"), a possessive noun phrase ("my number": the speaker's
+   number; "my sister": another subject, the speaker's sister), a name ("Ines",
+   "Ines's phone"), or a thing ("the metrics exporter"); a pronoun the rules
+   cannot resolve ("she", "it") ends the clause;
+3. the predicate: a relation frame (lexicon.FRAMES: live in, work at, listen on),
+   a verb of having with a count ("three rabbits"), the copula ("X is Y"), or a
+   verb of change with "to" ("moved to Thursday"); the last two take the
+   attribute from the value's kind (memlattice.core.statements.values);
+4. the value runs to the first word that starts an adjunct (lexicon.VALUE_STOPS).
+
+Precision comes first: a clause the rules cannot read whole gives no statement.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import snowballstemmer
+
+from memlattice.core.entities import CALENDAR_WORDS, SENTENCE_OPENERS, entity_key
+from memlattice.core.statements import lexicon as lx
+from memlattice.core.statements.values import (
+    KIND_ATTRIBUTE,
+    normalise,
+    product_of,
+    value_kind,
+)
+
+_STEMMER = snowballstemmer.stemmer("porter")
+_TOKEN = re.compile(r"[\w$€£+][\w$€£'@+\-./:]*[\w%]|[\w$€£]|[.!?;,]", re.UNICODE)
+_PRONOUN_IS = frozenset({"it", "he", "she", "that", "what", "there", "here", "who", "where",
+                         "this", "let"})
+_POSS = "'s"
+MAX_NOUN_PHRASE = 4
+MAX_VALUE = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One asserted value of one attribute of one subject.
+
+    `owner`: the entity key of whose attribute it is (the speaker, a name, "alice's
+    sister"), or None for a thing nobody is said to own ("the standup");
+    `thing`: the stemmed words of the noun phrase the attribute belongs to
+    ("phone number", "rabbit", "metric export"), empty for a relation of the owner
+    itself (where they live); `attribute`: the relation ("residence", "count",
+    "when", ...); `value`: its comparable form; `negated`: the clause denies it
+    ("not anymore"); `change`: the clause says something changed ("now", "moved");
+    `words`: the words that carried subject, predicate and value, for the reason
+    a link gives."""
+
+    owner: str | None
+    thing: tuple[str, ...]
+    attribute: str
+    value: str
+    kind: str
+    negated: bool = False
+    change: bool = False
+    framed: bool = False
+    words: tuple[str, ...] = ()
+    thing_text: str = ""
+
+    @property
+    def key(self) -> str:
+        """What a candidate look-up keys on: the attribute and the thing's last word
+        (subjects and things are compared in full afterwards)."""
+        return f"{self.attribute}|{self.thing[-1] if self.thing else ''}"
+
+
+@lru_cache(maxsize=8192)
+def stem(word: str) -> str:
+    return str(_STEMMER.stemWord(word.lower()))
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    """(lower case, as written) tokens, contractions expanded ("I'm" -> I am,
+    "don't" -> do not), a possessive 's kept as its own token."""
+    out: list[tuple[str, str]] = []
+    for raw in _TOKEN.findall(text.replace("’", "'")):
+        low = raw.lower()
+        for ending, full in (("n't", "not"), ("'m", "am"), ("'re", "are"), ("'ve", "have"),
+                             ("'ll", "will"), ("'d", "would")):
+            if low.endswith(ending) and len(low) > len(ending):
+                base = raw[: -len(ending)]
+                if ending == "n't":
+                    base = {"ca": "can", "wo": "will", "sha": "shall"}.get(base.lower(), base)
+                out += [(base.lower(), base), (full, full)]
+                break
+        else:
+            if low.endswith(("'s", "'")) and len(low) > 2:
+                base = raw[:-2] if low.endswith("'s") else raw[:-1]
+                out.append((base.lower(), base))
+                out.append(("is", "is") if base.lower() in _PRONOUN_IS else (_POSS, _POSS))
+            else:
+                out.append((low, raw))
+    return out
+
+
+def _clauses(tokens: list[tuple[str, str]]) -> list[tuple[list[tuple[str, str]], bool]]:
+    """Clauses with whether their sentence is a question."""
+    sentences: list[tuple[list[tuple[str, str]], bool]] = []
+    current: list[tuple[str, str]] = []
+    for tok in tokens:
+        if tok[0] in {".", "!", "?", ";"}:
+            if current:
+                sentences.append((current, tok[0] == "?"))
+            current = []
+        else:
+            current.append(tok)
+    if current:
+        sentences.append((current, False))
+    clauses: list[tuple[list[tuple[str, str]], bool]] = []
+    for sentence, question in sentences:
+        start = 0
+        for i in range(1, len(sentence) - 1):
+            # "..., but we moved to Oslo": a conjunction before a new subject starts a clause.
+            if sentence[i][0] in {"but", "and", "so", "because"} and (
+                    sentence[i + 1][0] in lx.FIRST_PERSON | lx.FIRST_POSSESSIVE):
+                clauses.append((sentence[start:i], question))
+                start = i + 1
+        clauses.append((sentence[start:], question))
+    return [(c, q) for c, q in clauses if c]
+
+
+def _is_name(word: str, original: str, first: bool) -> bool:
+    return (original[:1].isupper() and word not in lx.UNRESOLVED and word not in lx.DISCOURSE
+            and word not in CALENDAR_WORDS and word not in {"i", _POSS}
+            and not (first and word in SENTENCE_OPENERS))
+
+
+def _skip_opening(clause: Sequence[tuple[str, str]]) -> int:
+    """The first token after discourse words and a leading adjunct ("As of Monday,")."""
+    i = 0
+    comma = next((k for k, (w, _) in enumerate(clause[:7]) if w == ","), None)
+    if comma is not None and not any(w in lx.FIRST_PERSON | lx.FIRST_POSSESSIVE
+                                     for w, _ in clause[:comma]):
+        i = comma + 1
+    while i < len(clause) and (clause[i][0] in lx.DISCOURSE or clause[i][0] == ","
+                               or (clause[i][0].endswith("ly") and i + 1 < len(clause)
+                                   and clause[i + 1][0] in {",", *lx.FIRST_PERSON,
+                                                            *lx.FIRST_POSSESSIVE, "the"})):
+        i += 1
+    return i
+
+
+def _noun_phrase(clause: Sequence[tuple[str, str]], i: int) -> tuple[list[str], int]:
+    """Lower-case words of a noun phrase from `i` (determiners dropped), up to a
+    copula, a verb of a frame, a preposition or a possessive; and where it ends."""
+    words: list[str] = []
+    while i < len(clause) and len(words) < MAX_NOUN_PHRASE:
+        w, _o = clause[i]
+        if (w in lx.COPULA or w in lx.AUXILIARIES or w in lx.NEGATIONS or w == _POSS
+                or w in lx.PREPOSITIONS or w == "," or w in lx.HAVE_VERBS
+                or (words and _is_verb(w))):
+            break
+        if w not in lx.DETERMINERS:
+            words.append(w)
+        i += 1
+    return words, i
+
+
+def _is_verb(word: str) -> bool:
+    s = stem(word)
+    return (any(s == v for v, _ in lx.FRAMES) or s in lx.CHANGE_VERBS
+            or s in lx.OBJECT_FRAMES or word in lx.HAVE_VERBS
+            or (word.endswith(("ed", "es")) and len(word) > 4))
+
+
+def _value(clause: Sequence[tuple[str, str]], i: int) -> tuple[list[str], list[str], int]:
+    """The value's words (lower case, as written) from `i` to the first stop."""
+    low: list[str] = []
+    orig: list[str] = []
+    while i < len(clause) and len(low) < MAX_VALUE:
+        w, o = clause[i]
+        if low and (w in lx.VALUE_STOPS or w == _POSS):
+            break
+        if not low and w in {",", "to", "at", "in", "on"}:
+            i += 1
+            continue
+        low.append(w)
+        orig.append(o)
+        i += 1
+    return low, orig, i
+
+
+@dataclass
+class _Clause:
+    """A clause being read: its tokens and what has been found so far."""
+
+    tokens: Sequence[tuple[str, str]]
+    owner: str | None
+    thing: list[str]
+    # self ("I"), kin ("my sister"), name ("Ines"), owned ("my number", "Ines's
+    # phone") or thing ("the standup")
+    subject: str
+    negated: bool = False
+
+    @property
+    def person(self) -> bool:
+        return self.subject in {"self", "kin", "name"}
+
+    def irrealis(self, end: int) -> bool:
+        return any(w in lx.IRREALIS for w, _ in self.tokens[:end])
+
+    def change(self) -> bool:
+        return any(w in lx.CHANGE_CUES or stem(w) in lx.CHANGE_VERBS for w, _ in self.tokens)
+
+
+def extract(text: str, *, speaker: str | None = None) -> list[Statement]:
+    """The statements of `text`; first-person ones are the `speaker`'s (an entity
+    key; without one they are none of anyone's, and are skipped)."""
+    tokens = _tokens(text)
+    out: list[Statement] = []
+    for clause, question in _clauses(tokens):
+        if question:
+            continue
+        found = _statement(clause, speaker)
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _statement(clause: Sequence[tuple[str, str]], speaker: str | None) -> Statement | None:
+    i = _skip_opening(clause)
+    if i >= len(clause):
+        return None
+    w, o = clause[i]
+    if w in lx.FIRST_PERSON:
+        if speaker is None:
+            return None
+        read = _Clause(clause, speaker, [], "self")
+        i += 1
+    elif w in lx.FIRST_POSSESSIVE:
+        if speaker is None:
+            return None
+        np, j = _noun_phrase(clause, i + 1)
+        if not np:
+            return None
+        if j < len(clause) and (clause[j][0] in lx.COPULA or clause[j][0] in lx.AUXILIARIES):
+            read = _Clause(clause, speaker, np, "owned")
+        else:  # "my sister lives in Oslo": the sister is the subject
+            read = _Clause(clause, f"{speaker}'s {' '.join(np)}", [], "kin")
+        i = j
+    elif w in lx.UNRESOLVED:
+        return None
+    elif _is_name(w, o, i == 0 or clause[i - 1][0] == ","):
+        j = i
+        while j < len(clause) and clause[j][1][:1].isupper() and clause[j][0] != _POSS:
+            j += 1
+        name = entity_key(" ".join(o for _, o in clause[i:j]))
+        if j < len(clause) and clause[j][0] == _POSS:
+            np, j = _noun_phrase(clause, j + 1)
+            if not np:
+                return None
+            read = _Clause(clause, name, np, "owned")
+        else:
+            read = _Clause(clause, name, [], "name")
+        i = j
+    else:
+        np, j = _noun_phrase(clause, i)
+        if not np or np[0] in SENTENCE_OPENERS or np[0] in lx.IRREALIS:
+            return None
+        read = _Clause(clause, None, np, "thing")
+        i = j
+    return _predicate(read, i)
+
+
+def _predicate(read: _Clause, i: int) -> Statement | None:
+    clause = read.tokens
+    while i < len(clause):
+        w = clause[i][0]
+        if w in lx.NEGATIONS:
+            read.negated = True
+        elif w in lx.HAVE_VERBS and i + 1 < len(clause) and (
+                clause[i + 1][0] in lx.COUNT_WORDS or clause[i + 1][0].isdigit()
+                or clause[i + 1][0] == "another") or w not in lx.AUXILIARIES and w != "," and not (
+                w in {"am", "are", "is"} and i + 1 < len(clause)
+                and clause[i + 1][0].endswith("ing")):
+            break
+        i += 1
+    if i >= len(clause):
+        return None
+    verb, _ = clause[i]
+    s = stem(verb)
+    prep = clause[i + 1][0] if i + 1 < len(clause) and clause[i + 1][0] in lx.PREPOSITIONS \
+        else None
+    frame = lx.FRAMES.get((s, prep)) or lx.FRAMES.get((s, None))
+    if frame is None and verb in {"is", "are", "was", "were"} and i + 1 < len(clause):
+        # "we're based in Oslo", "the API is hosted at ...": a passive participle's frame
+        nxt = stem(clause[i + 1][0])
+        after = clause[i + 2][0] if i + 2 < len(clause) else None
+        frame = lx.FRAMES.get((nxt, after)) if after in lx.PREPOSITIONS else None
+        if frame is not None:
+            i, prep = i + 1, after
+    if frame is not None and not _fits(frame, read):
+        frame = None
+    if frame is not None:
+        start = i + (2 if prep is not None and lx.FRAMES.get((s, prep)) == frame else 1)
+        return _finish(read, frame, start, [verb] + ([prep] if prep else []), framed=True)
+    if verb in lx.HAVE_VERBS or s in {"adopt", "bought", "buy", "own", "keep", "kept", "got"}:
+        return _possession(read, i)
+    if s in lx.OBJECT_FRAMES and read.person and prep is None:
+        return _finish(read, lx.OBJECT_FRAMES[s], i + 1, [verb], framed=True, named=True)
+    if verb in lx.COPULA and read.thing:
+        return _finish(read, None, i + 1, [verb])
+    if verb in lx.COPULA and read.person and prep == "on":
+        return _finish(read, None, i + 2, [verb, "on"], versions_only=True)
+    if s in lx.CHANGE_VERBS:
+        to = next((k for k in range(i + 1, min(i + 5, len(clause))) if clause[k][0] == "to"),
+                  None)
+        if to is not None:
+            return _finish(read, None, to + 1, [verb, "to"], change=True,
+                           versions_only=read.person and not read.thing)
+    return None
+
+
+def _fits(frame: str, read: _Clause) -> bool:
+    """Whether a frame is about this kind of subject (lexicon.PERSON_FRAMES,
+    THING_FRAMES); a name may be a person's or a thing's."""
+    if frame in lx.PERSON_FRAMES and read.subject in {"self", "kin", "name"}:
+        return True
+    return frame in lx.THING_FRAMES and read.subject in {"name", "thing", "owned"}
+
+
+def _finish(read: _Clause, frame: str | None, start: int, verb: list[str], *,
+            framed: bool = False, change: bool = False, versions_only: bool = False,
+            named: bool = False) -> Statement | None:
+    low, orig, end = _value(read.tokens, start)
+    if not low or read.irrealis(end):
+        return None
+    kind = value_kind(low, orig)
+    thing = tuple(stem(w) for w in read.thing)
+    if frame is None:
+        if versions_only and kind != "version":
+            return None
+        if kind == "version" and not thing:
+            thing = tuple(stem(w) for w in product_of(low, orig))
+            low = [t for t in low if any(ch.isdigit() for ch in t)]
+            if not thing or not low:
+                return None
+        attribute = KIND_ATTRIBUTE.get(kind, "value")
+        if attribute == "value" and not read.thing:
+            return None
+    else:
+        attribute = frame
+    if named and kind not in {"name", "version"}:
+        return None
+    value = normalise(low, kind)
+    if not value:
+        return None
+    return Statement(owner=read.owner, thing=thing, attribute=attribute, value=value, kind=kind,
+                     negated=read.negated, change=change or read.change(), framed=framed,
+                     words=(*read.thing, *verb, *low),
+                     thing_text=" ".join(read.thing) if read.thing else " ".join(
+                         o for o in orig if o[:1].isupper())[:60] if thing else "")
+
+
+def _possession(read: _Clause, i: int) -> Statement | None:
+    """"we have three rabbits": the count of a kind of thing the owner has."""
+    if not read.person or read.thing:
+        return None
+    clause = read.tokens
+    count: str | None = None
+    j = i + 1
+    while j < len(clause) and (clause[j][0] in lx.COUNT_WORDS or clause[j][0].isdigit()
+                               or clause[j][0] in lx.DETERMINERS or clause[j][0] == "another"
+                               or clause[j][0] == "of"):
+        w = clause[j][0]
+        if w == "another":
+            count = "more"
+        elif w.isdigit():
+            count = w
+        elif w in lx.COUNT_WORDS and count != "more":
+            count = str(max(lx.COUNT_WORDS[w], int(count) if count and count.isdigit() else 0))
+        j += 1
+    np, end = _noun_phrase(clause, j)
+    if count is None or not np or read.irrealis(end):
+        return None
+    head = stem(np[-1])
+    ordinal = any(w in {"second", "third", "fourth", "fifth", "another"}
+                  for w, _ in clause[i:j])
+    return Statement(owner=read.owner, thing=(head,), attribute="count", value=count,
+                     kind="number", negated=read.negated,
+                     change=ordinal or read.change()
+                     or stem(clause[i][0]) in {"adopt", "got", "get", "bought", "buy"},
+                     words=(clause[i][0], *[w for w, _ in clause[i + 1:end]]),
+                     thing_text=np[-1])

@@ -1,0 +1,62 @@
+"""What is true now first: order an updated attribute's states by the question.
+
+Write-side detection links a memory that states a new value of an attribute to
+the one that stated the old value (graph.updates). A question about the present
+wants the newest state first; a question about the past ("before", "used to",
+"at first", "in 2022") wants the state that held then. This module reorders a
+ranked list accordingly, and nothing else: every memory stays in the list (a
+wrong link must never hide a memory), the newest state takes the place of the
+best-ranked older one (entering the list there when the search did not find
+it), and the older one follows it. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from memlattice.search.ranking import Scored, Step
+
+# English marks a question about an earlier state with these words and phrases
+# (whatever the attribute): "before", "used to", "previously", "at first", ...
+_PAST = re.compile(
+    r"(?i)\b(?:before|used\s+to|previous(?:ly)?|formerly|former|at\s+first|first|originally"
+    r"|initially|earlier|old|prior|in\s+the\s+past|back\s+then|back\s+when|once|no\s+longer"
+    r"|anymore|any\s+more|until|till|had\s+been|was|were)\b")
+
+
+def asks_past(query: str | None, named_end: datetime | None, now: datetime) -> bool:
+    """Whether a query asks about an earlier state: past words, or a time it names
+    that ended before the search's `now` ("in 2022", "as of March")."""
+    if not query:
+        return False
+    if named_end is not None and named_end <= now:
+        return True
+    return bool(_PAST.search(query))
+
+
+def prefer_current(scored: Sequence[Scored], current: Mapping[str, str], *,
+                   past: bool) -> list[Scored]:
+    """`scored` with every outdated memory (a key of `current`, which names the
+    newest state that updates it) next to that state: after it for a present
+    question, before it for a past one. A state the list lacks enters at the
+    outdated memory's place with its score, reached along `UPDATES`."""
+    order = [s.id for s in scored]
+    by_id = {s.id: s for s in scored}
+    for old_id, new_id in current.items():
+        if old_id not in by_id or new_id == old_id:
+            continue
+        if new_id not in by_id:
+            by_id[new_id] = Scored(id=new_id, score=by_id[old_id].score, expanded=True,
+                                   path=(Step(type="UPDATES", source=new_id, target=old_id),))
+            order.insert(order.index(old_id), new_id)
+        first, second = (old_id, new_id) if past else (new_id, old_id)
+        i, j = order.index(first), order.index(second)
+        if i > j:  # `first` moves right before `second`, its score at least that one's
+            order.pop(i)
+            order.insert(j, first)
+            by_id[first] = replace(by_id[first],
+                                   score=max(by_id[first].score, by_id[second].score))
+    return [by_id[id] for id in order]

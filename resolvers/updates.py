@@ -1,0 +1,113 @@
+"""Update candidates: list, confirm, reject (thin: convert, call, wrap).
+
+Write-side detection (graph.updates) links a memory that states a new value of an
+attribute to the memory that stated the old one; these operations read and decide
+those links. Merged into the root types in `resolvers/schema.py`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+
+import strawberry
+
+from memlattice.graph.updates.store import UpdateLink
+from memlattice.resolvers.context import Info
+from memlattice.resolvers.types import Memory
+from memlattice.services.updates import UpdateService
+
+
+@strawberry.enum(description="Where an update candidate stands.")
+class UpdateStatus(Enum):
+    CANDIDATE = strawberry.enum_value(
+        "candidate", description="Found on write; nobody has decided it yet.")
+    CONFIRMED = strawberry.enum_value(
+        "confirmed", description="Confirmed: the newer memory SUPERSEDES the older one.")
+    REJECTED = strawberry.enum_value(
+        "rejected", description="Rejected: never proposed again for this pair.")
+
+
+@strawberry.enum(description="What a detected link says of two memories.")
+class UpdateKind(Enum):
+    UPDATE = strawberry.enum_value(
+        "update", description="The newer memory states a new value: the older one is outdated.")
+    CONTRADICTION = strawberry.enum_value(
+        "contradiction", description="Another source states another value without saying it"
+        " changed: both cannot hold (a CONTRADICTS relationship joins them too).")
+
+
+@strawberry.type(description="A newer memory states another value of an attribute an older"
+                 " memory stated (found on write, without a model; see docs/knowledge.md).")
+class MemoryUpdate:
+    id: strawberry.ID
+    newer: Memory | None = strawberry.field(description="The memory with the newer value.")
+    older: Memory | None = strawberry.field(description="The memory it outdates.")
+    status: UpdateStatus
+    kind: UpdateKind
+    confidence: float = strawberry.field(description="How surely subject and attribute"
+                                         " matched, in [0, 1].")
+    reason: str = strawberry.field(description="Why, in words: subject, attribute, values.")
+    subject: str = strawberry.field(description="Whose attribute: a speaker, a name, a thing.")
+    attribute: str = strawberry.field(description="Which attribute (residence, employer,"
+                                      " count, when, version, ...).")
+    matched: list[str] = strawberry.field(description="The words of both memories that"
+                                          " carried subject, relation and value.")
+    created_at: datetime | None
+    decided_at: datetime | None
+    decided_by: str | None
+    note: str | None = strawberry.field(description="The reason given on rejecting it.")
+
+    @classmethod
+    def from_domain(cls, link: UpdateLink) -> MemoryUpdate:
+        return cls(
+            id=strawberry.ID(link.id),
+            newer=Memory.from_domain(link.newer) if link.newer is not None else None,
+            older=Memory.from_domain(link.older) if link.older is not None else None,
+            status=UpdateStatus(link.status), kind=UpdateKind(link.kind),
+            confidence=link.confidence, reason=link.reason, subject=link.subject,
+            attribute=link.attribute, matched=list(link.matched), created_at=link.created_at,
+            decided_at=link.decided_at, decided_by=link.decided_by, note=link.note)
+
+
+def _updates(info: Info) -> UpdateService:
+    return UpdateService(info.context.service)
+
+
+@strawberry.type
+class UpdatesQuery:
+    @strawberry.field(description="Update candidates of the namespace (or of one memory, either"
+                      " side), newest first; only links whose both memories the key may see.")
+    async def memory_updates(
+        self, info: Info, namespace: str, statuses: list[UpdateStatus] | None = None,
+        memory_id: strawberry.ID | None = None, first: int = 100,
+    ) -> list[MemoryUpdate]:
+        tenant = info.context.tenant(namespace, write=False)
+        chosen = [str(s.value) for s in statuses] if statuses else ["candidate", "confirmed"]
+        links = await _updates(info).list(tenant=tenant, statuses=chosen,
+                                          memory_id=str(memory_id) if memory_id else None,
+                                          first=first)
+        return [MemoryUpdate.from_domain(link) for link in links]
+
+
+@strawberry.type
+class UpdatesMutation:
+    @strawberry.mutation(description="Confirm an update candidate: the newer memory SUPERSEDES"
+                         " the older (status SUPERSEDED, kept as history); audited and"
+                         " announced. NOT_FOUND for a link the key may not see; CONFLICT for a"
+                         " rejected link, an inactive memory or a SUPERSEDES cycle.")
+    async def confirm_update(self, info: Info, namespace: str,
+                             id: strawberry.ID) -> MemoryUpdate:
+        tenant = info.context.tenant(namespace, write=True)
+        link = await _updates(info).confirm(tenant=tenant, id=str(id),
+                                            actor=info.context.actor)
+        return MemoryUpdate.from_domain(link)
+
+    @strawberry.mutation(description="Reject an update candidate: kept as REJECTED, never"
+                         " proposed again for that pair; audited and announced.")
+    async def reject_update(self, info: Info, namespace: str, id: strawberry.ID,
+                            note: str | None = None) -> MemoryUpdate:
+        tenant = info.context.tenant(namespace, write=True)
+        link = await _updates(info).reject(tenant=tenant, id=str(id), note=note,
+                                           actor=info.context.actor)
+        return MemoryUpdate.from_domain(link)

@@ -1,0 +1,161 @@
+"""Knowledge that stays current: update candidates found on write, recall that
+prefers the newest state, confirm and reject, and what a limited key sees."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from memlattice.core.model import Sensitivity
+from tests.conftest import GraphQLClient
+from tests.integration._keys import as_key, make_key
+
+INGEST = """mutation($input: ConversationInput!) {
+  ingestConversation(input: $input) { created } }"""
+SEARCH = """query($input: SearchInput!) { search(input: $input) {
+  memory { id content } outdatedBy { id } update { id kind status reason attribute } } }"""
+UPDATES = """query($ns: String!, $statuses: [UpdateStatus!], $id: ID) {
+  memoryUpdates(namespace: $ns, statuses: $statuses, memoryId: $id) {
+    id kind status confidence reason subject attribute matched newer { id } older { id } } }"""
+CONFIRM = """mutation($ns: String!, $id: ID!) { confirmUpdate(namespace: $ns, id: $id) {
+  status newer { id status } older { id status supersededBy } } }"""
+REJECT = """mutation($ns: String!, $id: ID!) { rejectUpdate(namespace: $ns, id: $id,
+  note: "she only visits") { status note } }"""
+WRITE = """mutation($input: MemoryInput!) { writeMemory(input: $input) { id } }"""
+
+CHAT = [
+    ("bergen", "Ines", "I live in Bergen, right by the harbour.", "2025-01-10T10:00:00Z"),
+    ("f1", "Tom", "Nice! How is the weather up there?", "2025-01-10T10:01:00Z"),
+    ("f2", "Ines", "Rainy, as always. Haha.", "2025-01-10T10:02:00Z"),
+    ("f3", "Tom", "I adopted a cat last week.", "2025-01-10T10:03:00Z"),
+    ("tromso", "Ines", "Big news: we finally moved to Tromsø last month!", "2025-06-02T09:00:00Z"),
+    ("f4", "Tom", "Wow, congratulations! Send pictures.", "2025-06-02T09:01:00Z"),
+    ("sister", "Ines", "My sister lives in Oslo, she visits often.", "2025-06-02T09:02:00Z"),
+    ("dog", "Tom", "We also adopted a dog.", "2025-06-02T09:03:00Z"),
+]
+
+
+def chat(namespace: str, turns: list[tuple[str, str, str, str]] = CHAT) -> dict[str, Any]:
+    return {"namespace": namespace, "sessionId": "s1", "messages": [
+        {"id": id, "speaker": who, "content": text, "at": at} for id, who, text, at in turns]}
+
+
+def turn_id(namespace: str, message: str) -> str:
+    """The memory id ingestConversation gives a message with its own id."""
+    from memlattice.core.messages import turn_id as derive
+    from memlattice.core.messages import MessageInput
+
+    return derive(namespace, "s1", MessageInput(content="x", id=message))
+
+
+async def links(gql: GraphQLClient, namespace: str, **variables: Any) -> list[dict[str, Any]]:
+    data = await gql.ok(UPDATES, {"ns": namespace, **variables})
+    return list(data["memoryUpdates"])
+
+
+async def test_a_move_is_linked_and_the_present_question_gets_the_new_home(
+    gql: GraphQLClient, namespace: str,
+) -> None:
+    await gql.ok(INGEST, {"input": chat(namespace)})
+    bergen, tromso = turn_id(namespace, "bergen"), turn_id(namespace, "tromso")
+    found = await links(gql, namespace)
+    # Only the move: the sister's city, the pets and the small talk state nothing to link.
+    assert [(x["newer"]["id"], x["older"]["id"]) for x in found] == [(tromso, bergen)]
+    (link,) = found
+    assert link["kind"] == "UPDATE" and link["status"] == "CANDIDATE"
+    assert link["attribute"] == "residence" and link["subject"] == "ines"
+    assert "bergen" in link["reason"] and "tromsø" in link["reason"]
+    assert 0.5 <= link["confidence"] <= 1
+
+    hits = (await gql.ok(SEARCH, {"input": {"filter": {"namespace": namespace},
+                                            "query": "Where does Ines live?"}}))["search"]
+    ids = [h["memory"]["id"] for h in hits]
+    assert ids[0] == tromso and bergen in ids and ids.index(bergen) > ids.index(tromso)
+    old = next(h for h in hits if h["memory"]["id"] == bergen)
+    assert old["outdatedBy"] == {"id": tromso} and old["update"]["id"] == link["id"]
+    assert hits[0]["outdatedBy"] is None
+
+    past = (await gql.ok(SEARCH, {"input": {"filter": {"namespace": namespace},
+                                            "query": "Where did Ines live before?"}}))["search"]
+    past_ids = [h["memory"]["id"] for h in past]
+    assert past_ids.index(bergen) < past_ids.index(tromso)
+
+    # As of a time between the two, the move had not been said: Bergen is current.
+    then = (await gql.ok(SEARCH, {"input": {
+        "filter": {"namespace": namespace, "asOf": "2025-03-01T00:00:00Z"},
+        "query": "Where does Ines live?"}}))["search"]
+    assert then[0]["memory"]["id"] == bergen and then[0]["outdatedBy"] is None
+
+
+async def test_confirm_supersedes_and_reject_is_never_proposed_again(
+    gql: GraphQLClient, namespace: str,
+) -> None:
+    await gql.ok(INGEST, {"input": chat(namespace)})
+    (link,) = await links(gql, namespace)
+    done = (await gql.ok(CONFIRM, {"ns": namespace, "id": link["id"]}))["confirmUpdate"]
+    assert done["status"] == "CONFIRMED"
+    assert done["older"]["status"] == "SUPERSEDED"
+    assert done["older"]["supersededBy"] == done["newer"]["id"]
+    again = (await gql.ok(CONFIRM, {"ns": namespace, "id": link["id"]}))["confirmUpdate"]
+    assert again["status"] == "CONFIRMED"  # idempotent
+    error = await gql.error(REJECT, {"ns": namespace, "id": link["id"]})
+    assert error["extensions"]["code"] == "CONFLICT"
+
+    other = f"{namespace}-r"
+    await gql.ok(INGEST, {"input": chat(other)})
+    (candidate,) = await links(gql, other)
+    rejected = (await gql.ok(REJECT, {"ns": other, "id": candidate["id"]}))["rejectUpdate"]
+    assert rejected == {"status": "REJECTED", "note": "she only visits"}
+    assert await links(gql, other) == []
+    assert len(await links(gql, other, statuses=["REJECTED"])) == 1
+    error = await gql.error(CONFIRM, {"ns": other, "id": candidate["id"]})
+    assert error["extensions"]["code"] == "CONFLICT"
+    # The same statements again (a repeat of the session changes nothing) and a new
+    # turn of the same value: the rejected pair stays rejected, never proposed again.
+    await gql.ok(INGEST, {"input": chat(other)})
+    assert await links(gql, other) == []
+
+
+async def test_a_key_that_may_not_see_one_side_sees_no_link(
+    gql: GraphQLClient, graph_client: Any, session_app: Any, namespace: str,
+) -> None:
+    await gql.ok(WRITE, {"input": {"namespace": namespace, "userId": "ines",
+                                   "content": "I live in Bergen.", "sensitivity": "HIGH",
+                                   "now": "2025-01-01T00:00:00Z"}})
+    await gql.ok(WRITE, {"input": {"namespace": namespace, "userId": "ines",
+                                   "content": "We moved to Tromsø in May.",
+                                   "now": "2025-06-01T00:00:00Z"}})
+    (link,) = await links(gql, namespace)
+    secret = await make_key(graph_client, namespace, clearance=Sensitivity.LOW)
+    async with as_key(session_app, secret) as low:
+        assert await links(low, namespace) == []
+        error = await low.error(CONFIRM, {"ns": namespace, "id": link["id"]})
+        assert error["extensions"]["code"] == "NOT_FOUND"
+        hits = (await low.ok(SEARCH, {"input": {"filter": {"namespace": namespace},
+                                                "query": "Where does Ines live?"}}))["search"]
+        assert all(h["outdatedBy"] is None for h in hits)
+    elsewhere = f"{namespace}-other"
+    error = await gql.error(CONFIRM, {"ns": elsewhere, "id": link["id"]})
+    assert error["extensions"]["code"] == "NOT_FOUND"
+    assert (await links(gql, namespace))[0]["status"] == "CANDIDATE"
+
+
+async def test_concurrent_updates_of_one_attribute_end_with_one_current_memory(
+    gql: GraphQLClient, namespace: str,
+) -> None:
+    await gql.ok(WRITE, {"input": {"namespace": namespace, "content":
+                                   "The metrics exporter listens on 9100.",
+                                   "now": "2025-01-01T00:00:00Z"}})
+    ports = [9200 + i for i in range(4)]
+    await asyncio.gather(*(gql.ok(WRITE, {"input": {
+        "namespace": namespace, "content": f"The exporter now listens on {port}.",
+        "now": f"2025-02-0{i + 1}T00:00:00Z"}}) for i, port in enumerate(ports)))
+    found = await links(gql, namespace)
+    older = {x["older"]["id"] for x in found}
+    newer = {x["newer"]["id"] for x in found}
+    # Five states in a chain: four links, and exactly one memory nobody outdates.
+    assert len(found) == 4 and len(newer - older) == 1
+    hits = (await gql.ok(SEARCH, {"input": {"filter": {"namespace": namespace}, "query":
+                                            "Which port does the metrics exporter listen on?"}}
+                         ))["search"]
+    assert hits[0]["memory"]["content"] == "The exporter now listens on 9203."
