@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import time
 from dataclasses import dataclass, field
@@ -255,7 +256,8 @@ async def main() -> None:
     # The first writes load the embedder and warm a cold Neo4j; on a busy machine they can
     # outlast the default 30 s request limit, which measures nothing here.
     os.environ.setdefault("MEMLATTICE_LIMIT_REQUEST_TIMEOUT_S", "600")
-    os.environ.setdefault("MEMLATTICE_LOG_LEVEL", "WARNING")
+    for chatty in ("httpx", "memlattice.access"):  # a line per request drowns the figures
+        logging.getLogger(chatty).setLevel(logging.WARNING)
     async with bench_service(dimension=256, heap="1g", pagecache="512m",
                              embedding=EmbeddingSettings(provider="local")) as bench:
         started = time.monotonic()
