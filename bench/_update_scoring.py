@@ -5,7 +5,8 @@ ids. A question is scored from the ranked ids the search returned:
 
 - `present`: current@1 when the top hit is the expected (newest) statement;
   stale-above when any statement the expected one replaces, directly or along
-  a chain, ranks above it (or is returned while it is not);
+  a chain, ranks above it (or is returned while it is not); stale-marked when
+  every such statement returned is marked outdated on its hit;
 - `past`: past@3 when the expected (earlier) statement is in the top 3;
 - `asof`: asof@1 when the top hit is the statement valid at the question's
   `asOf`;
@@ -68,18 +69,21 @@ class Outcome:
     kind: str
     hit: bool
     stale_above: bool = False
+    stale_marked: bool | None = None  # present: every returned stale hit marked outdated
 
 
 def score_question(kind: str, ranked: Sequence[str], expected: Iterable[str],
                    stale: Iterable[str] = (), outdated: Iterable[str] = ()) -> Outcome:
     """Score one question; `stale` are the statements the expected one replaces,
-    `outdated` the returned ids the service marked as outdated (keep questions only)."""
+    `outdated` the returned ids the service marked as outdated."""
     expected = set(expected)
     position = rank(ranked, expected)
     if kind == "present":
         stale_position = rank(ranked, stale)
         above = stale_position is not None and (position is None or stale_position < position)
-        return Outcome(kind, position == 0, above)
+        returned = set(stale) & set(ranked)
+        marked = returned <= set(outdated) if returned else None
+        return Outcome(kind, position == 0, above, marked)
     if kind == "asof":
         return Outcome(kind, position == 0)
     if kind == "past":
@@ -128,6 +132,10 @@ class Tally:
 
     def stale_above(self) -> float | None:
         chosen = [o.stale_above for o in self.outcomes if o.kind == "present"]
+        return sum(chosen) / len(chosen) if chosen else None
+
+    def stale_marked(self) -> float | None:
+        chosen = [o.stale_marked for o in self.outcomes if o.stale_marked is not None]
         return sum(chosen) / len(chosen) if chosen else None
 
     def count(self, kind: str) -> int:

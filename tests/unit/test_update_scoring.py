@@ -83,3 +83,12 @@ def test_shipped_scenarios_are_sound(name: str) -> None:
     scenarios = json.loads((SCENARIOS / f"{name}.json").read_text())["scenarios"]
     assert len(scenarios) >= 24
     assert [p for s in scenarios for p in scenario_problems(s)] == []
+
+
+def test_stale_hits_must_be_marked_outdated() -> None:
+    marked = score_question("present", ["c", "a"], ["c"], {"a", "b"}, outdated=["a"])
+    unmarked = score_question("present", ["c", "a"], ["c"], {"a", "b"})
+    absent = score_question("present", ["c", "x"], ["c"], {"a", "b"})
+    assert marked.stale_marked is True and unmarked.stale_marked is False
+    assert absent.stale_marked is None
+    assert Tally([marked, unmarked, absent]).stale_marked() == 0.5
