@@ -1,0 +1,302 @@
+"""Knowledge that stays current (issue 27): updated facts, through the public API.
+
+    python -m bench.knowledge_update [--files dev,holdout] [--json out.json] [--verbose]
+
+Each scenario of bench/knowledge_updates/<file>.json (format in that folder's
+README.md) is loaded into its own namespace with `ingestConversation`, one
+call per session, with the server's own embedder (no client vectors): a chat
+where a person states a fact and later changes it, or an agent's notes where
+a service, a meeting or an owner changes, among ordinary turns; a quarter of
+the scenarios are negative (two statements that both stay true). Then its
+questions are asked through the default `search` (no options but the
+namespace, and `filter.asOf` for as-of questions), and the write-side update
+links are read with `memoryUpdates`. Prints, per file and per domain group
+(person / agent):
+
+- current@1: a present question's top hit is the newest statement;
+- stale-above: a statement it replaced ranks above it (present questions);
+- past@3: a past question finds the earlier statement in the top 3;
+- asof@1: with `filter.asOf`, the top hit is the statement valid then;
+- stale-marked: a replaced statement, when returned for a present question,
+  carries `outdatedBy` (n/a before SearchHit has it);
+- keep@3: in negative scenarios, a statement nothing replaced is in the top 3
+  and not marked outdated;
+- link precision and recall of the update links (CANDIDATE or CONFIRMED,
+  any kind) against the scenarios' truth; the rule is in
+  bench/_update_scoring.py. "n/a" when the service has no `memoryUpdates`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench._harness import Bench, GraphQLError, bench_service
+from bench._update_scoring import (
+    LinkCounts,
+    Outcome,
+    Tally,
+    figure,
+    replaced_by,
+    scenario_problems,
+    score_question,
+    turn_times,
+)
+from memlattice.core.messages import MessageInput, turn_id
+from memlattice.core.settings import EmbeddingSettings
+
+SCENARIOS = Path(__file__).resolve().parent / "knowledge_updates"
+PARALLEL = 4
+
+INGEST = """mutation($input: ConversationInput!) {
+  ingestConversation(input: $input) { created } }"""
+SEARCH_MARKED = """query($input: SearchInput!) {
+  search(input: $input) { memory { id content } outdatedBy { id } } }"""
+SEARCH_PLAIN = """query($input: SearchInput!) { search(input: $input) { memory { id content } } }"""
+UPDATES = """query($namespace: String!) {
+  memoryUpdates(namespace: $namespace, statuses: [CANDIDATE, CONFIRMED]) {
+    newer { id } older { id } status kind confidence } }"""
+
+
+@dataclass
+class Scenario:
+    file: str
+    data: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return str(self.data["id"])
+
+    @property
+    def group(self) -> str:
+        return str(self.data["group"])
+
+    @property
+    def namespace(self) -> str:
+        return f"bench/ku/{self.file}/{self.id}"
+
+    def turns(self) -> list[tuple[str, dict[str, Any]]]:
+        """(session id, message input) for every turn, in order, with its time."""
+        rows: list[tuple[str, dict[str, Any]]] = []
+        times = turn_times(self.data)
+        for session in self.data["sessions"]:
+            for message_id, speaker, content in session["turns"]:
+                rows.append((session["id"], {"id": message_id, "speaker": speaker,
+                                             "content": content,
+                                             "at": times[message_id].isoformat()}))
+        return rows
+
+    def memory_ids(self) -> dict[str, str]:
+        """Message id -> memory id (ingestion derives memory ids from message ids)."""
+        return {message["id"]: turn_id(self.namespace, session,
+                                       MessageInput(id=message["id"], content=message["content"]))
+                for session, message in self.turns()}
+
+    def truth(self) -> list[tuple[str, str]]:
+        return [(u["newer"], u["older"]) for u in self.data.get("updates", [])]
+
+
+@dataclass
+class Failure:
+    scenario: str
+    kind: str
+    question: str
+    expected: list[str]
+    top: list[tuple[str, str]]
+
+
+@dataclass
+class Results:
+    tallies: dict[str, Tally] = field(default_factory=dict)
+    links: dict[str, LinkCounts] = field(default_factory=dict)
+    failures: list[Failure] = field(default_factory=list)
+    links_available: bool = True
+    marks_available: bool = True
+
+    def add(self, slices: list[str], outcome: Outcome) -> None:
+        for name in slices:
+            self.tallies.setdefault(name, Tally()).outcomes.append(outcome)
+
+    def add_links(self, slices: list[str], predicted: list[tuple[str, str]],
+                  truth: list[tuple[str, str]]) -> None:
+        for name in slices:
+            self.links.setdefault(name, LinkCounts()).add(predicted, truth)
+
+
+def read_scenarios(names: list[str]) -> list[Scenario]:
+    scenarios: list[Scenario] = []
+    for name in names:
+        body = json.loads((SCENARIOS / f"{name}.json").read_text())
+        problems = [p for data in body["scenarios"] for p in scenario_problems(data)]
+        if problems:
+            raise SystemExit(f"{name}.json: " + "; ".join(problems))
+        scenarios.extend(Scenario(name, data) for data in body["scenarios"])
+    return scenarios
+
+
+async def load(bench: Bench, scenario: Scenario) -> None:
+    sessions: dict[str, list[dict[str, Any]]] = {}
+    for session, message in scenario.turns():
+        sessions.setdefault(session, []).append(message)
+    for session, messages in sessions.items():
+        await bench.gql(INGEST, {"input": {"namespace": scenario.namespace,
+                                           "sessionId": session, "messages": messages}})
+
+
+async def search(bench: Bench, results: Results, namespace: str, query: str,
+                 as_of: str | None) -> list[dict[str, Any]]:
+    """The default search's hits; without `outdatedBy` on the service, the plain ones."""
+    filter_: dict[str, Any] = {"namespace": namespace}
+    if as_of is not None:
+        filter_["asOf"] = as_of
+    variables = {"input": {"filter": filter_, "query": query}}
+    if results.marks_available:
+        try:
+            hits: list[dict[str, Any]] = (await bench.gql(SEARCH_MARKED, variables))["search"]
+            return hits
+        except GraphQLError as error:
+            if "outdatedBy" not in str(error):
+                raise
+            results.marks_available = False
+    plain: list[dict[str, Any]] = (await bench.gql(SEARCH_PLAIN, variables))["search"]
+    return plain
+
+
+async def read_links(bench: Bench, results: Results, scenario: Scenario,
+                     message_of: dict[str, str]) -> list[tuple[str, str]] | None:
+    """The scenario's update links as message-id pairs (an unknown memory keeps its id)."""
+    if not results.links_available:
+        return None
+    try:
+        rows = (await bench.gql(UPDATES, {"namespace": scenario.namespace}))["memoryUpdates"]
+    except GraphQLError as error:
+        if "memoryUpdates" not in str(error) and "UpdateStatus" not in str(error):
+            raise
+        results.links_available = False
+        return None
+    return [(message_of.get(r["newer"]["id"], r["newer"]["id"]),
+             message_of.get(r["older"]["id"], r["older"]["id"])) for r in rows]
+
+
+async def evaluate(bench: Bench, results: Results, scenario: Scenario) -> None:
+    memory_of = scenario.memory_ids()
+    message_of = {memory: message for message, memory in memory_of.items()}
+    truth = scenario.truth()
+    slices = [scenario.file, scenario.group, f"{scenario.file}/{scenario.group}", "all"]
+    for question in scenario.data["questions"]:
+        kind = question["kind"]
+        expected = question["expect"] if isinstance(question["expect"], list) else [
+            question["expect"]]
+        stale = set().union(*(replaced_by(truth, e) for e in expected)) - set(expected)
+        hits = await search(bench, results, scenario.namespace, question["q"],
+                            question.get("asOf") if kind == "asof" else None)
+        ranked = [message_of.get(h["memory"]["id"], h["memory"]["id"]) for h in hits]
+        outdated = [message_of.get(h["memory"]["id"], "") for h in hits if h.get("outdatedBy")]
+        outcome = score_question(kind, ranked, expected, stale, outdated)
+        results.add(slices, outcome)
+        if not outcome.hit or outcome.stale_above:
+            results.failures.append(Failure(
+                scenario.id, kind + (" (stale above)" if outcome.stale_above else ""),
+                question["q"] + (f" [asOf {question['asOf']}]" if kind == "asof" else ""),
+                expected, [(m, h["memory"]["content"]) for m, h in zip(ranked, hits)][:3]))
+    predicted = await read_links(bench, results, scenario, message_of)
+    if predicted is not None:
+        results.add_links(slices, predicted, truth)
+
+
+def report(results: Results, files: list[str]) -> dict[str, dict[str, Any]]:
+    names = [*files, "person", "agent",
+             *(f"{f}/{g}" for f in files for g in ("person", "agent")), "all"]
+    header = (f"{'slice':<16} {'current@1':>9} {'stale-ab':>9} {'marked':>7} {'past@3':>7}"
+              f" {'asof@1':>7} {'keep@3':>7} {'link P':>7} {'link R':>7} {'links':>6}  questions p/pa/a/k")
+    print(header)
+    table: dict[str, dict[str, Any]] = {}
+    for name in names:
+        tally = results.tallies.get(name)
+        if tally is None:
+            continue
+        links = results.links.get(name) if results.links_available else None
+        row: dict[str, Any] = {
+            "current@1": tally.rate("present"), "stale_above": tally.stale_above(),
+            "stale_marked": tally.stale_marked() if results.marks_available else None,
+            "past@3": tally.rate("past"), "asof@1": tally.rate("asof"),
+            "keep@3": tally.rate("keep"),
+            "link_precision": links.precision if links else None,
+            "link_recall": links.recall if links else None,
+            "links": links.predicted if links else None,
+            "questions": {k: tally.count(k) for k in ("present", "past", "asof", "keep")}}
+        table[name] = row
+        counts = "/".join(str(v) for v in row["questions"].values())
+        print(f"{name:<16} {figure(row['current@1']):>9} {figure(row['stale_above']):>9}"
+              f" {figure(row['stale_marked']):>7}"
+              f" {figure(row['past@3']):>7} {figure(row['asof@1']):>7}"
+              f" {figure(row['keep@3']):>7} {figure(row['link_precision']):>7}"
+              f" {figure(row['link_recall']):>7}"
+              f" {'n/a' if row['links'] is None else row['links']:>6}  {counts}")
+    if not results.links_available:
+        print("# links: n/a (the service has no memoryUpdates query)")
+    if not results.marks_available:
+        print("# outdated marks: n/a (SearchHit has no outdatedBy): marked is n/a,"
+              " keep@3 counts no mark")
+    return table
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", default="dev,holdout",
+                        help="scenario files of bench/knowledge_updates, comma-separated")
+    parser.add_argument("--json", type=Path, help="write the figures and failures as JSON")
+    parser.add_argument("--verbose", action="store_true",
+                        help="print every failed question with its top 3 hits")
+    args = parser.parse_args()
+    files = [name.strip() for name in args.files.split(",") if name.strip()]
+    scenarios = read_scenarios(files)
+    results = Results()
+    # The first writes load the embedder and warm a cold Neo4j; on a busy machine they can
+    # outlast the default 30 s request limit, which measures nothing here.
+    os.environ.setdefault("MEMLATTICE_LIMIT_REQUEST_TIMEOUT_S", "600")
+    for chatty in ("httpx", "memlattice.access"):  # a line per request drowns the figures
+        logging.getLogger(chatty).setLevel(logging.WARNING)
+    async with bench_service(dimension=256, heap="1g", pagecache="512m",
+                             embedding=EmbeddingSettings(provider="local")) as bench:
+        started = time.monotonic()
+        gate = asyncio.Semaphore(PARALLEL)
+
+        async def loaded(scenario: Scenario) -> None:
+            async with gate:
+                await load(bench, scenario)
+
+        await asyncio.gather(*(loaded(s) for s in scenarios))
+        turns = sum(len(s.turns()) for s in scenarios)
+        print(f"# loaded {turns} turns of {len(scenarios)} scenarios"
+              f" ({', '.join(files)}) in {time.monotonic() - started:.1f}s")
+        started = time.monotonic()
+
+        async def evaluated(scenario: Scenario) -> None:
+            async with gate:
+                await evaluate(bench, results, scenario)
+
+        await asyncio.gather(*(evaluated(s) for s in scenarios))
+        print(f"# asked {len(results.tallies.get('all', Tally()).outcomes)} questions"
+              f" in {time.monotonic() - started:.1f}s")
+    table = report(results, files)
+    if args.verbose:
+        for failure in sorted(results.failures, key=lambda f: (f.scenario, f.kind)):
+            print(f"\n[{failure.scenario}] {failure.kind}: {failure.question}"
+                  f"\n  expected {', '.join(failure.expected)}")
+            for message, content in failure.top:
+                print(f"  - {message}: {content[:110]}")
+    if args.json is not None:
+        args.json.write_text(json.dumps({"figures": table, "failures": [
+            f.__dict__ for f in results.failures]}, indent=1, default=list))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
