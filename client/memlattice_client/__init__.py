@@ -63,6 +63,7 @@ from memlattice_client._models import (
     InvalidateResult,
     Memory,
     MemoryPage,
+    MemoryUpdate,
     MemoryVersion,
     NamespaceConfig,
     NamespaceWipeResult,
@@ -84,6 +85,7 @@ from memlattice_client._models import (
     SummaryBullet,
     SupersedeResult,
     ToolCall,
+    UpdateStatus,
     Weights,
 )
 from memlattice_client._prompt import estimate_tokens, format_memories
@@ -129,6 +131,7 @@ __all__ = [
     "MemoryFields",
     "MemoryInput",
     "MemoryPage",
+    "MemoryUpdate",
     "MemoryVersion",
     "Message",
     "NamespaceConfig",
@@ -161,6 +164,7 @@ __all__ = [
     "ToolCall",
     "UnauthenticatedError",
     "UnavailableError",
+    "UpdateStatus",
     "ValidationError",
     "VersionConflictError",
     "Weights",

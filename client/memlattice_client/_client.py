@@ -22,6 +22,7 @@ import httpx
 
 from memlattice_client import _knowledge as kn
 from memlattice_client import _operations as ops
+from memlattice_client import _updates as up
 from memlattice_client._causal import HEADER as BOOKMARK_HEADER
 from memlattice_client._causal import CausalChain
 from memlattice_client._errors import (
@@ -215,6 +216,9 @@ class MemlatticeClient(_Base):
     retract_record = _sync(kn.retract_record)
     merge_records = _sync(kn.merge_records)
     consolidate = _sync(kn.consolidate)
+    memory_updates = _sync(up.memory_updates)
+    confirm_update = _sync(up.confirm_update)
+    reject_update = _sync(up.reject_update)
 
     def iter_memories(self, namespace: str, *, page_size: int = 100,
                       **filter: Unpack[FilterFields]) -> Iterator[Memory]:
@@ -313,6 +317,9 @@ class AsyncMemlatticeClient(_Base):
     retract_record = _async(kn.retract_record)
     merge_records = _async(kn.merge_records)
     consolidate = _async(kn.consolidate)
+    memory_updates = _async(up.memory_updates)
+    confirm_update = _async(up.confirm_update)
+    reject_update = _async(up.reject_update)
 
     async def iter_memories(self, namespace: str, *, page_size: int = 100,
                             **filter: Unpack[FilterFields]) -> AsyncIterator[Memory]:

@@ -153,6 +153,34 @@ class SearchHit(_Result):
     expanded: bool = False
     path: tuple[PathStep, ...] = ()
     conflicts: tuple[Memory, ...] = ()
+    # Set when a newer memory states another value of what this one states.
+    outdated_by: Memory | None = None
+    update: MemoryUpdate | None = None
+
+
+class UpdateStatus(str, Enum):
+    CANDIDATE = "CANDIDATE"
+    CONFIRMED = "CONFIRMED"
+    REJECTED = "REJECTED"
+
+
+class MemoryUpdate(_Result):
+    """A newer memory states another value of an attribute an older one stated."""
+
+    id: str
+    status: UpdateStatus
+    kind: str
+    confidence: float
+    reason: str
+    subject: str
+    attribute: str
+    matched: tuple[str, ...] = ()
+    created_at: datetime | None = None
+    decided_at: datetime | None = None
+    decided_by: str | None = None
+    note: str | None = None
+    newer: Memory | None = None
+    older: Memory | None = None
 
 
 class Edge(_Result):

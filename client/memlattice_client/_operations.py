@@ -92,7 +92,8 @@ NAMESPACE_CONFIG = """namespace version backend scoring
 HIT = f"""
   score similarityScore ftsScore recencyScore popularityScore graphScore boost rerankScore
   similarityRank ftsRank expanded path {{ type sourceId targetId }}
-  memory {{ {MEMORY} }} conflicts {{ {MEMORY} }}
+  memory {{ {MEMORY} }} conflicts {{ {MEMORY} }} outdatedBy {{ {MEMORY} }}
+  update {{ id status kind confidence reason subject attribute matched createdAt }}
 """
 
 

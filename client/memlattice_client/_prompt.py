@@ -60,6 +60,9 @@ def _bullet(hit: SearchHit, content: str, now: datetime, show_scores: bool) -> s
         extras.append("tags: " + ", ".join(_one_line(t) for t in m.tags))
     if show_scores:
         extras.append(f"score {hit.score:.2f}")
+    if hit.outdated_by is not None:
+        newer = _one_line(hit.outdated_by.content)[:60]
+        extras.append(f'OUTDATED: replaced by "{newer}" ({hit.outdated_by.created_at:%Y-%m-%d})')
     if hit.conflicts:
         names = "; ".join(f'"{_one_line(c.content)[:60]}"' for c in hit.conflicts[:3])
         extras.append(f"CONFLICTS with {names}")

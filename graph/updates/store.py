@@ -10,7 +10,7 @@ Nothing of this runs on the search path.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -61,12 +61,15 @@ class UpdateLink:
     note: str | None = None
 
 
-def written_of(memories: Sequence[PreparedMemory]) -> list[Written]:
-    """What each memory about to be written states (memlattice.core.statements)."""
+def written_of(memories: Sequence[PreparedMemory],
+               payload: Mapping[str, Any] | None = None, *,
+               id: str | None = None) -> list[Written]:
+    """What each memory about to be written states (memlattice.core.statements); a
+    record's `payload` states its triple; `id` when it was stored under another."""
     out = []
     for m in memories:
-        source, statements = statements_of(m.input)
-        out.append(Written(id=m.id, at=m.now, source=source, statements=statements))
+        source, statements = statements_of(m.input, payload)
+        out.append(Written(id=id or m.id, at=m.now, source=source, statements=statements))
     return out
 
 

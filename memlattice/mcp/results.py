@@ -94,6 +94,8 @@ class RecallHit(BaseModel):
     key: str | None = None
     created_at: str
     conflicts: list[str] = Field(default_factory=list, description="ids it CONTRADICTS")
+    outdated_by: str | None = Field(default=None, description=(
+        "id of a newer memory that states another value of what this one states"))
 
 
 class RecallResult(BaseModel):
@@ -107,7 +109,8 @@ def recall_hit(h: SearchHit) -> RecallHit:
                      recency_score=h.recency_score, graph_score=h.graph_score,
                      expanded=h.expanded, tags=list(h.memory.tags), key=h.memory.key,
                      created_at=h.memory.created_at.isoformat(),
-                     conflicts=[c.id for c in h.conflicts])
+                     conflicts=[c.id for c in h.conflicts],
+                     outdated_by=h.outdated_by.id if h.outdated_by else None)
 
 
 class Page(BaseModel):

@@ -44,6 +44,8 @@ def _hit_extras(hit: SearchHit) -> list[str]:
     extras = [f"score {hit.score:.2f}"]
     if hit.expanded:
         extras.append("linked to a hit")
+    if hit.outdated_by is not None:
+        extras.append(f"OUTDATED by [{hit.outdated_by.id}]")
     if hit.conflicts:
         extras.append("CONTRADICTS " + ", ".join(f"[{c.id}]" for c in hit.conflicts[:3]))
     return extras

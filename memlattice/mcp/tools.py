@@ -33,6 +33,7 @@ from memlattice.mcp.results import (
 )
 from memlattice.mcp.runner import Runner
 from memlattice.mcp.text import recall_text
+from memlattice.mcp.updates import add_update_tools
 from memlattice_client import _operations as ops
 from memlattice_client._models import Edge, ForgetResult, Memory, SearchHit, SupersedeResult
 
@@ -239,4 +240,5 @@ def build_server(runner: Runner) -> MCPServer:
 
     add_browse_tools(server, runner)
     add_fact_tools(server, runner)
+    add_update_tools(server, runner)
     return server

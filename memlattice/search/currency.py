@@ -24,7 +24,8 @@ from memlattice.search.ranking import Scored, Step
 _PAST = re.compile(
     r"(?i)\b(?:before|used\s+to|previous(?:ly)?|formerly|former|at\s+first|first|originally"
     r"|initially|earlier|old|prior|in\s+the\s+past|back\s+then|back\s+when|once|no\s+longer"
-    r"|anymore|any\s+more|until|till|had\s+been|was|were)\b")
+    r"|anymore|any\s+more|until|till|had\s+been|was|were)\b"
+    r"|\bdid\b.*\buse\s+to\b")
 
 
 def asks_past(query: str | None, named_end: datetime | None, now: datetime) -> bool:

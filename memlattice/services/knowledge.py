@@ -45,6 +45,7 @@ from memlattice.graph.hints import HintProbe, claim_of, find_candidates, link_hi
 from memlattice.graph.record_codec import Record
 from memlattice.graph.records import RecordGraph
 from memlattice.graph.revisions import NewRecord, RevisionGraph
+from memlattice.graph.updates.store import detect_in, written_of
 from memlattice.services.memories import MemoryService
 from memlattice.services.recall import SearchRequest
 
@@ -112,6 +113,9 @@ class KnowledgeService:
             edges: list[Edge] = []
             if new.type is RecordType.SEMANTIC:
                 hints, edges = await self._hints(tx, record, tenant, probe)
+            # What it states, linked to what was stated before (graph.updates).
+            await detect_in(tx, written_of([new.prepared], new.payload.model_dump()),
+                            tenant=tenant, now=new.prepared.now)
             return Written(record=record, hints=tuple(hints), edges=tuple(edges))
 
         written: Written = await self.client.transaction(work)
@@ -200,6 +204,9 @@ class KnowledgeService:
                                             actor=actor, tx=tx, clearance=tenant)
             hints, edges = (await self._hints(tx, stored.record, tenant, probe)
                             if stored.created else ([], []))
+            if stored.created:
+                await detect_in(tx, written_of([prepared], id=stored.record.memory.id),
+                                tenant=tenant, now=prepared.now)
             return Written(record=stored.record, hints=tuple(hints), created=stored.created,
                            reasserted=stored.reasserted, edges=stored.edges + tuple(edges))
 

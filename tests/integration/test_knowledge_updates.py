@@ -42,8 +42,8 @@ def chat(namespace: str, turns: list[tuple[str, str, str, str]] = CHAT) -> dict[
 
 def turn_id(namespace: str, message: str) -> str:
     """The memory id ingestConversation gives a message with its own id."""
-    from memlattice.core.messages import turn_id as derive
     from memlattice.core.messages import MessageInput
+    from memlattice.core.messages import turn_id as derive
 
     return derive(namespace, "s1", MessageInput(content="x", id=message))
 

@@ -32,7 +32,8 @@ from tests._live import serve_in_thread
 from tests.conftest import Neo4jServer
 
 TOOLS = {"remember", "recall", "supersede", "forget", "link", "get", "browse",
-         "neighbourhood", "ingest_conversation", "store_fact", "recall_facts"}
+         "neighbourhood", "ingest_conversation", "store_fact", "recall_facts", "updates",
+         "decide_update"}
 
 
 def error_code(result: Any) -> str | None:
@@ -121,6 +122,31 @@ async def remember_recall_link_forget(client: Client, ns: str) -> None:
 async def test_in_process_tools(in_process: Any, namespace: str) -> None:
     async with Client(in_process) as client:
         await remember_recall_link_forget(client, namespace)
+
+
+async def test_recall_marks_an_outdated_memory_and_an_agent_confirms_the_update(
+    in_process: Any, namespace: str,
+) -> None:
+    async with Client(in_process) as client:
+        old = await client.call_tool("remember", {
+            "namespace": namespace, "content": "The metrics exporter listens on 9100."})
+        new = await client.call_tool("remember", {
+            "namespace": namespace, "content": "The exporter now listens on 9200."})
+        old_id, new_id = old.structured_content["id"], new.structured_content["id"]
+        found = await client.call_tool("recall", {
+            "namespace": namespace, "query": "which port does the metrics exporter use"})
+        hits = {h["id"]: h for h in found.structured_content["hits"]}
+        assert hits[old_id]["outdated_by"] == new_id and hits[new_id]["outdated_by"] is None
+        assert f"OUTDATED by [{new_id}]" in found.content[0].text
+        listed = await client.call_tool("updates", {"namespace": namespace})
+        (update,) = listed.structured_content["updates"]
+        assert (update["newer_id"], update["older_id"]) == (new_id, old_id)
+        done = await client.call_tool("decide_update", {
+            "namespace": namespace, "id": update["id"], "decision": "confirm"})
+        assert done.structured_content["status"] == "CONFIRMED"
+        again = await client.call_tool("recall", {
+            "namespace": namespace, "query": "which port does the metrics exporter use"})
+        assert old_id not in {h["id"] for h in again.structured_content["hits"]}
 
 
 async def test_a_conversation_in_one_call(in_process: Any, namespace: str) -> None:

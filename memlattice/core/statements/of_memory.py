@@ -8,9 +8,12 @@ source that, restating its own fact, updates it. Pure: no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from memlattice.core.entities import entity_key
 from memlattice.core.model import MemoryInput
-from memlattice.core.statements.extract import Statement, extract
+from memlattice.core.statements.extract import Statement, extract, stem
 
 # Typed records and facts state their own subjects in their payloads or claims;
 # episodes are what happened, never a state that a later one replaces.
@@ -30,9 +33,39 @@ def voice_of(memory: MemoryInput) -> tuple[str | None, str]:
     return (entity_key(memory.user_id or memory.agent_id or "self"), text)
 
 
-def statements_of(memory: MemoryInput) -> tuple[str | None, tuple[Statement, ...]]:
-    """(the memory's source, what it states)."""
+def statements_of(memory: MemoryInput, payload: Mapping[str, Any] | None = None,
+                  ) -> tuple[str | None, tuple[Statement, ...]]:
+    """(the memory's source, what it states).
+
+    Besides its text: a memory written under a `key` states that key's value (the
+    latest write of a key is its value, as in any key-value store), and a semantic
+    record states its payload's (subject, predicate, object), read like the
+    sentence they make ("Alice" "lives in" "Lisbon") or, when no frame reads it,
+    as the predicate itself of the subject."""
     if memory.memory_type in _NOT_STATEMENTS:
         return None, ()
     speaker, text = voice_of(memory)
-    return speaker, tuple(extract(text, speaker=speaker))
+    found = list(extract(text, speaker=speaker)) if memory.memory_type != "semantic" else []
+    if memory.key:
+        found.append(Statement(owner=None, thing=("key", memory.key.casefold()),
+                               attribute="key", value=" ".join(text.casefold().split()),
+                               kind="text", framed=True, words=(memory.key,),
+                               thing_text=memory.key))
+    if payload is not None and memory.memory_type == "semantic":
+        found.extend(_triple(payload))
+    return speaker, tuple(found)
+
+
+def _triple(payload: Mapping[str, Any]) -> list[Statement]:
+    subject, predicate, obj = (str(payload.get(k) or "").strip()
+                               for k in ("subject", "predicate", "object"))
+    if not (subject and predicate and obj):
+        return []
+    read = extract(f"{subject} {predicate} {obj}.", speaker=None)
+    if read:
+        return read[:1]
+    value = " ".join(obj.casefold().split())
+    return [Statement(owner=entity_key(subject), thing=(),
+                      attribute="p:" + " ".join(stem(w) for w in predicate.casefold().split()),
+                      value=value, kind="text", framed=True,
+                      words=(subject, predicate, obj))]

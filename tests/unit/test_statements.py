@@ -1,0 +1,166 @@
+"""Statements read from text, compared, linked; and recall's current-first order."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memlattice.core.statements.compare import compare
+from memlattice.core.statements.extract import Statement, extract
+from memlattice.core.statements.linking import Stated, links
+from memlattice.search.currency import asks_past, prefer_current
+from memlattice.search.ranking import Scored
+
+
+def one(text: str, speaker: str | None = "ines") -> Statement:
+    (found,) = extract(text, speaker=speaker)
+    return found
+
+
+@pytest.mark.parametrize(("text", "owner", "thing", "attribute", "value"), [
+    ("I live in Bergen with my partner.", "ines", (), "residence", "bergen"),
+    ("We finally moved to Tromsø last month!", "ines", (), "residence", "tromsø"),
+    ("Ines moved to Porto.", "ines", (), "residence", "porto"),
+    ("My sister lives in Oslo.", "ines's sister", (), "residence", "oslo"),
+    ("I work at Acme as a designer.", "ines", (), "employer", "acme"),
+    ("My phone number is 555-0101.", "ines", ("phone", "number"), "phone", "5550101"),
+    ("We have three rabbits now.", "ines", ("rabbit",), "count", "3"),
+    ("We adopted a second dog", "ines", ("dog",), "count", "2"),
+    ("The metrics exporter listens on 9100.", None, ("metric", "export"), "endpoint", "9100"),
+    ("The standup moved to Thursdays.", None, ("standup",), "when", "thursday"),
+    ("We upgraded to Postgres 16 yesterday.", "ines", ("postgr",), "version", "16"),
+    ("As of Monday, the deploy target is staging-2.internal:8080.", None,
+     ("deploi", "target"), "address", "staging-2.internal:8080"),
+])
+def test_a_statement_has_a_subject_an_attribute_and_a_value(
+    text: str, owner: str | None, thing: tuple[str, ...], attribute: str, value: str,
+) -> None:
+    s = one(text)
+    assert (s.owner, s.thing, s.attribute, s.value) == (owner, thing, attribute, value)
+
+
+@pytest.mark.parametrize("text", [
+    "Should I move to Oslo?",                      # a question
+    "I'm thinking about moving to Oslo.",          # a plan
+    "If we moved to Oslo, we would be closer.",    # a condition
+    "I will move to Oslo next year.",              # the future
+    "I used to live in Oslo.",                     # the past, not a present state
+    "I visited Rome last year.",                   # an event: both visits stay true
+    "She lives in Oslo.",                          # a pronoun the rules cannot resolve
+    "Haha, totally!",
+    "",
+])
+def test_what_asserts_no_present_state_gives_no_statement(text: str) -> None:
+    assert extract(text, speaker="ines") == []
+
+
+def test_first_person_without_a_speaker_is_nobody_s() -> None:
+    assert extract("I live in Bergen.", speaker=None) == []
+
+
+def test_a_new_value_from_the_same_subject_is_an_update_and_says_why() -> None:
+    verdict = compare(one("I live in Bergen."), one("We moved to Tromsø."), same_source=True)
+    assert verdict is not None and verdict.kind == "update"
+    assert verdict.attribute == "residence" and verdict.subject == "ines"
+    assert "bergen" in verdict.reason and "tromsø" in verdict.reason
+    assert {"live", "bergen", "moved", "tromsø"} <= set(verdict.matched)
+
+
+def test_another_source_without_a_change_is_a_contradiction() -> None:
+    said = one("Ines lives in Porto.", speaker="tom")
+    verdict = compare(one("I live in Bergen."), said, same_source=False)
+    assert verdict is not None and verdict.kind == "contradiction"
+
+
+@pytest.mark.parametrize(("older", "newer"), [
+    ("I live in Bergen.", "My sister lives in Oslo."),     # another subject
+    ("I have a cat.", "We also adopted a dog."),          # another kind of thing
+    ("I live in Bergen.", "I live in Bergen, still."),    # the same value
+    ("I live in Bergen.", "I work at Acme."),             # another attribute
+])
+def test_no_link_between_statements_that_both_hold(older: str, newer: str) -> None:
+    a, b = extract(older, speaker="ines"), extract(newer, speaker="ines")
+    assert all(compare(x, y, same_source=True) is None for x in a for y in b)
+
+
+def test_denying_the_old_value_updates_it() -> None:
+    verdict = compare(one("I live in Bergen."), one("I don't live in Bergen anymore."),
+                      same_source=True)
+    assert verdict is not None and verdict.kind == "update" and "no longer" in verdict.reason
+
+
+T0 = datetime(2025, 1, 1, tzinfo=UTC)
+
+
+def stated(id: str, text: str, days: int) -> Stated:
+    return Stated(memory_id=id, at=T0 + timedelta(days=days), source="ines",
+                  statement=one(text))
+
+
+def test_a_chain_of_states_links_each_state_to_the_one_before() -> None:
+    a = stated("a", "I live in Bergen.", 0)
+    b = stated("b", "We moved to Tromsø.", 10)
+    c = stated("c", "We relocated to Oslo.", 20)
+    made = links([c], [a, b])
+    assert [(x.newer, x.older) for x in made] == [("c", "b")]
+    made = links([b, c], [a])
+    assert sorted((x.newer, x.older) for x in made) == [("b", "a"), ("c", "b")]
+
+
+def test_a_statement_written_out_of_order_links_to_its_successor() -> None:
+    late = stated("late", "We moved to Tromsø.", 10)
+    early = stated("early", "I live in Bergen.", 0)
+    assert [(x.newer, x.older) for x in links([early], [late])] == [("late", "early")]
+
+
+def test_a_pair_already_linked_either_way_is_not_linked_again() -> None:
+    a = stated("a", "I live in Bergen.", 0)
+    b = Stated(memory_id="b", at=T0 + timedelta(days=5), source="ines",
+               statement=one("We moved to Tromsø."), linked=frozenset({"a"}))
+    assert links([b], [a]) == []
+
+
+def scored(*ids: str) -> list[Scored]:
+    return [Scored(id=id, score=1.0 - i / 10) for i, id in enumerate(ids)]
+
+
+def test_the_newest_state_takes_the_place_of_the_outdated_one() -> None:
+    order = prefer_current(scored("old", "x", "new"), {"old": "new"}, past=False)
+    assert [s.id for s in order] == ["new", "old", "x"]
+    assert order[0].score >= order[1].score
+
+
+def test_a_state_the_search_missed_enters_where_the_outdated_one_stood() -> None:
+    order = prefer_current(scored("x", "old"), {"old": "new"}, past=False)
+    assert [s.id for s in order] == ["x", "new", "old"]
+    assert order[1].expanded and order[1].path[0].type == "UPDATES"
+
+
+def test_a_question_about_the_past_gets_the_older_state_first() -> None:
+    order = prefer_current(scored("new", "x", "old"), {"old": "new"}, past=True)
+    assert [s.id for s in order] == ["old", "new", "x"]
+
+
+@given(st.permutations(["a", "b", "c", "d", "e"]), st.booleans())
+def test_reordering_never_drops_or_duplicates_a_memory(ids: list[str], past: bool) -> None:
+    order = prefer_current(scored(*ids), {"a": "b", "c": "z"}, past=past)
+    assert sorted(s.id for s in order) == sorted([*ids, "z"])
+
+
+@pytest.mark.parametrize(("query", "past"), [
+    ("Where does Ines live?", False),
+    ("Where does Ines live now?", False),
+    ("Where did Ines live before?", True),
+    ("What port did the exporter use at first?", True),
+    ("Which phone did she use to have?", True),
+    ("Where was Ines living previously?", True),
+])
+def test_past_questions_are_told_apart(query: str, past: bool) -> None:
+    assert asks_past(query, None, T0) is past
+
+
+def test_a_named_time_that_has_ended_asks_about_the_past() -> None:
+    assert asks_past("Where did Ines live in 2022?", T0 - timedelta(days=300), T0)
