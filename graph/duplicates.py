@@ -185,7 +185,7 @@ class DuplicateGraph:
 
     async def create_or_reinforce(
         self, memories: Sequence[PreparedMemory], *, allow_duplicate: Sequence[bool],
-        tenant: Tenant, actor: str,
+        tenant: Tenant, actor: str, auto_supersede: float | None = None,
     ) -> list[WriteOutcome]:
         """One outcome per input, in order, all in one transaction."""
         for m in memories:
@@ -199,7 +199,7 @@ class DuplicateGraph:
 
         async def work(tx: AsyncManagedTransaction) -> list[WriteOutcome]:
             return await self._write_in(tx, memories, fresh, deduped, tenant=tenant,
-                                        actor=actor, now=now)
+                                        actor=actor, now=now, auto_supersede=auto_supersede)
 
         try:
             return await self.client.transaction(work)
@@ -212,7 +212,7 @@ class DuplicateGraph:
     async def _write_in(
         self, tx: AsyncManagedTransaction, memories: Sequence[PreparedMemory],
         fresh: list[int], deduped: list[list[int]], *, tenant: Tenant, actor: str,
-        now: datetime,
+        now: datetime, auto_supersede: float | None = None,
     ) -> list[WriteOutcome]:
         # Expiry is judged by the clock, even when the caller replays an older `now`.
         clock = utcnow()
@@ -230,7 +230,7 @@ class DuplicateGraph:
         hints = await self._near_duplicates(tx, memories, created, tenant=tenant, now=clock)
         # What the new memories state, linked to what was stated before (graph.updates).
         await detect_in(tx, written_of([memories[group[0]] for group, _ in created]),
-                        tenant=tenant, now=now)
+                        tenant=tenant, now=now, auto_supersede=auto_supersede, actor=actor)
         for group, props in created:
             memory = memory_from_properties(props)
             outcomes[group[0]] = WriteOutcome(memory, near_duplicates=tuple(

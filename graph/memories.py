@@ -114,7 +114,7 @@ class MemoryGraph:
     async def ingest_session(
         self, memories: Sequence[PreparedMemory], *, session: str, turn_ids: list[str],
         speakers: Sequence[tuple[str, str] | None], namespace: str, tenant: Tenant,
-        actor: str,
+        actor: str, auto_supersede: float | None = None,
     ) -> tuple[list[Memory], list[Memory], SessionKeys]:
         """Write the turns the namespace does not hold yet, join every turn of
         `turn_ids` (in order) to its session, its neighbours and its speaker, and
@@ -133,7 +133,8 @@ class MemoryGraph:
             fresh = [m for m in memories if m.id not in known]
             written = [memory_from_properties(p) for p in await self._create_in(tx, fresh, actor,
                                                                              tenant)]
-            await detect_in(tx, written_of(fresh), tenant=tenant, now=now)
+            await detect_in(tx, written_of(fresh), tenant=tenant, now=now,
+                            auto_supersede=auto_supersede, actor=actor)
             await run(tx, conversations.link_session(
                 namespace=namespace, session=session, now=utcnow(), turns=[
                     {"id": id, "at": times.get(id, now),

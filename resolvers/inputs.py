@@ -360,6 +360,10 @@ class NamespaceConfigInput:
         " back to the default vectors.")
     embedding_dimension: int | None = strawberry.field(
         default=None, description="The model's dimension; the server's by default.")
+    auto_supersede: float | None = strawberry.field(
+        default=None, description="Confirm update candidates found on write whose confidence"
+        " is at least this (0.5 to 1): the older memory becomes SUPERSEDED at once. Unset:"
+        " off, candidates wait for confirmUpdate.")
 
     def to_domain(self) -> NamespaceSettings:
         data = {k: v for k, v in vars(self).items() if v is not None}

@@ -306,6 +306,8 @@ class NamespaceConfig:
         description="The model this namespace's memories are embedded with (null: the"
         " server's default); see embeddingStatus for a re-embed in progress.")
     embedding_dimension: int | None
+    auto_supersede: float | None = strawberry.field(description=(
+        "Update candidates at least this confident are confirmed on write (null: off)."))
     updated_at: datetime
     updated_by: str
 
@@ -317,7 +319,7 @@ class NamespaceConfig:
             weights=Weights(**s.weights.model_dump()) if s.weights else None,
             decay_half_life_days=s.decay_half_life_days, rrf_k=s.rrf_k,
             embedding_model=s.embedding_model, embedding_dimension=s.embedding_dimension,
-            updated_at=c.updated_at, updated_by=c.updated_by,
+            auto_supersede=s.auto_supersede, updated_at=c.updated_at, updated_by=c.updated_by,
         )
 
 

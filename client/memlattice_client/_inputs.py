@@ -228,6 +228,7 @@ class NamespaceConfigFields(TypedDict, total=False):
     rrf_k: int
     embedding_model: str
     embedding_dimension: int
+    auto_supersede: float
 
 
 class RecordFields(TypedDict, total=False):

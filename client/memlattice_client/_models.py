@@ -278,6 +278,7 @@ class NamespaceConfig(_Result):
     rrf_k: int | None = None
     embedding_model: str | None = None
     embedding_dimension: int | None = None
+    auto_supersede: float | None = None
     updated_at: datetime
     updated_by: str
 

@@ -88,7 +88,7 @@ MEMORY = """
 EDGE = "id type sourceId targetId createdAt metadata"
 NAMESPACE_CONFIG = """namespace version backend scoring
   weights { similarity fulltext recency popularity } decayHalfLifeDays rrfK embeddingModel
-  embeddingDimension updatedAt updatedBy"""
+  embeddingDimension autoSupersede updatedAt updatedBy"""
 HIT = f"""
   score similarityScore ftsScore recencyScore popularityScore graphScore boost rerankScore
   similarityRank ftsRank expanded path {{ type sourceId targetId }}

@@ -15,6 +15,7 @@ from typing import Any
 from memlattice.core.auth import Tenant
 from memlattice.graph.audit_queries import audit_entry
 from memlattice.graph.client import Query
+from memlattice.graph.indexes import FULLTEXT_INDEX
 from memlattice.graph.projections import project, project_memory
 from memlattice.graph.revision_clauses import snapshot
 from memlattice.graph.visibility import allowed, owned, tenant_visible
@@ -22,6 +23,10 @@ from memlattice.graph.visibility import allowed, owned, tenant_visible
 # Earlier statements of one attribute compared with a new one: the most recent only
 # (an attribute's history is read newest first; older states were linked in turn).
 EARLIER_PER_KEY = 20
+# Earlier memories a new one is read against by contrast (memlattice.core.statements.
+# contrast): its best fulltext matches and its speaker's latest turns.
+CONTRAST_PER_MEMORY = 20
+CONTRAST_PER_SPEAKER = 10
 LIVE = ("candidate", "confirmed")
 
 
@@ -62,6 +67,44 @@ def earlier_statements(keys: Sequence[str], exclude: Sequence[str], *, tenant: T
     )
     return query, {**tenant.params(), "keys": sorted(set(keys)), "exclude": list(exclude),
                    "now": now, "perKey": EARLIER_PER_KEY}
+
+
+def contrast_candidates(rows: list[dict[str, Any]], exclude: Sequence[str], *,
+                        tenant: Tenant, now: datetime) -> Query:
+    """Per new memory (`{id, lucene, speaker}`), the earlier active memories the
+    tenant may see that may state the same subject: the fulltext index's best
+    matches of its words (fenced to the namespace) and its speaker's latest turns,
+    each with its text, speaker and the links it already has to the batch:
+
+        UNWIND $rows AS row
+        CALL (row) { CALL db.index.fulltext.queryNodes(..., row.lucene) ... LIMIT 20
+                     UNION MATCH (o)-[:SPOKEN_BY]->(:Entity {key: row.speaker}) ... LIMIT 10 }
+    """
+    keep = (f"o.status = 'active' AND NOT o.id IN $exclude AND {tenant_visible('o')}"
+            " AND o.createdAt IS NOT NULL")
+    query = (
+        "CYPHER 25\n"
+        "UNWIND $rows AS row\n"
+        "CALL (row) {\n"
+        "  WITH row WHERE row.lucene IS NOT NULL\n"
+        f"  CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', row.lucene, {{limit: 60}})"
+        " YIELD node AS o, score\n"
+        f"  WITH o, score WHERE {keep}\n"
+        "  RETURN o ORDER BY score DESC LIMIT $perMemory\n"
+        "  UNION\n"
+        "  WITH row WHERE row.speaker IS NOT NULL\n"
+        "  MATCH (o:Memory)-[:SPOKEN_BY]->(:Entity {namespace: $namespace, key: row.speaker})\n"
+        f"  WHERE {keep}\n"
+        "  RETURN o ORDER BY o.createdAt DESC LIMIT $perSpeaker\n"
+        "}\n"
+        "RETURN row.id AS id, o.id AS other, o.content AS content,"
+        " o.createdAt.epochSeconds * 1000000 + o.createdAt.microsecond AS at,"
+        " [(o)-[:SPOKEN_BY]->(e:Entity) | e.key][0] AS speaker,"
+        " o.userId AS userId, o.agentId AS agentId,\n"
+        "  [(o)-[:UPDATES]-(x:Memory) WHERE x.id IN $exclude | x.id] AS linked"
+    )
+    return query, {**tenant.params(), "rows": rows, "exclude": list(exclude), "now": now,
+                   "perMemory": CONTRAST_PER_MEMORY, "perSpeaker": CONTRAST_PER_SPEAKER}
 
 
 def record_statements(rows: list[dict[str, Any]], *, namespace: str) -> Query:

@@ -18,12 +18,16 @@ from typing import Any
 from neo4j import AsyncManagedTransaction
 
 from memlattice.core.auth import Tenant
+from memlattice.core.entities import entity_key
 from memlattice.core.errors import Conflict, EpisodicImmutable, NotFound
+from memlattice.core.lucene import any_terms
+from memlattice.core.statements.contrast import Profile, contrast, profile
 from memlattice.core.statements.extract import Statement
 from memlattice.core.statements.linking import Link, Stated, links
-from memlattice.core.statements.of_memory import statements_of
+from memlattice.core.statements.of_memory import statements_of, voice_of, without_speaker
 from memlattice.graph.client import GraphClient, run
 from memlattice.graph.codec import Memory, memory_from_properties, to_datetime
+from memlattice.graph.indexes import fenced_lucene
 from memlattice.graph.prepared_memory import PreparedMemory, new_id
 from memlattice.graph.updates import queries
 
@@ -32,12 +36,15 @@ STATUSES = ("candidate", "confirmed", "rejected")
 
 @dataclass(frozen=True)
 class Written:
-    """A memory just written, with what it states (memlattice.core.statements)."""
+    """A memory just written, with what it states (memlattice.core.statements) and
+    its words in its speaker's voice (read by contrast when no frame reads it)."""
 
     id: str
     at: datetime
     source: str | None
     statements: tuple[Statement, ...]
+    text: str = ""
+    stating: bool = True
 
 
 @dataclass(frozen=True)
@@ -69,7 +76,8 @@ def written_of(memories: Sequence[PreparedMemory],
     out = []
     for m in memories:
         source, statements = statements_of(m.input, payload)
-        out.append(Written(id=id or m.id, at=m.now, source=source, statements=statements))
+        out.append(Written(id=id or m.id, at=m.now, source=source, statements=statements,
+                           text=voice_of(m.input)[1], stating=m.input.memory_type != "episodic"))
     return out
 
 
@@ -103,9 +111,32 @@ def _statement_of(props: Any) -> Statement:
 async def detect_in(tx: AsyncManagedTransaction, written: Sequence[Written], *, tenant: Tenant,
                     now: datetime, auto_supersede: float | None = None,
                     actor: str = "system") -> list[Link]:
-    """Record what the batch states and link it to what was stated before; with
-    `auto_supersede`, confident updates are confirmed at once. The links made."""
-    stating = [w for w in written if w.statements]
+    """Record what the batch states and link it to what was stated before (frames
+    first, then contrast for a memory no frame linked); with `auto_supersede`,
+    confident updates are confirmed at once. The links made."""
+    made = await _framed(tx, [w for w in written if w.statements], tenant=tenant, now=now)
+    linked = {link.newer for link in made}
+    made += await _contrasted(tx, [w for w in written if w.stating], linked, tenant=tenant,
+                              now=now)
+    if not made:
+        return []
+    made_rows: list[dict[str, Any]] = [{"id": new_id(), "newer": link.newer, "older": link.older, "kind": link.verdict.kind,
+             "confidence": link.verdict.confidence, "reason": link.verdict.reason,
+             "subject": link.verdict.subject, "attribute": link.verdict.attribute,
+             "matched": list(link.verdict.matched), "contradictsId": new_id()} for link in made]
+    await run(tx, queries.create_links(made_rows, namespace=tenant.namespace, now=now))
+    if auto_supersede is not None:
+        for row in made_rows:
+            if row["kind"] == "update" and row["confidence"] >= auto_supersede:
+                await _confirm_in(tx, tenant=tenant, id=row["id"], actor=actor, now=now,
+                                  quiet=True)
+    return made
+
+
+async def _framed(tx: AsyncManagedTransaction, stating: Sequence[Written], *, tenant: Tenant,
+                  now: datetime) -> list[Link]:
+    """The frame reading: statements recorded under their attributes, which are
+    locked first (concurrent updates of one attribute serialise)."""
     if not stating:
         return []
     keys = sorted({s.key for w in stating for s in w.statements})
@@ -121,20 +152,54 @@ async def detect_in(tx: AsyncManagedTransaction, written: Sequence[Written], *, 
     await run(tx, queries.record_statements(
         [{"id": w.id, "key": s.key, "statement": _statement_props(s, w.source)}
          for w in stating for s in w.statements], namespace=tenant.namespace))
-    made = links(new, earlier)
-    if not made:
+    return links(new, earlier)
+
+
+async def _contrasted(tx: AsyncManagedTransaction, batch: Sequence[Written],
+                      framed: set[str], *, tenant: Tenant, now: datetime) -> list[Link]:
+    """The contrast reading (memlattice.core.statements.contrast) of the batch's
+    memories that no frame linked and that say something changed: each against its
+    candidates and the batch's earlier memories; the most confident verdict wins
+    (the latest on a tie)."""
+    profiles = {w.id: profile(w.text, speaker=w.source) for w in batch}
+    fresh = [w for w in batch if w.id not in framed and profiles[w.id].change
+             and not profiles[w.id].blocked]
+    if not fresh:
         return []
-    made_rows: list[dict[str, Any]] = [{"id": new_id(), "newer": link.newer, "older": link.older, "kind": link.verdict.kind,
-             "confidence": link.verdict.confidence, "reason": link.verdict.reason,
-             "subject": link.verdict.subject, "attribute": link.verdict.attribute,
-             "matched": list(link.verdict.matched), "contradictsId": new_id()} for link in made]
-    await run(tx, queries.create_links(made_rows, namespace=tenant.namespace, now=now))
-    if auto_supersede is not None:
-        for row in made_rows:
-            if row["kind"] == "update" and row["confidence"] >= auto_supersede:
-                await _confirm_in(tx, tenant=tenant, id=row["id"], actor=actor, now=now,
-                                  quiet=True)
+    rows = await run(tx, queries.contrast_candidates(
+        [{"id": w.id, "lucene": _lucene(profiles[w.id], tenant.namespace),
+          "speaker": w.source} for w in fresh], [w.id for w in batch], tenant=tenant,
+        now=now))
+    earlier: dict[str, list[tuple[str, datetime, str | None, Profile, frozenset[str]]]] = {}
+    for r in rows:
+        if r["other"] is None:
+            continue
+        speaker = r["speaker"] or entity_key(r["userId"] or r["agentId"] or "self")
+        text = without_speaker(str(r["content"] or ""), spoken=r["speaker"] is not None)
+        earlier.setdefault(str(r["id"]), []).append(
+            (str(r["other"]), _at(r["at"]), speaker, profile(text, speaker=speaker),
+             frozenset(r["linked"])))
+    made: list[Link] = []
+    for w in fresh:
+        options = list(earlier.get(w.id, ()))
+        options += [(b.id, b.at, b.source, profiles[b.id], frozenset())
+                    for b in batch if b.at < w.at]
+        best: tuple[float, datetime, Link] | None = None
+        for other, at, speaker, seen, linked in options:
+            if at >= w.at or w.id in linked:
+                continue
+            verdict = contrast(seen, profiles[w.id],
+                               same_source=speaker is not None and speaker == w.source)
+            if verdict is not None and (best is None or (verdict.confidence, at) > best[:2]):
+                best = (verdict.confidence, at, Link(w.id, other, verdict))
+        if best is not None:
+            made.append(best[2])
     return made
+
+
+def _lucene(read: Profile, namespace: str) -> str | None:
+    terms = any_terms(" ".join(sorted(read.topic_words)))
+    return fenced_lucene(terms, namespace, None) if terms else None
 
 
 def _at(micros: Any) -> datetime:

@@ -121,6 +121,9 @@ class NamespaceSettings(_Frozen):
     embedding_model: Annotated[str, AfterValidator(check_name)] | None = Field(
         default=None, min_length=1, max_length=200)
     embedding_dimension: int | None = Field(default=None, ge=1, le=4096)
+    # Update candidates found on write (graph.updates) at least this confident are
+    # confirmed at once: the older memory becomes SUPERSEDED. Off (None) by default.
+    auto_supersede: float | None = Field(default=None, ge=0.5, le=1.0)
 
     @model_validator(mode="after")
     def _dimension_needs_model(self) -> NamespaceSettings:

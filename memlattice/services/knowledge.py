@@ -104,6 +104,7 @@ class KnowledgeService:
         probe = (await self._probe(new.prepared.input.namespace, new.prepared.input.content,
                                    new.prepared.embedding)
                  if new.type is RecordType.SEMANTIC else None)
+        auto = await self.memories.auto_supersede(input.namespace)
 
         async def work(tx: AsyncManagedTransaction) -> Written:
             record = await self.records.create(
@@ -115,7 +116,8 @@ class KnowledgeService:
                 hints, edges = await self._hints(tx, record, tenant, probe)
             # What it states, linked to what was stated before (graph.updates).
             await detect_in(tx, written_of([new.prepared], new.payload.model_dump()),
-                            tenant=tenant, now=new.prepared.now)
+                            tenant=tenant, now=new.prepared.now, auto_supersede=auto,
+                            actor=actor)
             return Written(record=record, hints=tuple(hints), edges=tuple(edges))
 
         written: Written = await self.client.transaction(work)
@@ -198,6 +200,7 @@ class KnowledgeService:
         id = fact_id(input.namespace, input.kind, input.claim)
         (prepared,) = await self.memories.prepare([input.as_memory(id)])
         probe = await self._probe(input.namespace, prepared.input.content, prepared.embedding)
+        auto = await self.memories.auto_supersede(input.namespace)
 
         async def work(tx: AsyncManagedTransaction) -> Written:
             stored = await self.facts.store(prepared, kind=input.kind, evidence=input.evidence,
@@ -206,7 +209,8 @@ class KnowledgeService:
                             if stored.created else ([], []))
             if stored.created:
                 await detect_in(tx, written_of([prepared], id=stored.record.memory.id),
-                                tenant=tenant, now=prepared.now)
+                                tenant=tenant, now=prepared.now, auto_supersede=auto,
+                                actor=actor)
             return Written(record=stored.record, hints=tuple(hints), created=stored.created,
                            reasserted=stored.reasserted, edges=stored.edges + tuple(edges))
 

@@ -173,7 +173,7 @@ class MemoryService:
         # The same content again reinforces the memory that holds it (graph.duplicates).
         outcomes = await DuplicateGraph(self.graph.client).create_or_reinforce(
             prepared, allow_duplicate=[m.allow_duplicate for m in inputs], tenant=tenant,
-            actor=actor)
+            actor=actor, auto_supersede=await self.auto_supersede(inputs[0].namespace))
         created = {o.memory.id: o.memory for o in outcomes if o.duplicate_of is None}
         reinforced = list({o.memory.id: o.memory for o in outcomes
                            if o.memory.id not in created}.values())
@@ -193,10 +193,15 @@ class MemoryService:
         session's keys as re-derived in the same transaction)."""
         turns, written, keys = await self.graph.ingest_session(
             memories, session=session, turn_ids=turn_ids, speakers=speakers,
-            namespace=namespace, tenant=tenant, actor=actor)
+            namespace=namespace, tenant=tenant, actor=actor,
+            auto_supersede=await self.auto_supersede(namespace))
         await self.events.written(written, actor)
         await self.embed_side_spaces(namespace, written)
         return turns, written, keys
+
+    async def auto_supersede(self, namespace: str) -> float | None:
+        """The namespace's threshold for confirming update candidates on write (cached)."""
+        return (await self.namespaces.settings(namespace)).auto_supersede
 
     async def existing_ids(self, namespace: str, ids: list[str], *, tenant: Tenant) -> set[str]:
         return await self.graph.existing_ids(namespace, ids, tenant=tenant)

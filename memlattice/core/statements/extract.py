@@ -27,15 +27,15 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-
-import snowballstemmer
 
 from memlattice.core.entities import CALENDAR_WORDS, SENTENCE_OPENERS, entity_key
 from memlattice.core.statements import lexicon as lx
+from memlattice.core.statements.tokens import POSS as _POSS
+from memlattice.core.statements.tokens import clauses as _clauses
+from memlattice.core.statements.tokens import stem
+from memlattice.core.statements.tokens import tokens as _tokens
 from memlattice.core.statements.values import (
     KIND_ATTRIBUTE,
     normalise,
@@ -43,11 +43,6 @@ from memlattice.core.statements.values import (
     value_kind,
 )
 
-_STEMMER = snowballstemmer.stemmer("porter")
-_TOKEN = re.compile(r"[\w$€£+][\w$€£'@+\-./:]*[\w%]|[\w$€£]|[.!?;,]", re.UNICODE)
-_PRONOUN_IS = frozenset({"it", "he", "she", "that", "what", "there", "here", "who", "where",
-                         "this", "let"})
-_POSS = "'s"
 MAX_NOUN_PHRASE = 4
 MAX_VALUE = 6
 
@@ -82,61 +77,6 @@ class Statement:
         """What a candidate look-up keys on: the attribute and the thing's last word
         (subjects and things are compared in full afterwards)."""
         return f"{self.attribute}|{self.thing[-1] if self.thing else ''}"
-
-
-@lru_cache(maxsize=8192)
-def stem(word: str) -> str:
-    return str(_STEMMER.stemWord(word.lower()))
-
-
-def _tokens(text: str) -> list[tuple[str, str]]:
-    """(lower case, as written) tokens, contractions expanded ("I'm" -> I am,
-    "don't" -> do not), a possessive 's kept as its own token."""
-    out: list[tuple[str, str]] = []
-    for raw in _TOKEN.findall(text.replace("’", "'")):
-        low = raw.lower()
-        for ending, full in (("n't", "not"), ("'m", "am"), ("'re", "are"), ("'ve", "have"),
-                             ("'ll", "will"), ("'d", "would")):
-            if low.endswith(ending) and len(low) > len(ending):
-                base = raw[: -len(ending)]
-                if ending == "n't":
-                    base = {"ca": "can", "wo": "will", "sha": "shall"}.get(base.lower(), base)
-                out += [(base.lower(), base), (full, full)]
-                break
-        else:
-            if low.endswith(("'s", "'")) and len(low) > 2:
-                base = raw[:-2] if low.endswith("'s") else raw[:-1]
-                out.append((base.lower(), base))
-                out.append(("is", "is") if base.lower() in _PRONOUN_IS else (_POSS, _POSS))
-            else:
-                out.append((low, raw))
-    return out
-
-
-def _clauses(tokens: list[tuple[str, str]]) -> list[tuple[list[tuple[str, str]], bool]]:
-    """Clauses with whether their sentence is a question."""
-    sentences: list[tuple[list[tuple[str, str]], bool]] = []
-    current: list[tuple[str, str]] = []
-    for tok in tokens:
-        if tok[0] in {".", "!", "?", ";"}:
-            if current:
-                sentences.append((current, tok[0] == "?"))
-            current = []
-        else:
-            current.append(tok)
-    if current:
-        sentences.append((current, False))
-    clauses: list[tuple[list[tuple[str, str]], bool]] = []
-    for sentence, question in sentences:
-        start = 0
-        for i in range(1, len(sentence) - 1):
-            # "..., but we moved to Oslo": a conjunction before a new subject starts a clause.
-            if sentence[i][0] in {"but", "and", "so", "because"} and (
-                    sentence[i + 1][0] in lx.FIRST_PERSON | lx.FIRST_POSSESSIVE):
-                clauses.append((sentence[start:i], question))
-                start = i + 1
-        clauses.append((sentence[start:], question))
-    return [(c, q) for c, q in clauses if c]
 
 
 def _is_name(word: str, original: str, first: bool) -> bool:
@@ -282,19 +222,26 @@ def _statement(clause: Sequence[tuple[str, str]], speaker: str | None) -> Statem
     return _predicate(read, i)
 
 
-def _predicate(read: _Clause, i: int) -> Statement | None:
+def _verb_at(read: _Clause, i: int) -> int:
+    """Where the main verb is: past auxiliaries and adverbs (a negation among them
+    marks the clause negated); "have" before a count is the verb itself."""
     clause = read.tokens
-    while i < len(clause):
-        w = clause[i][0]
+    for j in range(i, len(clause)):
+        w, nxt = clause[j][0], clause[j + 1][0] if j + 1 < len(clause) else ""
         if w in lx.NEGATIONS:
             read.negated = True
-        elif w in lx.HAVE_VERBS and i + 1 < len(clause) and (
-                clause[i + 1][0] in lx.COUNT_WORDS or clause[i + 1][0].isdigit()
-                or clause[i + 1][0] == "another") or w not in lx.AUXILIARIES and w != "," and not (
-                w in {"am", "are", "is"} and i + 1 < len(clause)
-                and clause[i + 1][0].endswith("ing")):
-            break
-        i += 1
+            continue
+        counted = nxt in lx.COUNT_WORDS or nxt.isdigit() or nxt == "another"
+        progressive = w in {"am", "are", "is"} and nxt.endswith("ing")
+        if (w in lx.HAVE_VERBS and counted) or (
+                w not in lx.AUXILIARIES and w != "," and not progressive):
+            return j
+    return len(clause)
+
+
+def _predicate(read: _Clause, i: int) -> Statement | None:
+    clause = read.tokens
+    i = _verb_at(read, i)
     if i >= len(clause):
         return None
     verb, _ = clause[i]
@@ -331,6 +278,19 @@ def _predicate(read: _Clause, i: int) -> Statement | None:
     return None
 
 
+_NAMED_FRAMES = frozenset({"residence", "employer", "school", "partner"})
+
+
+def _name_after(clause: Sequence[tuple[str, str]], i: int) -> str | None:
+    """The first name (a capitalised word) in the rest of the clause."""
+    for w, o in clause[i:]:
+        if w == ",":
+            return None
+        if o[:1].isupper() and w not in CALENDAR_WORDS and w not in lx.UNRESOLVED:
+            return o
+    return None
+
+
 def _fits(frame: str, read: _Clause) -> bool:
     """Whether a frame is about this kind of subject (lexicon.PERSON_FRAMES,
     THING_FRAMES); a name may be a person's or a thing's."""
@@ -346,6 +306,11 @@ def _finish(read: _Clause, frame: str | None, start: int, verb: list[str], *,
     if not low or read.irrealis(end):
         return None
     kind = value_kind(low, orig)
+    if frame in _NAMED_FRAMES and kind != "name":
+        # Places, employers and partners are named: "settled into our flat in Tromsø".
+        place = _name_after(read.tokens, end)
+        if place is not None:
+            low, orig, kind = [place.lower()], [place], "name"
     thing = tuple(stem(w) for w in read.thing)
     if frame is None:
         if versions_only and kind != "version":

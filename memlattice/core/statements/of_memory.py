@@ -8,16 +8,26 @@ source that, restating its own fact, updates it. Pure: no I/O.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from memlattice.core.entities import entity_key
 from memlattice.core.model import MemoryInput
-from memlattice.core.statements.extract import Statement, extract, stem
+from memlattice.core.statements.extract import Statement, extract
+from memlattice.core.statements.tokens import stem
 
 # Typed records and facts state their own subjects in their payloads or claims;
 # episodes are what happened, never a state that a later one replaces.
 _NOT_STATEMENTS = frozenset({"episodic"})
+
+
+_PREFIX = re.compile(r"^[^:\n]{1,80}: ")
+
+
+def without_speaker(content: str, *, spoken: bool) -> str:
+    """A stored turn's words without its "speaker: " prefix (memlattice.core.messages)."""
+    return _PREFIX.sub("", content, count=1) if spoken else content
 
 
 def voice_of(memory: MemoryInput) -> tuple[str | None, str]:
