@@ -245,8 +245,14 @@ async def recall(service: MemoryService, request: SearchRequest, *,
     kept = successors_first(finish(scored, min_score=config.min_score, limit=len(scored)),
                             {id: p.get("supersededBy") for id, p in props.items()})
     hits: list[SearchHit] = []
+    by_id = {s.id: s for s in kept}
     for s in kept:
         shown = ranking.relevance(s.id, s.similarity)
+        if s.path and s.path[0].type == "UPDATES" and s.path[0].target in by_id:
+            # A newer state the search reached through the memory it updates answers
+            # what that one answered.
+            older = by_id[s.path[0].target]
+            shown = max(shown, ranking.relevance(older.id, older.similarity))
         if config.min_relevance is not None and shown < config.min_relevance:
             continue
         outdated_by, update = outdating(result.newer.get(s.id, ()))

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memlattice.core.statements.compare import compare
+from memlattice.core.statements.contrast import Profile, contrast, profile
 from memlattice.core.statements.extract import Statement, extract
 from memlattice.core.statements.linking import Stated, links
 from memlattice.search.currency import asks_past, prefer_current
@@ -164,3 +165,41 @@ def test_past_questions_are_told_apart(query: str, past: bool) -> None:
 
 def test_a_named_time_that_has_ended_asks_about_the_past() -> None:
     assert asks_past("Where did Ines live in 2022?", T0 - timedelta(days=300), T0)
+
+
+def read(text: str, speaker: str | None = "kai") -> Profile:
+    return profile(text, speaker=speaker)
+
+
+@pytest.mark.parametrize(("older", "newer", "attribute"), [
+    ("The search service answers on port 7700 in the cluster.",
+     "After the rollout the search service moved to port 7800.", "number"),
+    ("Our wiki runs Confluence 7.19 on the old box.",
+     "The wiki was upgraded overnight and now runs 8.5.", "version"),
+    ("The weekly planning call is at 14:00 on Tuesdays.",
+     "From next week the planning call is moved to 15:30.", "time"),
+    ("Support escalations for the payments queue go to Aino.",
+     "Since Monday, Bruno took over the payments queue escalations.", "name"),
+])
+def test_contrast_reads_another_value_of_the_same_subject_with_a_word_of_change(
+    older: str, newer: str, attribute: str,
+) -> None:
+    verdict = contrast(read(older, "ops"), read(newer, "ops"), same_source=True)
+    assert verdict is not None and verdict.kind == "update"
+    assert verdict.attribute == attribute
+
+
+@pytest.mark.parametrize(("older", "newer"), [
+    # no word of change: two facts, not one fact twice
+    ("The search service answers on port 7700.", "The billing service answers on port 7800."),
+    # a question and a plan assert nothing
+    ("The planning call is at 14:00.", "Should we move the planning call to 15:30?"),
+    ("The planning call is at 14:00.", "Maybe we could move the planning call to 15:30."),
+    # one more, not another
+    ("We have a hamster named Fig.", "We also got a parrot now, called Kiwi."),
+    # nothing shared but a new name
+    ("I moved into a flat near Holmen.", "My cousin Ada just moved to Dublin."),
+])
+def test_contrast_links_nothing_that_both_holds_or_asserts_nothing(older: str,
+                                                                   newer: str) -> None:
+    assert contrast(read(older), read(newer), same_source=True) is None

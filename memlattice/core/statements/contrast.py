@@ -39,7 +39,8 @@ _REPLACING_VERBS = ("move", "switch", "change", "replace", "migrate", "upgrade",
                     "rename", "reschedule", "postpone", "push", "bump", "raise", "lower",
                     "increase", "decrease", "reduce", "cut", "drop", "quit", "sell", "transfer",
                     "reassign", "become", "relocate", "settle", "join", "stop", "update",
-                    "swap", "convert", "shift", "extend")
+                    "swap", "convert", "shift", "extend", "slip", "delay", "defer",
+                    "advance", "retire", "deprecate", "rotate")
 STRONG_CHANGE = frozenset({"instead", "longer", "anymore", "ported", "handed", "took", "left",
                            "sold", "became", "gave", "new", "newly"})
 _STRONG_STEMS = frozenset(stem(v) for v in _REPLACING_VERBS)
@@ -48,20 +49,31 @@ WEAK_CHANGE = frozenset({"now", "nowadays", "since", "finally", "starting", "eff
 # Words of a clause that only considers a value: a plan, a wish, a condition, a
 # proposal, the future, a past habit ("used to").
 HYPOTHETICAL = frozenset({
-    "if", "would", "could", "might", "should", "maybe", "perhaps", "wish", "hope", "hoping",
-    "plan", "planning", "planned", "thinking", "considering", "consider", "want", "wants",
-    "wanted", "wanna", "gonna", "unless", "whether", "wonder", "dream", "someday",
-    "imagine", "probably", "possibly", "may", "must", "need", "needs",
-    "let", "let's", "lets", "used", "suggest", "suggested", "proposal", "propose",
-    "scheduled", "shall", "ought", "going"})
+    "if", "would", "could", "might", "should", "maybe", "perhaps", "wish", "wanna", "gonna",
+    "unless", "whether", "wonder", "someday", "imagine", "probably", "possibly", "may",
+    "must", "let's", "lets", "suggest", "suggested", "propose", "proposed", "shall",
+    "ought", "considering"})
+# Words that put a clause in a plan or a past habit only before "to", "on", "about"
+# or "of" ("planning to move", "used to live"); elsewhere they are nouns or other
+# verbs ("the planning call", "we used Gradle").
+_HYPOTHETICAL_BEFORE = frozenset({"plan", "plans", "planning", "planned", "thinking", "going",
+                                  "used", "hope", "hoping", "want", "wants", "wanted",
+                                  "need", "needs", "dream", "dreaming", "scheduled"})
+_HYPOTHETICAL_NEXT = frozenset({"to", "on", "about", "of", "for"})
+
+
+def hypothetical(clause: list[str]) -> bool:
+    """Whether a clause (lower-case words) only considers a value."""
+    return any(w in HYPOTHETICAL or (w in _HYPOTHETICAL_BEFORE and i + 1 < len(clause)
+                                     and clause[i + 1] in _HYPOTHETICAL_NEXT)
+               for i, w in enumerate(clause))
 
 
 def is_strong(word: str) -> bool:
     """A verb of replacement or a word that says the old state is gone."""
     return word in STRONG_CHANGE or stem(word) in _STRONG_STEMS
 # Words that add one more of something rather than replace it.
-ADDITIVE = frozenset({"also", "another", "too", "additionally", "extra", "both", "second",
-                      "third"})
+ADDITIVE = frozenset({"also", "another", "additionally", "extra", "both", "second", "third"})
 # Units of duration and distance: a number before one is an age, a length of time or
 # a mileage, not a value of the subject's attribute.
 _UNITS = frozenset({"year", "years", "month", "months", "week", "weeks", "day", "days",
@@ -73,6 +85,7 @@ _WORD = re.compile(r"\+?\d[\d\-().]*(?: \d[\d\-()]{2,})+|[\w$€£+][\w$€£'@+
 _CLAUSE_BREAKS = frozenset({".", "!", "?", ";", ",", "so", "because", "but", "and", "while",
                             "although", "though"})
 _DIGIT = re.compile(r"\d")
+_DETERMINERS = frozenset({"the", "our", "my", "this", "that", "their", "your", "its"})
 # Identifiers: a value both memories state names what they are about ("the 3.0
 # release"), not what changed.
 _IDENTIFIERS = frozenset({"version", "host", "email"})
@@ -87,6 +100,8 @@ class Profile:
     topic: frozenset[str]
     # The topic's words as written (the fulltext index is asked for them).
     topic_words: frozenset[str]
+    # Numbers in the subject's place ("build 1412 passed"): which one it is about.
+    ids: frozenset[str]
     values: tuple[tuple[str, str], ...]  # (kind, value)
     change: tuple[str, ...]
     additive: bool
@@ -120,13 +135,14 @@ def profile(text: str, *, speaker: str | None) -> Profile:
     """Read `text` (said by `speaker`, an entity key, if anyone), clause by clause:
     a question or a clause that only considers a value contributes nothing."""
     raw = _WORD.findall(text.replace("’", "'"))
-    kept = [c for c in _clauses(raw) if not any(w.lower() in HYPOTHETICAL for w, _ in c)]
+    kept = [c for c in _clauses(raw) if not hypothetical([w.lower() for w, _ in c])]
     low_all = [w.lower() for w in raw]
     first = any(w in {"i", "we", "i'm", "we're", "i've", "we've", "my", "our", "me", "us"}
                 for w in low_all)
     values: list[tuple[str, str]] = []
     topic: set[str] = set()
     topic_words: set[str] = set()
+    ids: set[str] = set()
     change: list[str] = []
     additive = False
     for clause in kept:
@@ -135,9 +151,18 @@ def profile(text: str, *, speaker: str | None) -> Profile:
             nxt = low[i + 1] if i + 1 < len(low) else ""
             if is_strong(w) or w in WEAK_CHANGE:
                 change.append(w)
-            additive = additive or w in ADDITIVE
+            # "too" adds at a clause's end ("a dog too"), not before a word ("too slow").
+            additive = additive or w in ADDITIVE or (w == "too" and i == len(low) - 1)
+            if _DIGIT.search(w) and i > 0 and (
+                    low[i - 1] in _DETERMINERS or (i == 1 and clause[0][1])):
+                # "Build 1412 passed", "the 3.0 release": the subject's number, not a value
+                ids.add(w)
+                topic.add("#" + w)
+                continue
             value = _value(w, o, nxt, first_word=initial, speaker=speaker)
             if value is not None:
+                if value[0] in _IDENTIFIERS:
+                    topic.add("#" + value[1])  # an identifier both name is a shared subject
                 if value[0] != "skip":
                     values.append(value)
             elif (w.isalpha() and len(w) > 2 and not is_stop_word(w)
@@ -146,7 +171,7 @@ def profile(text: str, *, speaker: str | None) -> Profile:
                 topic.add(stem(w))
                 topic_words.add(w)
     return Profile(voice=speaker, first_person=first, topic=frozenset(topic),
-                   topic_words=frozenset(topic_words),
+                   topic_words=frozenset(topic_words), ids=frozenset(ids),
                    values=tuple(values), change=tuple(change), additive=additive,
                    blocked=not kept)
 
@@ -160,6 +185,10 @@ def _value(w: str, o: str, nxt: str, *, first_word: bool,
             return "skip", ""
         kind = value_kind([w] + ([nxt] if nxt in {"am", "pm"} else []), [o])
         return ("number" if kind in {"name", "text"} else kind), w.strip(".,")
+    if "@" in w or "://" in w or "." in w.strip("."):
+        kind = value_kind([w.strip(".,")], [o])  # an address: email, URL or host name
+        if kind in {"email", "host"}:
+            return kind, w.strip(".,")
     if w in COUNT_WORDS and w not in {"a", "an", "second", "third", "couple", "pair"} \
             and nxt.isalpha() and nxt not in _UNITS and not is_stop_word(nxt):
         return "count", str(COUNT_WORDS[w])
@@ -178,11 +207,11 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | 
         return None
     old_kinds, new_kinds = older.kinds(), newer.kinds()
     shared = set(older.topic & newer.topic)
-    for kind in _IDENTIFIERS:  # "the 3.0 release" in both: what they are about
-        shared |= old_kinds.get(kind, set()) & new_kinds.get(kind, set())
+    if older.ids and newer.ids and not older.ids & newer.ids:
+        return None  # build 1412 and build 1413: two subjects
     strong = any(is_strong(w) for w in newer.change)
     subjects = {older.voice, newer.voice}
-    same_speaker = (older.first_person and newer.first_person and older.voice is not None
+    same_speaker = ((older.first_person or newer.first_person) and older.voice is not None
                     and older.voice == newer.voice)
     if not shared and not same_speaker:
         return None
