@@ -32,6 +32,10 @@ from memlattice.graph.prepared_memory import PreparedMemory, new_id
 from memlattice.graph.updates import queries
 
 STATUSES = ("candidate", "confirmed", "rejected")
+# A batch with more memories to read by contrast than this (a bulk load) is read by
+# frames only: each contrast look-up is a fulltext query, as a near-duplicate check
+# is a vector query (graph.duplicates.MAX_NEAR_DUPLICATE_CHECKS, the same bound).
+MAX_CONTRAST_CHECKS = 64
 
 
 @dataclass(frozen=True)
@@ -164,7 +168,7 @@ async def _contrasted(tx: AsyncManagedTransaction, batch: Sequence[Written],
     profiles = {w.id: profile(w.text, speaker=w.source) for w in batch}
     fresh = [w for w in batch if w.id not in framed and profiles[w.id].change
              and not profiles[w.id].blocked]
-    if not fresh:
+    if not fresh or len(fresh) > MAX_CONTRAST_CHECKS:
         return []
     rows = await run(tx, queries.contrast_candidates(
         [{"id": w.id, "lucene": _lucene(profiles[w.id], tenant.namespace),
