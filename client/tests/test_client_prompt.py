@@ -91,3 +91,13 @@ def test_age_wording() -> None:
     assert age(NOW - timedelta(days=1), NOW) == "1 day ago"
     assert age(NOW - timedelta(days=15), NOW) == "2 weeks ago"
     assert age(NOW - timedelta(days=800), NOW) == "2 years ago"
+
+
+def test_an_outdated_memory_says_what_replaced_it_and_follows_it() -> None:
+    newer = hit("We moved to Tromsø.", 0.8, id="new").memory
+    old = hit("I live in Bergen.", 0.8, days=200, id="old")
+    old = old.model_copy(update={"outdated_by": newer})
+    block = format_memories([hit("We moved to Tromsø.", 0.8, id="new"), old], 200, now=NOW)
+    lines = block.splitlines()
+    assert "Tromsø" in lines[1] and "OUTDATED" not in lines[1]
+    assert 'OUTDATED: replaced by "We moved to Tromsø."' in lines[2]
