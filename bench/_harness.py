@@ -52,8 +52,10 @@ class Bench:
 
 
 @asynccontextmanager
-async def bench_service(*, dimension: int, heap: str = "2g",
-                        pagecache: str = "2g") -> AsyncIterator[Bench]:
+async def bench_service(*, dimension: int, heap: str = "2g", pagecache: str = "2g",
+                        embedding: EmbeddingSettings | None = None) -> AsyncIterator[Bench]:
+    """The app over a private Neo4j; `embedding`: a server-side embedder in place of
+    client vectors of `dimension`."""
     async with contextlib.AsyncExitStack() as stack:
         if os.environ.get("NEO4J_URI"):
             neo4j = Neo4jSettings()
@@ -63,7 +65,8 @@ async def bench_service(*, dimension: int, heap: str = "2g",
             neo4j = Neo4jSettings(uri=address.uri, password=address.password)
         # Keyless: the figures are of the service and the database, not of key checks.
         settings = Settings(environment="test", neo4j=neo4j, auth_mode="keyless",
-                            embedding=EmbeddingSettings(provider="none", dimension=dimension))
+                            embedding=embedding or EmbeddingSettings(provider="none",
+                                                                     dimension=dimension))
         app = create_app(settings)
         graph = GraphClient.connect(neo4j.uri or "", neo4j.user,
                                     neo4j.password.get_secret_value(), neo4j.database)
