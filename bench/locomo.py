@@ -235,6 +235,9 @@ async def main() -> None:
                         help="send no vectors: the server's own default embedder embeds"
                              " turns and questions")
     parser.add_argument("--dump", type=Path, help="write every question's hits as JSON lines")
+    parser.add_argument("--loaded", action="store_true",
+                        help="the Neo4j at NEO4J_URI holds the data from an earlier run with"
+                             " the same vectors: ask the questions only")
     args = parser.parse_args()
     sweeps = sweep_configs(args.sweep)
     chosen = [(name, config) for name, config in CONFIGS
@@ -244,11 +247,13 @@ async def main() -> None:
     async with bench_service(dimension=384, embedding=embedding) as bench:
         namespace = "bench/locomo"
         started = time.monotonic()
-        sizes = await load(bench, args.data, namespace, client_vectors=not args.server_embedder)
-        print(f"# loaded {sum(sizes.values())} turns of {len(sizes)} conversations"
-              f" in {time.monotonic() - started:.1f}s"
-              + (" (the server's own embedder)" if args.server_embedder else
-                 " (client MiniLM vectors)"))
+        if not args.loaded:
+            sizes = await load(bench, args.data, namespace,
+                               client_vectors=not args.server_embedder)
+            print(f"# loaded {sum(sizes.values())} turns of {len(sizes)} conversations"
+                  f" in {time.monotonic() - started:.1f}s")
+        print("# vectors: " + ("the server's own embedder" if args.server_embedder else
+                               "client MiniLM"))
         figures = await evaluate(bench, args.data, namespace, args.limit, chosen, args.dump,
                                  client_vectors=not args.server_embedder)
         report(figures, args.limit, sweeps)
