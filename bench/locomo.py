@@ -213,6 +213,8 @@ def report(figures: dict[str, Figures], limit: int,
         groups["configuration"] = [(name, {}) for name in figures]
     for group, configs in groups.items():
         names = [name for name, _ in configs if name in figures]
+        if len(names) < 2:
+            continue
         held = leave_one_out({name: figures[name].by_conv() for name in names})
         print(f"\n# leave one conversation out, {group}: chosen on the other two, scored on it")
         for h in held:
