@@ -54,8 +54,8 @@ class Bench:
 @asynccontextmanager
 async def bench_service(*, dimension: int, heap: str = "2g", pagecache: str = "2g",
                         embedding: EmbeddingSettings | None = None) -> AsyncIterator[Bench]:
-    """The app on a private Neo4j; `embedding` replaces the client-vector setting for a
-    benchmark of what the server's own embedder gives (bench.knowledge_update)."""
+    """The app over a private Neo4j; `embedding`: a server-side embedder in place of
+    client vectors of `dimension` (bench.knowledge_update, bench.locomo --server-embedder)."""
     async with contextlib.AsyncExitStack() as stack:
         if os.environ.get("NEO4J_URI"):
             neo4j = Neo4jSettings()

@@ -251,7 +251,7 @@ class SearchInput:
         "A memory's neighbours along NEXT (the turns around a conversation turn) up to this"
         " many steps either way count as weaker lexical fields of it (default 3; 0: off)."))
     context_decay: float | None = strawberry.field(default=None, description=(
-        "The weight of those neighbours' words per step away (default 0.5)."))
+        "The weight of those neighbours' words per step away (default 0.75)."))
     reranker: str | None = None
     min_score: float | None = None
     min_relevance: float | None = strawberry.field(default=None, description=(

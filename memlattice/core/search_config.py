@@ -87,7 +87,7 @@ class SearchConfig(_Frozen):
     # to this many steps either way count as lexical fields of it, weighted
     # `context_decay ** steps` (memlattice.search.lexical.context_fields); 0 turns it off.
     context_hops: int = Field(default=3, ge=0, le=5)
-    context_decay: float = Field(default=0.5, gt=0, le=1)
+    context_decay: float = Field(default=0.75, gt=0, le=1)
     min_score: float | None = None
     # Hits whose relevance (memlattice.search.relevance: evidence in [0, 1] that they
     # answer the query, the same in every mode) is below this are left out.

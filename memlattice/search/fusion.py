@@ -44,18 +44,30 @@ def completed(values: Mapping[str, float | None], ids: Sequence[str]) -> dict[st
     return {k: found.get(k, floor) for k in ids}
 
 
+def typical_best(pool: int) -> float:
+    """How far above the mean the best of `pool` standard normal draws lies, about:
+    sqrt(2 ln n), the classic growth of the maximum of n of them (at least 1)."""
+    return max(1.0, math.sqrt(2.0 * math.log(pool))) if pool > 1 else 1.0
+
+
 def fuse_z(signals: Sequence[Mapping[str, float | None]], ids: Sequence[str]) -> dict[str, float]:
     """The sum of the signals' z-scores over `ids`, as a score in (0, 1): the
     standard normal CDF of the sum divided by sqrt(number of signals), which is
-    how a sum of that many independent standard scores spreads. No constant is
-    fitted, candidates keep their order, and unlike a min-max rescaling the
-    weakest of a small pool is not pushed to 0 (the factors, graph shares and
-    MMR that follow multiply and compare these scores)."""
+    how a sum of that many independent standard scores spreads, and by how far
+    the best of a pool this size lies above its mean by chance alone
+    (`typical_best`). Without that second scale the top of any pool sat 4 or 5
+    standard scores up and every top hit read 1.0000: the scores an agent or a
+    person reads lost their spread exactly where the order matters. Now a hit
+    as far up as the best of pure noise reads about 0.84, and the order at the
+    top stays visible in the numbers. No constant is fitted, candidates keep
+    their order, and unlike a min-max rescaling the weakest of a small pool is
+    not pushed to 0 (the factors, graph shares and MMR that follow multiply and
+    compare these scores)."""
     if not ids:
         return {}
     total = dict.fromkeys(ids, 0.0)
     for signal in signals:
         for k, z in zscores(completed(signal, ids)).items():
             total[k] += z
-    spread = math.sqrt(max(len(signals), 1))
+    spread = math.sqrt(max(len(signals), 1)) * typical_best(len(ids))
     return {k: 0.5 * math.erfc(-v / spread / math.sqrt(2.0)) for k, v in total.items()}

@@ -34,10 +34,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import snowballstemmer
 
 from memlattice.core.query_words import content_words
+
+if TYPE_CHECKING:
+    from memlattice.search.information import Rarity
 
 # Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET, which the fulltext index drops.
 STOP_WORDS = frozenset({
@@ -141,6 +145,9 @@ class Bm25:
 
     stats: NamespaceStats
     frequencies: Mapping[str, int]  # term -> the namespace's memories that hold it
+    # How rare every term is in the collection (memlattice.search.information), when
+    # known: what a memory says on its own sets how much its context counts.
+    rarity: Rarity | None = None
     k1: float = BM25_K1
     b: float = BM25_B
     _counted: dict[str, tuple[dict[str, int], int]] = dataclass_field(
@@ -200,19 +207,21 @@ class Bm25:
                    for t, tf in weighted.items())
 
     def context_fields(self, neighbours: Sequence[tuple[int, str]], *, hops: int,
-                       decay: float) -> list[Field]:
+                       decay: float, own: float = 1.0) -> list[Field]:
         """A memory's neighbours in its sequence (the turns said before and after
         it, as `(hops away, content)`) as BM25F fields, one per distance, weighted
-        `decay ** distance`: what was said around a turn is part of what it is
-        about ("yes, that one" answers the question before it). A distance's field
-        holds up to two memories, one each side, so its mean length is twice a
-        memory's."""
+        `own * decay ** distance`: what was said around a turn is part of what it
+        is about ("yes, that one" answers the question before it), as much as the
+        turn itself says something (`own`, in [0, 1]: its share of information,
+        memlattice.search.information; a reply that says nothing is not what a
+        question about its neighbour is after). A distance's field holds up to
+        two memories, one each side, so its mean length is twice a memory's."""
         if not neighbours:
             return []
         by_hop: dict[int, list[str]] = {}
         for hop, content in neighbours:
             if 1 <= hop <= hops:
                 by_hop.setdefault(hop, []).append(content)
-        return [self.field(by_hop[hop], weight=decay ** hop,
+        return [self.field(by_hop[hop], weight=own * decay ** hop,
                            mean_length=2.0 * self.stats.mean_length)
                 for hop in sorted(by_hop)]

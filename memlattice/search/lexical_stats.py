@@ -23,6 +23,7 @@ from collections.abc import Mapping
 
 from memlattice.core.remembered import Remembered
 from memlattice.graph.lexical_stats import LexicalStatsGraph
+from memlattice.search.information import Rarity, rarity
 from memlattice.search.lexical import Bm25, NamespaceStats, mean_length
 
 # What a search's statistics are of: a namespace, and its scope buckets or None.
@@ -35,6 +36,8 @@ class LexicalStatistics:
         self.graph = graph
         self._collections: Remembered[Collection, NamespaceStats] = Remembered(
             ttl_s, max_entries)
+        # Read with the totals, from the same sample of contents.
+        self._rarities: Remembered[Collection, Rarity | None] = Remembered(ttl_s, max_entries)
         self._frequencies: Remembered[tuple[Collection, str], int] = Remembered(
             ttl_s, max_entries)
 
@@ -54,9 +57,11 @@ class LexicalStatistics:
             if counts.documents is not None:
                 self._collections.put(collection, NamespaceStats(
                     documents=counts.documents, mean_length=mean_length(counts.sample or [])))
+                self._rarities.put(collection, rarity(counts.sample or []))
             for term in due:
                 self._frequencies.put((collection, term), counts.frequencies.get(term, 0))
         stats = self._collections.get(collection) or NamespaceStats(documents=0, mean_length=0.0)
         return Bm25(stats=stats, frequencies={
-            t: self._frequencies.get((collection, t)) or 0 for t in words})
+            t: self._frequencies.get((collection, t)) or 0 for t in words},
+            rarity=self._rarities.get(collection))
 

@@ -313,11 +313,13 @@ def lexical_fields(bm25: Bm25, props: Mapping[str, Any], context: Sequence[tuple
     """A candidate's BM25F fields, scored with its collection's statistics
     (memlattice.search.lexical) in place of the fulltext index's score, which
     counts every tenant's memories: its own text, and the turns around it when
-    it has some (`context`)."""
+    it has some (`context`), as much as its own text says something
+    (memlattice.search.information)."""
     text = document_text(str(props.get("content") or ""), props.get("summary"), props.get("key"),
                          props.get("tags") or ())
+    own = bm25.rarity.own_share(text) if bm25.rarity is not None and context else 1.0
     return [bm25.field([text]), *bm25.context_fields(
-        context, hops=config.context_hops, decay=config.context_decay)]
+        context, hops=config.context_hops, decay=config.context_decay, own=own)]
 
 
 def _timing(props: Mapping[str, Any]) -> Timing:

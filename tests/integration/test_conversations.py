@@ -117,6 +117,37 @@ async def test_a_turn_is_found_by_the_words_around_it(
     assert with_context[ids[3]] > by_id.get(ids[3], 0.0)
 
 
+async def test_a_reply_that_says_nothing_is_not_lifted_by_its_neighbour(
+    gql: GraphQLClient, namespace: str,
+) -> None:
+    """Context lifts a turn as much as the turn itself says (its idf mass against
+    the session's average): "Haha, totally!" beside the matching turn stays below
+    a turn that holds one of the query's words itself."""
+    said = [
+        ("Melanie", "Haha, totally!"),
+        ("Caroline", "The kiln at the studio broke again, so my bowls are stuck for a week."),
+        ("Melanie", "Haha, that figures."),
+        ("Caroline", "I finally signed up for the pottery class at the community centre."),
+        ("Melanie", "Haha, totally!"),
+        ("Caroline", "Anyway, how are the kids doing this spring?"),
+        ("Melanie", "They adore the puppy we adopted from the shelter in March."),
+        ("Caroline", "Haha, totally! That puppy is adorable."),
+        ("Melanie", "My sister says her pottery teacher is the best in town."),
+        ("Caroline", "Send me a photo of the bowls when they come out of the kiln."),
+    ]
+    turns = [(who, text, f"2023-05-07T10:00:{i:02}Z") for i, (who, text) in enumerate(said)]
+    done = (await gql.ok(INGEST, {"input": session(namespace, turns)}))["ingestConversation"]
+    ids = [m["id"] for m in done["memories"]]
+    hits = (await gql.ok(SEARCH, {"input": {
+        "filter": {"namespace": namespace}, "query": "the pottery class",
+        "mode": "LEXICAL", "scoring": "SIMILARITY"}}))["search"]
+    order = [h["memory"]["id"] for h in hits]
+    assert order[0] == ids[3]
+    # The filler right after the match, and the one before it, below the sister's teacher.
+    assert order.index(ids[8]) < order.index(ids[4])
+    assert order.index(ids[8]) < order.index(ids[2])
+
+
 async def test_a_forgotten_turn_lends_no_words_but_the_turns_beyond_it_still_do(
     gql: GraphQLClient, namespace: str,
 ) -> None:
