@@ -100,6 +100,7 @@ def test_store_put_get_search_list_delete(client: MemlatticeClient, root: str) -
     facts = store.search(("users",), filter={"kind": "fact"})
     assert sorted((h.namespace, h.key) for h in facts) == [
         (("users", "alice"), "city"), (("users", "bob"), "city")]
+    assert len(store.search((), filter={"kind": "fact"})) == 2  # the whole root
     ranked = store.search(("users",), filter={"rank": {"$gte": 3}})
     assert sorted(h.value["text"] for h in ranked) == [
         "Alice drinks black tea", "Alice lives in Lisbon"]
@@ -136,8 +137,9 @@ async def test_graph_compiled_with_the_store(async_client: AsyncMemlatticeClient
     builder.add_node("call_model", call_model)
     builder.add_edge(START, "call_model")
     builder.add_edge("call_model", END)
+    # LangGraph's IndexConfig form; its embed and dims would be ignored (the server embeds).
     graph = builder.compile(store=MemlatticeStore(client, async_client=async_client,
-                                                  root=root, index=["data"]))
+                                                  root=root, index={"fields": ["data"]}))
 
     await graph.ainvoke({"messages": [{"role": "user", "content": "remember I like pears"}]})
     out = await graph.ainvoke({"messages": [{"role": "user",

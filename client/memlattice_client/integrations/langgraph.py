@@ -19,8 +19,9 @@ Needs the `langgraph` extra: `pip install './client[langgraph]'`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -28,6 +29,7 @@ try:
     from langgraph.store.base import (
         BaseStore,
         GetOp,
+        IndexConfig,
         InvalidNamespaceError,
         Item,
         ListNamespacesOp,
@@ -74,7 +76,8 @@ class MemlatticeStore(BaseStore):
     (and the `a*` methods), which otherwise run the sync client in a thread.
     `root` is prefixed to every namespace. `index` lists the value fields whose
     text is embedded and searched (LangGraph's path syntax, `"text"`,
-    `"items[*].name"`), as `IndexConfig.fields`; without it, a value's JSON is.
+    `"items[*].name"`), or is an `IndexConfig` whose `fields` do (its `embed` and
+    `dims` are the server's business); without it, a value's JSON is.
     `search_options` go to every search (`scoring=`, `min_score=`, `user_id=`, ...).
     A `ttl` on put (minutes) becomes the memory's `expiresAt`; reads do not extend it.
     """
@@ -83,14 +86,16 @@ class MemlatticeStore(BaseStore):
 
     def __init__(self, client: MemlatticeClient | None = None, *,
                  async_client: AsyncMemlatticeClient | None = None, root: str | None = None,
-                 index: list[str] | None = None,
+                 index: IndexConfig | list[str] | None = None,
                  search_options: SearchOptions | None = None) -> None:
         if client is None and async_client is None:
             raise TypeError("MemlatticeStore needs a client, an async_client or both")
         self.client = client
         self.async_client = async_client
         self.root = root.strip("/") if root else None
-        self.index_fields = list(index) if index else None
+        # An IndexConfig's `embed` and `dims` do not apply: the server embeds.
+        fields = index.get("fields") if isinstance(index, Mapping) else index
+        self.index_fields = list(fields) if fields else None
         self.search_options: SearchOptions = search_options or {}
 
     # ---------------------------------------------------------------- BaseStore
@@ -99,22 +104,18 @@ class MemlatticeStore(BaseStore):
         if self.client is None:
             raise TypeError("this MemlatticeStore has only an async_client: use abatch/a*")
         results: list[Result] = []
-        for op in ops:
-            try:
+        with _namespace_refusals():
+            for op in ops:
                 results.append(run_sync(self.client, self._steps(op)))
-            except ValidationError as exc:
-                raise _namespace_error(exc) from exc
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         if self.async_client is None:
             return await asyncio.to_thread(self.batch, list(ops))
         results: list[Result] = []
-        for op in ops:
-            try:
+        with _namespace_refusals():
+            for op in ops:
                 results.append(await run_async(self.async_client, self._steps(op)))
-            except ValidationError as exc:
-                raise _namespace_error(exc) from exc
         return results
 
     # ---------------------------------------------------------------- operations
@@ -192,9 +193,9 @@ class MemlatticeStore(BaseStore):
     def _search(self, op: SearchOp) -> Steps[Result]:
         prefix = self._namespace(op.namespace_prefix) if op.namespace_prefix else self.root
         listed: list[str] = yield ops.namespaces(prefix=prefix or None, limit=MAX_NAMESPACES)
-        # The prefix itself is always searched, so a namespace the key may not read is
-        # refused (FORBIDDEN) as the API refuses it, not answered with nothing.
-        names = [prefix] if prefix else []
+        # A named prefix is always searched itself, so a namespace the key may not read
+        # is refused (FORBIDDEN) as the API refuses it, not answered with nothing.
+        names = [prefix] if prefix and op.namespace_prefix else []
         names += [n for n in listed if n != prefix and _items.labels_of(self.root, n) is not None
                   and (prefix is None or n.startswith(prefix + _items.SEPARATOR))]
         want = op.offset + op.limit
@@ -241,16 +242,12 @@ class MemlatticeStore(BaseStore):
         prefix = self._namespace(start) if start else None
         names: list[str] = yield ops.namespaces(prefix=prefix or self.root or None,
                                                 limit=MAX_NAMESPACES)
-        out: list[tuple[str, ...]] = []
+        found: set[tuple[str, ...]] = set()
         for name in names:
             labels = _items.labels_of(self.root, name)
-            if labels is None or not all(_matches(c, labels) for c in conditions):
-                continue
-            if op.max_depth is not None:
-                labels = labels[:op.max_depth]
-            if not out or out[-1] != labels:
-                out.append(labels)
-        return out[op.offset:op.offset + op.limit]
+            if labels is not None and all(_matches(c, labels) for c in conditions):
+                found.add(labels[:op.max_depth] if op.max_depth is not None else labels)
+        return sorted(found)[op.offset:op.offset + op.limit]
 
 
 def _labels(root: str | None, memory: Memory) -> tuple[str, ...]:
@@ -281,12 +278,19 @@ def _matches(condition: MatchCondition, labels: tuple[str, ...]) -> bool:
     return all(p in ("*", label) for p, label in zip(path, part, strict=True))
 
 
-def _namespace_error(exc: ValidationError) -> ValidationError:
-    """The server's refusal of a namespace as LangGraph's InvalidNamespaceError too."""
-    named = [exc.extensions.get("field"), *(exc.extensions.get("fields") or [])]
-    if isinstance(exc, NamespaceRefusedError) or not any(
-            isinstance(f, str) and (f == "namespace" or f.endswith(".namespace")) for f in named):
-        return exc
-    return NamespaceRefusedError(exc.message, code=exc.code, path=exc.path,
-                                 extensions=exc.extensions)
+@contextlib.contextmanager
+def _namespace_refusals() -> Iterator[None]:
+    """Re-raise the server's refusal of a namespace (VALIDATION naming the field
+    `namespace`) as NamespaceRefusedError, LangGraph's InvalidNamespaceError too."""
+    try:
+        yield
+    except NamespaceRefusedError:
+        raise
+    except ValidationError as exc:
+        named = [exc.extensions.get("field"), *(exc.extensions.get("fields") or [])]
+        if not any(isinstance(f, str) and (f == "namespace" or f.endswith(".namespace"))
+                   for f in named):
+            raise
+        raise NamespaceRefusedError(exc.message, code=exc.code, path=exc.path,
+                                    extensions=exc.extensions) from exc
 
