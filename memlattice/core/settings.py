@@ -148,6 +148,9 @@ class LimitsSettings(BaseSettings):
     max_cost: int = Field(default=200_000, ge=1)
     max_batch_operations: int = Field(default=0, ge=0, le=100)
     max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    # Automatic persisted queries: documents remembered per key, in bytes per
+    # process (least recently used out first); 0 turns them off.
+    persisted_queries_bytes: int = Field(default=4 * 1024 * 1024, ge=0, le=1024 * 1024 * 1024)
     request_timeout_s: float = Field(default=30.0, gt=0, le=3600)
 
 

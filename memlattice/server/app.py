@@ -45,6 +45,7 @@ from memlattice.server.http_requests import CodedHTTP
 from memlattice.server.observability.http import RequestGuard
 from memlattice.server.observability.metrics import Metrics
 from memlattice.server.observability.view import GuardedView
+from memlattice.server.persisted_queries import PersistedQueries
 from memlattice.server.runtime import Runtime, configured_rerankers, open_runtime
 from memlattice.server.ws_messages import CheckedTransportWS
 
@@ -73,10 +74,13 @@ class MemlatticeGraphQL(GuardedView, CodedHTTP, GraphQL[Context, None]):
 
     def __init__(self, runtime_holder: dict[str, Runtime],
                  graphql_schema: MemlatticeSchema = schema, *,
-                 origins: OriginPolicy | None = None, **kwargs: Any) -> None:
+                 origins: OriginPolicy | None = None,
+                 persisted_queries: PersistedQueries | None = None, **kwargs: Any) -> None:
         super().__init__(graphql_schema, **kwargs)
         self._runtime = runtime_holder
         self.origins = origins or OriginPolicy(frozenset(), loopback=False)
+        self.persisted_queries = (persisted_queries if persisted_queries is not None
+                                  else PersistedQueries(0))
 
     def is_websocket_origin_allowed(self, request: Any, origin: str) -> bool:
         """A page on another origin may open the socket when CORS lets it call
@@ -180,6 +184,8 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
         max_batch_operations=settings.limits.max_batch_operations)
     origins = origin_policy(settings)
     graphql = MemlatticeGraphQL(holder, hardened, origins=origins, metrics=metrics,
+                                persisted_queries=PersistedQueries(
+                                    settings.limits.persisted_queries_bytes),
                                 timeout_s=settings.limits.request_timeout_s,
                                 graphql_ide="graphiql" if settings.graphiql else None,
                                 subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,))

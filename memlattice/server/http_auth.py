@@ -5,8 +5,9 @@ without a valid key is answered 401 with a GraphQL-shaped body whose error
 code is UNAUTHENTICATED, so no resolver runs for it (a key that cannot be
 checked because Neo4j is away is UNAVAILABLE, HTTP 200); an accepted request
 carries its `Principal` in the ASGI scope, where `get_context` finds it.
-`GET /graphql` without a `query` (the GraphiQL page) passes: the page itself
-holds no data, and the queries it sends need the key like any other.
+`GET /graphql` without a `query` or `extensions` (the GraphiQL page) passes:
+the page itself holds no data, and the queries it sends need the key like any
+other (a GET naming a persisted query's hash needs it too).
 WebSockets authenticate in `connection_init` instead (see the app's
 `on_ws_connect`).
 """
@@ -77,7 +78,8 @@ class RequireKey:
             await self.app(scope, receive, send)
             return
         connection = HTTPConnection(scope)
-        if scope.get("method") == "GET" and "query" not in connection.query_params:
+        if scope.get("method") == "GET" and not ({"query", "extensions"}
+                                                 & set(connection.query_params)):
             await self.app(scope, receive, send)
             return
         runtime = self.holder.get("runtime")

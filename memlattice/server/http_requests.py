@@ -46,8 +46,14 @@ from strawberry.types.graphql import OperationType
 
 from memlattice.core import nesting
 from memlattice.core.errors import BadRequest
+from memlattice.server.http_auth import principal_of
 from memlattice.server.media_types import GRAPHQL_RESPONSE, JSON, negotiate, ran
 from memlattice.server.observability.logs import REQUEST_ID
+from memlattice.server.persisted_queries import (
+    ANSWER_HEADERS,
+    PersistedQueries,
+    PersistedQueryMiss,
+)
 
 # Per request, in the ASGI scope: the negotiated media type, and for each result
 # whether its operation ran.
@@ -133,6 +139,29 @@ def _request_data(item: Any, *, batched: bool) -> GraphQLRequestData:
 class CodedHTTP:
     """A mixin for `strawberry.asgi.GraphQL` (before it in the bases)."""
 
+    persisted_queries: PersistedQueries = PersistedQueries(0)
+
+    def should_render_graphql_ide(self, request: Any) -> bool:
+        """GraphiQL for a browser's GET without a query, but not for a GET that
+        names a persisted query's hash instead (Apollo's hashed GETs)."""
+        return ("extensions" not in request.query_params
+                and super().should_render_graphql_ide(request))  # type: ignore[misc]
+
+    def persisted_document(self, request: Request, request_data: GraphQLRequestData
+                           ) -> str | None:
+        """The document to run: the request's own, or the one its persisted-query
+        hash stands for (memlattice.server.persisted_queries), per key."""
+        principal = principal_of(request.scope)
+        owner = principal.key_id or principal.name
+        try:
+            return self.persisted_queries.resolve(owner, request_data.query,
+                                                  request_data.extensions)
+        except BadRequest as exc:
+            raise RequestRefused(400, exc.message, **exc.details) from None
+        except PersistedQueryMiss as miss:
+            raise RequestRefused(200, miss.message, code=miss.code,
+                                 headers=dict(ANSWER_HEADERS)) from None
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)  # type: ignore[misc]
@@ -204,9 +233,10 @@ class CodedHTTP:
         get = request_adapter.method == "GET"
         allowed = {OperationType.QUERY} if get else {OperationType.QUERY,
                                                      OperationType.MUTATION}
+        document = self.persisted_document(request, request_data)
         try:
             result: ExecutionResult = await self.schema.execute(  # type: ignore[attr-defined]
-                request_data.query, root_value=root_value,
+                document, root_value=root_value,
                 variable_values=request_data.variables, context_value=context,
                 operation_name=request_data.operation_name, allowed_operation_types=allowed,
                 operation_extensions=request_data.extensions)
