@@ -17,9 +17,12 @@ from typing import Any
 
 import httpx
 
+from memlattice.core.settings import Settings
 from memlattice.graph.keys import ApiKeyGraph
-from memlattice.server.app import runtime_of
+from memlattice.server.app import create_app, runtime_of
 from memlattice.services.apikeys import KeySpec, create_key
+from tests._live import serve_in_thread
+from tests._node import node_json
 
 ACCEPT = "application/graphql-response+json,application/json;q=0.9"
 
@@ -126,3 +129,23 @@ async def test_a_remembered_document_is_held_to_the_limits_and_the_method(
         by_get = await send(client, admin_key, extensions=persisted(write), get=True,
                             variables={"input": {"namespace": ns, "content": "by GET"}})
         assert by_get.status_code == 405, by_get.text
+
+
+def test_apollo_clients_persisted_query_link_end_to_end(settings: Settings,
+                                                       admin_key: str) -> None:
+    """Apollo Client 4 and its PersistedQueryLink (tests/node), unchanged, on a live server:
+    hashed GET, PersistedQueryNotFound, the text by POST, then the hash alone."""
+    ns = f"apq-{uuid.uuid4().hex[:8]}"
+    app = create_app(settings.model_copy(update={"auth_mode": "keys"}))
+    with serve_in_thread(app) as url:
+        report = node_json("apollo_persisted.mjs", url + "/graphql", admin_key, ns)
+    results, requests = report["results"], report["requests"]
+    assert results["query"] == {"data": {"memories": {
+        "__typename": "MemoryConnection", "totalCount": 0}}}, report
+    assert results["mutation"]["data"]["writeMemory"]["content"].startswith("written"), report
+    assert results["again"]["data"]["memories"]["totalCount"] == 1, report
+    sent = [(r["method"], r["withText"], r["status"]) for r in requests]
+    assert sent == [("GET", False, 200), ("POST", True, 200),   # the query: miss, then text
+                    ("POST", False, 200), ("POST", True, 200),  # the mutation: the same
+                    ("GET", False, 200)], report                # the query again: hash only
+    assert all(r["hash"] for r in requests)
