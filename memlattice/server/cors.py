@@ -25,9 +25,11 @@ from memlattice.server.observability.http import HEADER as REQUEST_ID_HEADER
 
 METHODS = ("GET", "POST")
 # Headers a page may send (beside the CORS-safelisted ones): the key, JSON bodies,
-# the request id, causal bookmarks, the declared actor and the access-count switch.
+# the request id, causal bookmarks, the declared actor and the access-count switch;
+# Apollo Client adds its client-awareness pair when given a name and version.
 REQUEST_HEADERS = ("authorization", "content-type", API_KEY_HEADER, REQUEST_ID_HEADER,
-                   BOOKMARK_HEADER, "x-memlattice-actor", "x-memlattice-record-access")
+                   BOOKMARK_HEADER, "x-memlattice-actor", "x-memlattice-record-access",
+                   "apollographql-client-name", "apollographql-client-version")
 # Headers a page may read from an answer (beside the safelisted ones).
 EXPOSED_HEADERS = (BOOKMARK_HEADER, REQUEST_ID_HEADER)
 PREFLIGHT_MAX_AGE_S = 600

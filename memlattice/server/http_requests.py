@@ -16,6 +16,8 @@ with a coded GraphQL error and the request id:
     405     BAD_REQUEST  a mutation by GET (graphql-over-http: MUST be 405), or a
                          method other than GET and POST; `Allow` says what is
     404     NOT_FOUND    GET without a query while GraphiQL is off
+    200     PERSISTED_QUERY_NOT_FOUND  a persisted query's hash the caller's key has
+                         not registered (memlattice.server.persisted_queries)
 
 Request errors carry no `data` entry (graphql-over-http: the request was not
 executed). The answer's media type follows `Accept` (memlattice.server.media_types):
