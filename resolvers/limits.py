@@ -44,6 +44,7 @@ from graphql import (
     get_nullable_type,
 )
 from strawberry.extensions import DisableIntrospection, MaxTokensLimiter, SchemaExtension
+from strawberry.types.graphql import OperationType
 
 from memlattice.core.errors import TooComplex
 from memlattice.core.settings import LimitsSettings
@@ -185,6 +186,10 @@ class QueryLimits(SchemaExtension):
             if problem is not None:
                 error = TooComplex(problem, depth=found.depth, aliases=found.aliases,
                                    cost=found.cost)
+                if context.operation_type is OperationType.SUBSCRIPTION:
+                    # Strawberry subscribes whatever `result` says; an exception
+                    # from this hook is what stops a subscription before it starts.
+                    raise error
                 context.result = ExecutionResult(
                     data=None, errors=[GraphQLError(problem, original_error=error)])
         yield

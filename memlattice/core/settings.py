@@ -8,11 +8,12 @@ configurations can live in one process (the test suite relies on that).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from memlattice.core.origins import parse_origins
 from memlattice.core.records.config import ConsolidationSettings
 
 DEV_PASSWORD = "memlattice-dev"
@@ -147,6 +148,9 @@ class LimitsSettings(BaseSettings):
     max_cost: int = Field(default=200_000, ge=1)
     max_batch_operations: int = Field(default=0, ge=0, le=100)
     max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    # Automatic persisted queries: documents remembered per key, in bytes per
+    # process (least recently used out first); 0 turns them off.
+    persisted_queries_bytes: int = Field(default=4 * 1024 * 1024, ge=0, le=1024 * 1024 * 1024)
     request_timeout_s: float = Field(default=30.0, gt=0, le=3600)
 
 
@@ -194,6 +198,11 @@ class Settings(BaseSettings):
     facts_llm: FactsLLMSettings = Field(default_factory=FactsLLMSettings)
     # None: on, except in production.
     introspection: bool | None = None
+    # Origins whose web pages may call the API (CORS) and open its WebSocket:
+    # `MEMLATTICE_CORS_ORIGINS=https://app.example.com,http://localhost:5173`, or `*`.
+    # Unset: pages on localhost / 127.0.0.1 / [::1] (any port) in development or
+    # keyless mode, none otherwise; set but empty: none (memlattice.server.cors).
+    cors_origins: Annotated[list[str] | None, NoDecode] = None
     log_format: Literal["json", "text"] = "json"
     log_level: str = "INFO"
 
@@ -202,6 +211,12 @@ class Settings(BaseSettings):
         if self.introspection is None:
             return self.environment != "production"
         return self.introspection
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, value: Any) -> Any:
+        # Anything else is left to the type check (None: unset).
+        return parse_origins(value) if isinstance(value, (str, list, tuple)) else value
 
     @model_validator(mode="after")
     def _refuse_dev_password_in_production(self) -> Settings:

@@ -26,6 +26,7 @@ from strawberry.types import ExecutionResult
 from strawberry.types.unset import UnsetType
 
 from memlattice.core.errors import MemlatticeError
+from memlattice.core.origins import OriginPolicy
 from memlattice.core.settings import Settings
 from memlattice.graph.entities import link_noun_phrases
 from memlattice.graph.migrations import pending
@@ -35,6 +36,7 @@ from memlattice.resolvers.limits import limit_extensions
 from memlattice.resolvers.operation_label import LabelOperation
 from memlattice.resolvers.schema import MemlatticeSchema, build_schema, schema
 from memlattice.search.rerank import RerankerRegistry
+from memlattice.server.cors import OriginCORS, origin_policy
 from memlattice.server.explorer import explorer_routes, graphiql_page
 from memlattice.server.explorer import is_built as explorer_is_built
 from memlattice.server.http_auth import RequireKey, principal_of, refuse_unless_operator
@@ -43,6 +45,7 @@ from memlattice.server.http_requests import CodedHTTP
 from memlattice.server.observability.http import RequestGuard
 from memlattice.server.observability.metrics import Metrics
 from memlattice.server.observability.view import GuardedView
+from memlattice.server.persisted_queries import PersistedQueries
 from memlattice.server.runtime import Runtime, configured_rerankers, open_runtime
 from memlattice.server.ws_messages import CheckedTransportWS
 
@@ -70,9 +73,20 @@ class MemlatticeGraphQL(GuardedView, CodedHTTP, GraphQL[Context, None]):
     graphql_transport_ws_handler_class = CheckedTransportWS
 
     def __init__(self, runtime_holder: dict[str, Runtime],
-                 graphql_schema: MemlatticeSchema = schema, **kwargs: Any) -> None:
+                 graphql_schema: MemlatticeSchema = schema, *,
+                 origins: OriginPolicy | None = None,
+                 persisted_queries: PersistedQueries | None = None, **kwargs: Any) -> None:
         super().__init__(graphql_schema, **kwargs)
         self._runtime = runtime_holder
+        self.origins = origins or OriginPolicy(frozenset(), loopback=False)
+        self.persisted_queries = (persisted_queries if persisted_queries is not None
+                                  else PersistedQueries(0))
+
+    def is_websocket_origin_allowed(self, request: Any, origin: str) -> bool:
+        """A page on another origin may open the socket when CORS lets it call
+        (memlattice.core.origins); strawberry lets same-origin pages and clients
+        that send no `Origin` (not browsers) through before asking."""
+        return self.origins.allows(origin)
 
     async def process_result(self, request: Request, result: ExecutionResult) -> Any:
         """A last net: errors produced before execution (e.g. a cached parse) get codes too."""
@@ -168,7 +182,10 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
         [*limit_extensions(settings.limits, introspection=settings.introspection_enabled),
          LabelOperation],
         max_batch_operations=settings.limits.max_batch_operations)
-    graphql = MemlatticeGraphQL(holder, hardened, metrics=metrics,
+    origins = origin_policy(settings)
+    graphql = MemlatticeGraphQL(holder, hardened, origins=origins, metrics=metrics,
+                                persisted_queries=PersistedQueries(
+                                    settings.limits.persisted_queries_bytes),
                                 timeout_s=settings.limits.request_timeout_s,
                                 graphql_ide="graphiql" if settings.graphiql else None,
                                 subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,))
@@ -191,6 +208,8 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
     app.state.metrics = metrics
     app.add_middleware(RequestGuard, metrics=metrics,
                        max_body_bytes=settings.limits.max_body_bytes)
+    # Outermost, so that every answer a page may read (a 413 too) carries CORS headers.
+    app.add_middleware(OriginCORS, policy=origins)
     return app
 
 

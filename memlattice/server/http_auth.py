@@ -5,8 +5,9 @@ without a valid key is answered 401 with a GraphQL-shaped body whose error
 code is UNAUTHENTICATED, so no resolver runs for it (a key that cannot be
 checked because Neo4j is away is UNAVAILABLE, HTTP 200); an accepted request
 carries its `Principal` in the ASGI scope, where `get_context` finds it.
-`GET /graphql` without a `query` (the GraphiQL page) passes: the page itself
-holds no data, and the queries it sends need the key like any other.
+`GET /graphql` without a `query` or `extensions` (the GraphiQL page) passes:
+the page itself holds no data, and the queries it sends need the key like any
+other (a GET naming a persisted query's hash needs it too).
 WebSockets authenticate in `connection_init` instead (see the app's
 `on_ws_connect`).
 """
@@ -24,6 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memlattice.core.auth import Principal
 from memlattice.core.errors import Forbidden, MemlatticeError, Unauthenticated, Unavailable
+from memlattice.server.media_types import GRAPHQL_RESPONSE, JSON, negotiate
 from memlattice.services.apikeys import bearer
 
 PRINCIPAL_SCOPE_KEY = "memlattice.principal"
@@ -52,11 +54,15 @@ def principal_of(scope: Mapping[str, Any]) -> Principal:
     return principal if isinstance(principal, Principal) else Principal.nobody()
 
 
-def _error(exc: MemlatticeError, status: int) -> JSONResponse:
+def _error(exc: MemlatticeError, status: int, media_type: str = JSON) -> JSONResponse:
+    """As application/graphql-response+json, a refused key's answer has no `data`
+    (nothing ran); as application/json it keeps the `data: null` it always had."""
     headers = {"WWW-Authenticate": 'Bearer realm="memlattice"'} if status == 401 else None
-    return JSONResponse({"data": None, "errors": [
-        {"message": exc.message, "extensions": exc.extensions()}]},
-        status_code=status, headers=headers)
+    body: dict[str, Any] = {"errors": [{"message": exc.message,
+                                        "extensions": exc.extensions()}]}
+    if media_type != GRAPHQL_RESPONSE or status < 400:
+        body = {"data": None, **body}
+    return JSONResponse(body, status_code=status, headers=headers, media_type=media_type)
 
 
 class RequireKey:
@@ -72,22 +78,25 @@ class RequireKey:
             await self.app(scope, receive, send)
             return
         connection = HTTPConnection(scope)
-        if scope.get("method") == "GET" and "query" not in connection.query_params:
+        if scope.get("method") == "GET" and not ({"query", "extensions"}
+                                                 & set(connection.query_params)):
             await self.app(scope, receive, send)
             return
         runtime = self.holder.get("runtime")
+        media_type = negotiate(connection.headers.get("accept"))
         if runtime is None:
-            await _error(Unavailable("starting up", retryable=True), 200)(scope, receive, send)
+            await _error(Unavailable("starting up", retryable=True), 200,
+                         media_type)(scope, receive, send)
             return
         try:
             principal = await runtime.auth.authenticate(presented_key(connection.headers))
         except Unauthenticated as exc:
-            await _error(exc, 401)(scope, receive, send)
+            await _error(exc, 401, media_type)(scope, receive, send)
             return
         except MemlatticeError as exc:
             # Neo4j cannot check the key: UNAVAILABLE, with the same 200 as when
             # it fails during execution (see GRAPHQL_UNAVAILABLE_STATUS).
-            await _error(exc, GRAPHQL_UNAVAILABLE_STATUS)(scope, receive, send)
+            await _error(exc, GRAPHQL_UNAVAILABLE_STATUS, media_type)(scope, receive, send)
             return
         scope[PRINCIPAL_SCOPE_KEY] = principal
         await self.app(scope, receive, send)

@@ -24,6 +24,7 @@ from memlattice.core import bookmarks
 from memlattice.core.errors import BadBookmark
 from memlattice.graph.causal import request_chain
 from memlattice.server.http_requests import refusal_body
+from memlattice.server.media_types import negotiate
 from memlattice.server.observability.metrics import Metrics
 
 _HEADER = bookmarks.HEADER.encode()
@@ -51,8 +52,9 @@ class CausalBookmarks:
         except BadBookmark as exc:
             if self.metrics is not None:
                 self.metrics.error(exc.code)
+            accept = dict(scope.get("headers", ())).get(b"accept", b"").decode("latin-1")
             refused = JSONResponse(refusal_body(exc.message, exc.code, **exc.details),
-                                   status_code=400)
+                                   status_code=400, media_type=negotiate(accept))
             await refused(scope, receive, send)
             return
         with request_chain(received) as chain:

@@ -16,12 +16,17 @@ with a coded GraphQL error and the request id:
     405     BAD_REQUEST  a mutation by GET (graphql-over-http: MUST be 405), or a
                          method other than GET and POST; `Allow` says what is
     404     NOT_FOUND    GET without a query while GraphiQL is off
+    200     PERSISTED_QUERY_NOT_FOUND  a persisted query's hash the caller's key has
+                         not registered (memlattice.server.persisted_queries)
 
 Request errors carry no `data` entry (graphql-over-http: the request was not
-executed). A well-formed request is answered 200, errors or not, as
-graphql-over-http asks of application/json: syntax errors and an unknown or
-missing `operationName` (BAD_REQUEST), VALIDATION, and UNAVAILABLE too (see
-docs/api.md, "Errors").
+executed). The answer's media type follows `Accept` (memlattice.server.media_types):
+as application/json, a well-formed request is answered 200, errors or not:
+syntax errors and an unknown or missing `operationName` (BAD_REQUEST),
+VALIDATION, and UNAVAILABLE too; as application/graphql-response+json, an
+operation refused before it ran (syntax, validation, variable coercion,
+operation selection, TOO_COMPLEX) is a 400 without `data` (see docs/api.md,
+"Errors").
 """
 
 from __future__ import annotations
@@ -43,7 +48,19 @@ from strawberry.types.graphql import OperationType
 
 from memlattice.core import nesting
 from memlattice.core.errors import BadRequest
+from memlattice.server.http_auth import principal_of
+from memlattice.server.media_types import GRAPHQL_RESPONSE, JSON, negotiate, ran
 from memlattice.server.observability.logs import REQUEST_ID
+from memlattice.server.persisted_queries import (
+    ANSWER_HEADERS,
+    PersistedQueries,
+    PersistedQueryMiss,
+)
+
+# Per request, in the ASGI scope: the negotiated media type, and for each result
+# whether its operation ran.
+MEDIA_TYPE_KEY = "memlattice.media_type"
+RAN_KEY = "memlattice.ran"
 
 SUBSCRIPTION_OVER_HTTP = (
     "subscriptions are not served over HTTP: open a WebSocket on /graphql with the"
@@ -79,7 +96,7 @@ def refusal_body(message: str, code: str, **details: Any) -> dict[str, Any]:
     return {"errors": [{"message": message, "extensions": extensions}]}
 
 
-def refusal(exc: HTTPException) -> Response:
+def refusal(exc: HTTPException, media_type: str = JSON) -> Response:
     """The JSON response for a request error strawberry or this module raised."""
     if isinstance(exc, RequestRefused):
         code, headers, details = exc.code, exc.headers, exc.details
@@ -88,7 +105,20 @@ def refusal(exc: HTTPException) -> Response:
         headers = {"Allow": "GET, POST"} if exc.status_code == 405 else {}
         details = {}
     return JSONResponse(refusal_body(exc.reason, code, **details),
-                        status_code=exc.status_code, headers=headers)
+                        status_code=exc.status_code, headers=headers, media_type=media_type)
+
+
+def answer_as(response: Response, scope: Scope) -> Response:
+    """A GraphQL answer in the negotiated media type: 400 under
+    application/graphql-response+json when no operation of it ran."""
+    media_type = scope.get(MEDIA_TYPE_KEY, JSON)
+    if media_type == JSON or not (response.headers.get("content-type") or "").startswith(JSON):
+        return response  # legacy JSON, or not a GraphQL answer (GraphiQL's page)
+    response.headers["content-type"] = media_type
+    outcomes = scope.get(RAN_KEY) or []
+    if outcomes and not any(outcomes) and response.status_code == 200:
+        response.status_code = 400
+    return response
 
 
 def _request_data(item: Any, *, batched: bool) -> GraphQLRequestData:
@@ -111,19 +141,55 @@ def _request_data(item: Any, *, batched: bool) -> GraphQLRequestData:
 class CodedHTTP:
     """A mixin for `strawberry.asgi.GraphQL` (before it in the bases)."""
 
+    persisted_queries: PersistedQueries = PersistedQueries(0)
+
+    def should_render_graphql_ide(self, request: Any) -> bool:
+        """GraphiQL for a browser's GET without a query, but not for a GET that
+        names a persisted query's hash instead (Apollo's hashed GETs)."""
+        return ("extensions" not in request.query_params
+                and super().should_render_graphql_ide(request))  # type: ignore[misc]
+
+    def persisted_document(self, request: Request, request_data: GraphQLRequestData
+                           ) -> str | None:
+        """The document to run: the request's own, or the one its persisted-query
+        hash stands for (memlattice.server.persisted_queries), per key."""
+        principal = principal_of(request.scope)
+        owner = principal.key_id or principal.name
+        try:
+            return self.persisted_queries.resolve(owner, request_data.query,
+                                                  request_data.extensions)
+        except BadRequest as exc:
+            raise RequestRefused(400, exc.message, **exc.details) from None
+        except PersistedQueryMiss as miss:
+            raise RequestRefused(200, miss.message, code=miss.code,
+                                 headers=dict(ANSWER_HEADERS)) from None
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)  # type: ignore[misc]
             return
+        request = Request(scope=scope, receive=receive)
+        media_type = scope[MEDIA_TYPE_KEY] = negotiate(request.headers.get("accept"))
+        scope[RAN_KEY] = []
         try:
-            response = await self.run(Request(scope=scope, receive=receive))  # type: ignore[attr-defined]
+            response = answer_as(await self.run(request), scope)  # type: ignore[attr-defined]
         except HTTPException as exc:
             metrics = getattr(self, "metrics", None)
-            response = refusal(exc)
+            response = refusal(exc, media_type)
             if metrics is not None:
                 metrics.error(exc.code if isinstance(exc, RequestRefused) else
                               ("NOT_FOUND" if exc.status_code == 404 else "BAD_REQUEST"))
         await response(scope, receive, send)
+
+    async def process_result(self, request: Request, result: ExecutionResult) -> Any:
+        """Under application/graphql-response+json, an operation that never ran has
+        no `data` entry; `answer_as` gives its answer the status."""
+        body = await super().process_result(request, result)  # type: ignore[misc]
+        executed = ran(result)
+        request.scope.setdefault(RAN_KEY, []).append(executed)
+        if not executed and request.scope.get(MEDIA_TYPE_KEY) == GRAPHQL_RESPONSE:
+            body.pop("data", None)
+        return body
 
     def decode_json(self, data: str | bytes) -> object:
         """JSON of at most MAX_REQUEST_DEPTH levels; HTTP bodies and WebSocket
@@ -169,9 +235,10 @@ class CodedHTTP:
         get = request_adapter.method == "GET"
         allowed = {OperationType.QUERY} if get else {OperationType.QUERY,
                                                      OperationType.MUTATION}
+        document = self.persisted_document(request, request_data)
         try:
             result: ExecutionResult = await self.schema.execute(  # type: ignore[attr-defined]
-                request_data.query, root_value=root_value,
+                document, root_value=root_value,
                 variable_values=request_data.variables, context_value=context,
                 operation_name=request_data.operation_name, allowed_operation_types=allowed,
                 operation_extensions=request_data.extensions)

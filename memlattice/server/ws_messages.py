@@ -7,15 +7,30 @@ is not a string raised TypeError out of the socket's task (a logged crash, a
 dropped connection). The protocol's answer to an invalid message is to close
 the socket with 4400 and a reason, which is what these get; JSON nested past
 MAX_REQUEST_DEPTH is refused the same way (memlattice.server.http_requests).
+
+An operation refused before it runs is answered with the protocol's `error`
+message, carrying the codes HTTP gives the same document (BAD_REQUEST for a
+syntax error, nesting past the limit or several operations without
+`operationName`; VALIDATION; TOO_COMPLEX), and the socket stays open for the
+caller's other operations. Strawberry closed the socket for a syntax error,
+sent a bare `complete` for a refusal raised by a document check (logging
+"Exception in worker task"), and a `next` for a variable that did not coerce.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from graphql import GraphQLError
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
     BaseGraphQLTransportWSHandler,
+    Operation,
 )
+from strawberry.types import ExecutionResult
+
+from memlattice.core.errors import MemlatticeError
+from memlattice.resolvers.errors import with_code
+from memlattice.server.media_types import ran
 
 _OPTIONAL_PAYLOAD_FIELDS = (("variables", dict), ("extensions", dict), ("operationName", str))
 
@@ -40,6 +55,24 @@ def message_problem(message: Any) -> str | None:
     return None
 
 
+class _FirstRefused(Exception):
+    """The stream's first result says the operation never ran."""
+
+    def __init__(self, errors: list[GraphQLError]) -> None:
+        super().__init__("refused before it ran")
+        self.errors = errors
+
+
+async def _checked_first(source: Any) -> Any:
+    """`source`, except a first result that never ran, raised as `_FirstRefused`."""
+    first = True
+    async for result in source:
+        if first and isinstance(result, ExecutionResult) and not ran(result):
+            raise _FirstRefused([with_code(error) for error in result.errors or []])
+        first = False
+        yield result
+
+
 class CheckedTransportWS(BaseGraphQLTransportWSHandler[Any, Any]):
     async def handle_message(self, message: Any) -> None:
         problem = message_problem(message)
@@ -47,3 +80,18 @@ class CheckedTransportWS(BaseGraphQLTransportWSHandler[Any, Any]):
             await self.handle_invalid_message(problem)
             return
         await super().handle_message(message)
+
+    async def _send_result_stream(self, operation: Operation[Any, Any], result_source: Any
+                                  ) -> None:
+        """Results as strawberry sends them, but an operation refused before it ran
+        ends with an `error` message (after which strawberry sends no `complete`)."""
+        try:
+            await super()._send_result_stream(operation, _checked_first(result_source))
+        except _FirstRefused as refused:
+            await operation.send_initial_errors(refused.errors)
+        except MemlatticeError as exc:  # a document check (resolvers.documents) refused it
+            await operation.send_initial_errors([GraphQLError(
+                exc.message, original_error=exc, extensions=exc.extensions())])
+        except GraphQLError as error:  # a syntax error, raised by the parser cache
+            await operation.send_initial_errors([with_code(error)])
+
