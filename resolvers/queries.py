@@ -4,11 +4,13 @@ and wraps the records; nothing else happens here."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 import strawberry
 
 from memlattice.core.errors import ValidationError
 from memlattice.core.model import as_utc, validate_namespace
+from memlattice.graph.cursors import window
 from memlattice.resolvers.context import Info
 from memlattice.resolvers.inputs import MemoryFilterInput, SearchInput
 from memlattice.resolvers.types import (
@@ -56,20 +58,37 @@ class Query:
                                                       id=str(id), limit=limit)
         return [MemoryVersion.from_domain(v) for v in versions]
 
-    @strawberry.field(description="Memories matching a filter, newest first, as a connection.")
+    @strawberry.field(description=(
+        "Memories matching a filter, newest first (createdAt, then id), as a Relay"
+        " connection: `first` (and `after`) pages forward, `last` (and `before`) backward;"
+        " neither gives the first 50. A page holds 1 to 500; `first` with `last`, a size"
+        " outside that range or a cursor this API did not return is a VALIDATION error."))
     async def memories(
-        self, info: Info, filter: MemoryFilterInput, first: int = 50, after: str | None = None
+        self, info: Info,
+        filter: Annotated[MemoryFilterInput, strawberry.argument(
+            description="Which memories: the namespace and any narrowing.")],
+        first: Annotated[int | None, strawberry.argument(description=(
+            "Page forward: this many memories (1-500) after `after`, from the newest when"
+            " `after` is not given. Default 50 when `last` is not given either."))] = None,
+        after: Annotated[str | None, strawberry.argument(description=(
+            "An edge's cursor (usually `pageInfo.endCursor`): only memories after it, i.e."
+            " older."))] = None,
+        last: Annotated[int | None, strawberry.argument(description=(
+            "Page backward: this many memories (1-500) just before `before`, the oldest"
+            " ones when `before` is not given. Not together with `first`."))] = None,
+        before: Annotated[str | None, strawberry.argument(description=(
+            "An edge's cursor (usually `pageInfo.startCursor`): only memories before it,"
+            " i.e. newer."))] = None,
     ) -> MemoryConnection:
-        if not 1 <= first <= MAX_PAGE:
-            raise ValidationError(f"first must be between 1 and {MAX_PAGE}", field="first")
+        asked = window(first=first, last=last, after=after, before=before, max_size=MAX_PAGE)
         flt = filter.to_domain()
         service = info.context.service
-        page = await service.page(flt, tenant=info.context.tenant(flt.namespace), first=first,
-                                  after=after)
+        page = await service.page(flt, tenant=info.context.tenant(flt.namespace), window=asked)
         return MemoryConnection(
             edges=[MemoryEdge(cursor=service.cursor(m), node=Memory.from_domain(m))
                    for m in page.items],
-            page_info=PageInfo(has_next_page=page.has_next, end_cursor=page.end_cursor),
+            page_info=PageInfo(has_next_page=page.has_next, has_previous_page=page.has_previous,
+                               start_cursor=page.start_cursor, end_cursor=page.end_cursor),
             total_count=page.total,
         )
 

@@ -45,6 +45,7 @@ from memlattice.graph.memories import (
     NamespaceConfigGraph,
     Page,
     PreparedMemory,
+    Window,
     encode_cursor,
     new_id,
 )
@@ -302,11 +303,11 @@ class MemoryService:
     async def history(self, *, tenant: Tenant, id: str, limit: int) -> list[MemoryVersion]:
         return await self.graph.history(tenant=tenant, id=id, now=utcnow(), limit=limit)
 
-    async def page(self, flt: MemoryFilter, *, tenant: Tenant, first: int,
-                   after: str | None) -> Page:
-        """A page of the filter's memories, newest first (as of `flt.as_of`, if given)."""
+    async def page(self, flt: MemoryFilter, *, tenant: Tenant, window: Window) -> Page:
+        """A page of the filter's memories, newest first (as of `flt.as_of`, if given):
+        the slice `window` asks for (graph.cursors)."""
         return await self.graph.list(flt, tenant=tenant, now=flt.as_of or utcnow(),
-                                     first=first, after=after)
+                                     window=window)
 
     @staticmethod
     def cursor(memory: Memory) -> str:
