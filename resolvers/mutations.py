@@ -12,12 +12,8 @@ from memlattice.core.model import MemoryInput as DomainMemoryInput
 from memlattice.core.records.inputs import FactInput
 from memlattice.resolvers.context import Info
 from memlattice.resolvers.edge_inputs import EdgeInput, EdgeSpecInput
-from memlattice.resolvers.inputs import (
-    ForgetPredicateInput,
-    MemoryInput,
-    MemoryPatchInput,
-    NamespaceConfigInput,
-)
+from memlattice.resolvers.inputs import ForgetPredicateInput, MemoryInput, MemoryPatchInput
+from memlattice.resolvers.search_inputs import NamespaceConfigInput
 from memlattice.resolvers.types import Edge, ForgetResult, Memory, NamespaceConfig, SupersedeResult
 
 

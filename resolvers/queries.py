@@ -10,9 +10,10 @@ import strawberry
 
 from memlattice.core.errors import ValidationError
 from memlattice.core.model import as_utc, validate_namespace
-from memlattice.graph.cursors import window
+from memlattice.resolvers.connections import MemoryConnection, MemoryEdge, PageInfo
 from memlattice.resolvers.context import Info
-from memlattice.resolvers.inputs import MemoryFilterInput, SearchInput
+from memlattice.resolvers.inputs import MemoryFilterInput
+from memlattice.resolvers.search_inputs import SearchInput
 from memlattice.resolvers.types import (
     AuditEntry,
     Direction,
@@ -20,11 +21,8 @@ from memlattice.resolvers.types import (
     EdgeType,
     EmbeddingStatus,
     Memory,
-    MemoryConnection,
-    MemoryEdge,
     MemoryVersion,
     NamespaceConfig,
-    PageInfo,
     SearchHit,
 )
 from memlattice.services.memories import SearchQuery
@@ -80,10 +78,10 @@ class Query:
             "An edge's cursor (usually `pageInfo.startCursor`): only memories before it,"
             " i.e. newer."))] = None,
     ) -> MemoryConnection:
-        asked = window(first=first, last=last, after=after, before=before, max_size=MAX_PAGE)
         flt = filter.to_domain()
         service = info.context.service
-        page = await service.page(flt, tenant=info.context.tenant(flt.namespace), window=asked)
+        page = await service.page(flt, tenant=info.context.tenant(flt.namespace), first=first,
+                                  last=last, after=after, before=before, max_size=MAX_PAGE)
         return MemoryConnection(
             edges=[MemoryEdge(cursor=service.cursor(m), node=Memory.from_domain(m))
                    for m in page.items],
