@@ -88,7 +88,8 @@ class Record:
     memory: Memory = strawberry.field(
         description="The memory the record is (content, tags, status, version...).")
     record_type: str = strawberry.field(
-        description="episodic, working, semantic, competence, plan_graph, or fact.")
+        description="Its type in lower case: episodic, working, semantic, competence,"
+        " plan_graph, or fact.")
     payload: JSON = strawberry.field(
         description=(
             "The type's payload as JSON, camelCase keys (see docs/knowledge.md for each "

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import strawberry
 from graphql import GraphQLError
 from strawberry import Schema
 from strawberry.extensions import ParserCache, SchemaExtension, ValidationCache
 from strawberry.schema.config import BatchingConfig, StrawberryConfig
 from strawberry.schema.name_converter import NameConverter
-from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
 
 from memlattice.resolvers.conversations import ConversationMutation, ConversationQuery
@@ -26,9 +26,24 @@ from memlattice.resolvers.subscriptions import Subscription
 from memlattice.resolvers.wipe import WipeMutation
 
 # Per-domain resolvers joined into the root types.
-RootQuery = merge_types("Query", (Query, KnowledgeQuery, ConversationQuery))
-RootMutation = merge_types(
-    "Mutation", (Mutation, KnowledgeMutation, ConversationMutation, WipeMutation))
+
+
+# The roots joined from their per-domain parts, as strawberry's merge_types joins them,
+# spelled out so that each root carries the description a frontend reads first.
+@strawberry.type(name="Query", description=(
+    "Reads: memories by id, filter (a Relay connection) or search; their history,"
+    " relationships and audit trail; typed records and facts; conversation sessions;"
+    " namespace settings. Every read names a namespace the caller's key may read."))
+class RootQuery(Query, KnowledgeQuery, ConversationQuery):
+    pass
+
+
+@strawberry.type(name="Mutation", description=(
+    "Writes: memories, relationships, typed records and facts, conversations, revisions,"
+    " forgetting and deleting, namespace settings. A refused write (an error with"
+    " `extensions.code`) writes nothing."))
+class RootMutation(Mutation, KnowledgeMutation, ConversationMutation, WipeMutation):
+    pass
 
 
 class RememberingNameConverter(NameConverter):

@@ -92,7 +92,8 @@ class SearchInput:
         " every write gives a vector)."
     )
     vector: Vector | None = strawberry.field(
-        default=None, deprecation_reason="Use `embedding`, the name writes use.")
+        default=None, description="Deprecated: the query embedding; send it as `embedding`.",
+        deprecation_reason="Use `embedding`, the name writes use.")
     # Who is asking: the same four ids, at the same level, as a write names whom a
     # memory belongs to. (The filter's ids are equality conditions on the memories.)
     agent_id: str | None = strawberry.field(
@@ -104,7 +105,8 @@ class SearchInput:
     task_id: str | None = strawberry.field(
         default=None, description="Who is asking: the task (within its user's session).")
     context: SearchContextInput | None = strawberry.field(
-        default=None, deprecation_reason="Give agentId, userId, sessionId and taskId on"
+        default=None, description="Deprecated: who is asking; give these ids on SearchInput.",
+        deprecation_reason="Give agentId, userId, sessionId and taskId on"
         " SearchInput itself, as writes do.")
     scope: Scope | None = strawberry.field(
         default=None, description="Search at this level and every broader one of the"

@@ -10,19 +10,22 @@ from memlattice.services.wipe import WipeReport, wipe_namespace
 
 @strawberry.type(description="How many nodes of one label a wipe removes (or removed).")
 class LabelCount:
-    label: str
-    count: int
+    label: str = strawberry.field(
+        description="A node label (Memory, MemoryRevision, AuditEntry, ...).")
+    count: int = strawberry.field(description="How many nodes with it.")
 
 
 @strawberry.type(description="What a wipe removed, or with dryRun what it would remove.")
 class NamespaceWipeResult:
-    namespace: str
-    dry_run: bool
+    namespace: str = strawberry.field(description="The namespace wiped.")
+    dry_run: bool = strawberry.field(
+        description="True when nothing was removed: the counts say what would be.")
     memories: int = strawberry.field(description="Memories, records and facts included.")
     nodes: int = strawberry.field(description="Every node: memories, revisions, audit entries,"
                                   " evidence, sessions, configuration, ...")
-    relationships: int
-    by_label: list[LabelCount]
+    relationships: int = strawberry.field(description="Relationships removed (or that would be).")
+    by_label: list[LabelCount] = strawberry.field(
+        description="Nodes removed (or that would be) per label.")
     wipe_id: strawberry.ID | None = strawberry.field(
         description="The id of the (:NamespaceWipe) record the wipe left; null for a dry run.")
 

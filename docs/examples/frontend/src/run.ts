@@ -53,8 +53,9 @@ async function pageThrough(client: ApolloClient, first: MemoryPageQueryVariables
         variables: backward ? { before: info.startCursor } : { after: info.endCursor },
       });
       pages += 1;
-      const current = query.getCurrentResult();
-      data = current.dataState === "complete" ? current.data : undefined;
+      // What the watched query shows now: every page so far, merged by the field policy.
+      data = client.readQuery({ query: MemoryPage, variables: first }) ?? undefined;
+      if (pages > 100) throw new Error("pages never end");
     }
     const merged = data?.memories;
     if (!merged) throw new Error("no merged list");
