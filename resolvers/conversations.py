@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 import strawberry
 from strawberry.scalars import JSON
@@ -12,6 +13,7 @@ from memlattice.core.messages import ConversationInput as DomainConversation
 from memlattice.graph.session_keys import SessionKeys as DomainSessionKeys
 from memlattice.resolvers import glossary as g
 from memlattice.resolvers.context import Info
+from memlattice.resolvers.glossary import arg
 from memlattice.resolvers.inputs import _set
 from memlattice.resolvers.scalars import Vector
 from memlattice.resolvers.types import Memory, Scope, Sensitivity
@@ -116,8 +118,10 @@ class ConversationMutation:
     @strawberry.mutation(description=(
         "Store a session of messages: a memory per turn, the session, NEXT between turns"
         " and the speakers; idempotent."))
-    async def ingest_conversation(self, info: Info,
-                                  input: ConversationInput) -> IngestedConversation:
+    async def ingest_conversation(
+        self, info: Info,
+        input: Annotated[ConversationInput, arg("The session and its messages.")],
+    ) -> IngestedConversation:
         conversation = input.to_domain()
         done = await ConversationService(info.context.service,
                                          info.context.session_facts).ingest(
@@ -135,7 +139,11 @@ class ConversationQuery:
         "A conversation session's keys (entities, keyphrases, time spans) as derived on"
         " write; null when there is no such session or it holds turns the caller may not"
         " see."))
-    async def session(self, info: Info, namespace: str, id: str) -> SessionKeys | None:
+    async def session(
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        id: Annotated[str, arg("The session's id (ConversationInput.sessionId).")],
+    ) -> SessionKeys | None:
         keys = await ConversationService(info.context.service).session(
             namespace, id, tenant=info.context.tenant(namespace))
         return SessionKeys.from_domain(keys) if keys is not None else None

@@ -23,8 +23,9 @@ import strawberry
 from memlattice.core.auth import scope_levels
 from memlattice.core.errors import Unavailable, ValidationError
 from memlattice.core.model import MAX_TAGS, utcnow
+from memlattice.resolvers import glossary as g
 from memlattice.resolvers.context import Context, Info
-from memlattice.resolvers.glossary import described_enum
+from memlattice.resolvers.glossary import arg, described_enum
 from memlattice.resolvers.queries import _namespace
 from memlattice.resolvers.types import Edge, Memory
 from memlattice.services import events as domain
@@ -132,7 +133,10 @@ class Subscription:
         " (the same on every server process); resumable with `after`."
     )
     async def memory_events(
-        self, info: Info, namespace: str, filter: MemoryEventFilterInput | None = None,
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        filter: Annotated[MemoryEventFilterInput | None, arg(
+            "Which events to receive; omitted: every event.")] = None,
         after: Annotated[str | None, strawberry.argument(
             description="A `cursor` of an earlier event of this namespace: first deliver"
             " the events that followed it (those still kept).")] = None,

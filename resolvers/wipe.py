@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import strawberry
 
+from memlattice.resolvers import glossary as g
 from memlattice.resolvers.context import Info
+from memlattice.resolvers.glossary import arg
 from memlattice.services.wipe import WipeReport, wipe_namespace
 
 
@@ -47,8 +51,11 @@ class WipeMutation:
         " (FORBIDDEN otherwise). dryRun counts what would go and changes nothing. The wipe"
         " is recorded as a (:NamespaceWipe) node that no wipe removes."
     )
-    async def wipe_namespace(self, info: Info, namespace: str,
-                             dry_run: bool = False) -> NamespaceWipeResult:
+    async def wipe_namespace(
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        dry_run: Annotated[bool, arg("Only count what would be removed; nothing changes.")] = False,
+    ) -> NamespaceWipeResult:
         report = await wipe_namespace(info.context.service, principal=info.context.principal,
                                       namespace=namespace, dry_run=dry_run,
                                       actor=info.context.actor)
