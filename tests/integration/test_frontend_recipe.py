@@ -10,6 +10,7 @@ with the merged PageInfo saying nothing lies beyond either end.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +23,8 @@ from tests._live import serve_in_thread
 from tests.conftest import GraphQLClient
 
 PROJECT = _node.ROOT / "docs" / "examples" / "frontend"
+RECIPE = _node.ROOT / "docs" / "frontend.md"
+TS_BLOCK = re.compile(r"^```ts\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 COUNT = 7  # pages of 3: two full ones and a last one of 1, either way
 
 
@@ -70,3 +73,14 @@ async def test_the_recipe_subscribes_writes_and_pages_with_relay_style_paginatio
         info = paged["pageInfo"]
         assert (info["hasPreviousPage"], info["hasNextPage"]) == (False, False), direction
         assert info["startCursor"] and info["endCursor"]
+
+
+def test_the_recipe_page_quotes_the_project_as_it_is() -> None:
+    """docs/frontend.md's TypeScript blocks are not run there (test_docs marks them),
+    so each must be a verbatim piece of the project this module compiles and runs."""
+    sources = "\n".join(path.read_text(encoding="utf-8") for path in
+                        [PROJECT / "codegen.ts", *sorted((PROJECT / "src").glob("*.ts"))])
+    blocks = TS_BLOCK.findall(RECIPE.read_text(encoding="utf-8"))
+    assert len(blocks) >= 5
+    stale = [block.splitlines()[0] for block in blocks if block not in sources]
+    assert not stale, f"docs/frontend.md quotes code the example no longer has: {stale}"
