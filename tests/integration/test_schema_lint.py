@@ -4,10 +4,11 @@ a description, no uncapitalised description, and connections that follow the Rel
 spec. The checked-in file is the live schema (test_schema_file.py), so this lints
 what GraphiQL's docs pane and graphql-codegen show.
 
-The count per rule, for a report:
+The findings for the description rules, by hand (after the test installed the linter):
 
-    npx --prefix tests/schema_lint graphql-schema-linter --format json \\
-        --rules types-have-descriptions,fields-have-descriptions,... schema.graphql
+    R=types-have-descriptions,fields-have-descriptions,arguments-have-descriptions
+    R=$R,input-object-values-have-descriptions,enum-values-have-descriptions
+    tests/schema_lint/node_modules/.bin/graphql-schema-linter --rules $R schema.graphql
 """
 
 from __future__ import annotations
