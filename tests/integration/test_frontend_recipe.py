@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,10 +29,24 @@ TS_BLOCK = re.compile(r"^```ts\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 COUNT = 7  # pages of 3: two full ones and a last one of 1, either way
 
 
+def _inputs_of_the_build() -> list[Path]:
+    """What the compiled example depends on: its sources, configuration, lock file and
+    the schema codegen reads."""
+    return [*(f for f in (PROJECT / "src").glob("*.ts")), PROJECT / "codegen.ts",
+            PROJECT / "tsconfig.json", PROJECT / "package-lock.json",
+            _node.ROOT / "schema.graphql"]
+
+
 @pytest.fixture(scope="module")
 def built() -> None:
-    """npm ci, then graphql-codegen and tsc (the project's tsconfig is strict)."""
+    """npm ci, then graphql-codegen and tsc (the project's tsconfig is strict); skipped
+    only when the compiled output is newer than everything it is made from (a fresh
+    clone, as CI has, always builds)."""
     _node.npm_ci(PROJECT)
+    output = PROJECT / "dist" / "run.js"
+    if output.exists() and all(output.stat().st_mtime > f.stat().st_mtime
+                               for f in _inputs_of_the_build()):
+        return
     _node.run(["npm", "run", "--silent", "build"], cwd=PROJECT)
 
 
