@@ -49,7 +49,7 @@ from memlattice.graph.codec import (
     meta_properties,
     patch_properties,
 )
-from memlattice.graph.cursors import Page, decode_cursor, encode_cursor
+from memlattice.graph.cursors import Page, Window, encode_cursor, page_of, window
 from memlattice.graph.embedding_cache import EmbeddingCacheGraph
 from memlattice.graph.entities import mention_rows
 from memlattice.graph.history import MemoryVersion, read_history
@@ -74,7 +74,8 @@ from memlattice.graph.updates.store import detect_in, written_of
 
 # What the service layer imported from here before the split, still importable.
 __all__ = ["EmbeddingCacheGraph", "MemoryGraph", "NamespaceConfig", "NamespaceConfigGraph",
-           "Page", "PreparedMemory", "SearchResult", "encode_cursor", "new_id"]
+           "Page", "PreparedMemory", "SearchResult", "Window", "encode_cursor", "new_id",
+           "window"]
 
 
 class MemoryGraph:
@@ -284,26 +285,17 @@ class MemoryGraph:
         records = await self.client.read(queries.get_embeddings(tenant=tenant, ids=list(ids)))
         return {r["id"]: r["embedding"] for r in records if r["embedding"] is not None}
 
-    async def list(
-        self, flt: MemoryFilter, *, tenant: Tenant, now: datetime, first: int,
-        after: str | None,
-    ) -> Page:
+    async def list(self, flt: MemoryFilter, *, tenant: Tenant, now: datetime,
+                   window: Window) -> Page:
+        """The page of the filter's memories `window` asks for (graph.cursors)."""
         flt = fenced(flt, tenant)
-        cursor = decode_cursor(after) if after else None
         records = await self.client.read(
-            queries.list_memories(flt, tenant=tenant, now=now, first=first, after=cursor)
-        )
+            queries.list_memories(flt, tenant=tenant, now=now, window=window))
         record = records[0]
         # A node deleted by a concurrent transaction while this read ran is not listed.
-        items = [memory_from_properties(p) for p in record["page"] if exists(p)]
-        has_next = len(items) > first
-        items = items[:first]
-        return Page(
-            items=items,
-            total=int(record["total"]),
-            has_next=has_next,
-            end_cursor=encode_cursor(items[-1]) if items else None,
-        )
+        rows = [memory_from_properties(p) for p in record["page"] if exists(p)]
+        return page_of(rows, total=int(record["total"]), asked=window,
+                       beyond=bool(record["beyond"]))
 
     async def search(
         self, flt: MemoryFilter, *, tenant: Tenant, now: datetime,

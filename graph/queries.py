@@ -18,6 +18,7 @@ from memlattice.core.model import ForgetPredicate, MemoryFilter
 from memlattice.graph.audit_queries import audit_entry
 from memlattice.graph.client import Query
 from memlattice.graph.codec import MEMORY_TIMES
+from memlattice.graph.cursors import Window
 from memlattice.graph.entities import link_mentions, relink_mentions
 from memlattice.graph.indexes import FULLTEXT_INDEX, fenced_lucene
 from memlattice.graph.memory_filters import filter_conditions
@@ -228,11 +229,25 @@ def get_embeddings(*, tenant: Tenant, ids: list[str]) -> Query:
     return query, {**tenant.params(), "ids": ids}
 
 
-def list_memories(
-    f: MemoryFilter, *, tenant: Tenant, now: datetime, first: int,
-    after: tuple[datetime, str] | None,
-) -> Query:
-    """A page (newest first, keyset cursor) and the filter's total, in one round trip."""
+def list_memories(f: MemoryFilter, *, tenant: Tenant, now: datetime, window: Window) -> Query:
+    """A page of the filter's memories in keyset order (createdAt, id, newest first), the
+    filter's total, and whether any memory lies beyond the cursor the page starts from,
+    in one round trip.
+
+    Forward, the page is read newest first after `$after`; backward, oldest first before
+    `$before` (graph.cursors.page_of turns it round). `beyond` is the other side:
+    going forward, some memory at or before `$after` (hasPreviousPage); going backward,
+    some memory at or after `$before` (hasNextPage); false without that cursor. `$limit`
+    is one more than the page, to tell whether more lie past it.
+
+        CALL () { MATCH (m:Memory) WHERE <filter> RETURN count(m) AS total }
+        CALL () { MATCH ... WHERE <filter> AND <keyset bounds>
+          WITH m ORDER BY m.createdAt DESC, m.id DESC LIMIT $limit   -- ASC backward
+          RETURN collect(<projection>) AS page }
+        CALL () { MATCH ... WHERE <filter> AND <at or past the start cursor>
+          WITH m LIMIT 1 RETURN count(m) > 0 AS beyond }
+        RETURN total, page, beyond
+    """
     if f.as_of is None:
         conds, params = filter_conditions(f)
         match = f"MATCH (m:Memory) WHERE {' AND '.join([tenant_visible(), *conds])}"
@@ -245,18 +260,39 @@ def list_memories(
                  + f"  WITH * WHERE {' AND '.join([allowed('m_then'), *conds[1:]])}")
         shown, carry = project_state("m", "m_then"), "m, m_then"
     keyset = ""
-    if after is not None:
-        keyset = (" AND (m.createdAt < $afterAt OR (m.createdAt = $afterAt AND m.id < $afterId))")
-        params.update(afterAt=after[0], afterId=after[1])
+    if window.after is not None:
+        keyset += _OLDER_THAN.format(at="$afterAt", id="$afterId")
+        params.update(afterAt=window.after[0], afterId=window.after[1])
+    if window.before is not None:
+        keyset += _NEWER_THAN.format(at="$beforeAt", id="$beforeId")
+        params.update(beforeAt=window.before[0], beforeId=window.before[1])
+    start = window.before if window.backward else window.after
+    if start is None:
+        beyond = "CALL () { RETURN false AS beyond }\n"
+    else:
+        # At or on the far side of the cursor the page starts from (its own memory counts).
+        far_side = _AT_OR_OLDER if window.backward else _AT_OR_NEWER
+        beyond = (f"CALL () {{ {match}{far_side}\n"
+                  "  WITH m LIMIT 1 RETURN count(m) > 0 AS beyond }\n")
+        params.update(startAt=start[0], startId=start[1])
+    order = "ASC" if window.backward else "DESC"
     query = (
         "CYPHER 25\n"
         f"CALL () {{ {match} RETURN count(m) AS total }}\n"
         f"CALL () {{ {match}{keyset}\n"
-        f"  WITH {carry} ORDER BY m.createdAt DESC, m.id DESC LIMIT $limit\n"
+        f"  WITH {carry} ORDER BY m.createdAt {order}, m.id {order} LIMIT $limit\n"
         f"  RETURN collect({shown}) AS page }}\n"
-        "RETURN total, page"
+        + beyond
+        + "RETURN total, page, beyond"
     )
-    return query, {**params, **tenant.params(), "now": now, "limit": first + 1}
+    return query, {**params, **tenant.params(), "now": now, "limit": window.size + 1}
+
+
+# Strictly past a keyset position in the newest-first order, and strictly before it.
+_OLDER_THAN = " AND (m.createdAt < {at} OR (m.createdAt = {at} AND m.id < {id}))"
+_NEWER_THAN = " AND (m.createdAt > {at} OR (m.createdAt = {at} AND m.id > {id}))"
+_AT_OR_OLDER = " AND (m.createdAt < $startAt OR (m.createdAt = $startAt AND m.id <= $startId))"
+_AT_OR_NEWER = " AND (m.createdAt > $startAt OR (m.createdAt = $startAt AND m.id >= $startId))"
 
 
 def bump_access(*, namespace_counts: list[dict[str, Any]], now: datetime) -> Query:

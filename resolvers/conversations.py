@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 import strawberry
 from strawberry.scalars import JSON
@@ -10,7 +11,9 @@ from strawberry.scalars import JSON
 from memlattice.core import messages, model
 from memlattice.core.messages import ConversationInput as DomainConversation
 from memlattice.graph.session_keys import SessionKeys as DomainSessionKeys
+from memlattice.resolvers import glossary as g
 from memlattice.resolvers.context import Info
+from memlattice.resolvers.glossary import arg
 from memlattice.resolvers.inputs import _set
 from memlattice.resolvers.scalars import Vector
 from memlattice.resolvers.types import Memory, Scope, Sensitivity
@@ -19,7 +22,8 @@ from memlattice.services.conversations import ConversationService
 
 @strawberry.input(description="One turn of a conversation.")
 class MessageInput:
-    content: str
+    content: str = strawberry.field(
+        description="What was said (not blank; up to 100,000 characters).")
     speaker: str | None = strawberry.field(
         default=strawberry.UNSET, description="Who said it (a name); becomes an entity.")
     role: str | None = strawberry.field(
@@ -30,8 +34,12 @@ class MessageInput:
         default=strawberry.UNSET,
         description="The message's own id; without one a message is known by its speaker,"
         " time and content.")
-    embedding: Vector | None = strawberry.UNSET
-    metadata: JSON | None = strawberry.UNSET
+    embedding: Vector | None = strawberry.field(
+        default=strawberry.UNSET, description=(
+            "The turn's vector, when the caller embeds; omitted: the server embeds it."))
+    metadata: JSON | None = strawberry.field(
+        default=strawberry.UNSET, description=(
+            "A JSON object of the caller's own, kept on the turn's memory."))
 
     def to_domain(self) -> messages.MessageInput:
         data = {k: v for k, v in _set(self, "speaker", "role", "at", "id", "embedding",
@@ -44,17 +52,21 @@ class MessageInput:
     " NEXT between consecutive turns, the speakers as entities. Sending it again changes"
     " nothing; sending its continuation extends it."))
 class ConversationInput:
-    namespace: str
+    namespace: str = strawberry.field(description=g.NAMESPACE)
     session_id: str = strawberry.field(description="The session the turns belong to.")
-    messages: list[MessageInput]
+    messages: list[MessageInput] = strawberry.field(
+        description=(
+            "The turns, in the order they were said; a resend may repeat the ones already "
+            "stored."))
     scope: Scope | None = strawberry.field(
         default=strawberry.UNSET, description="SESSION unless given.")
-    agent_id: str | None = strawberry.UNSET
-    user_id: str | None = strawberry.UNSET
-    task_id: str | None = strawberry.UNSET
-    tags: list[str] | None = strawberry.UNSET
-    sensitivity: Sensitivity | None = strawberry.UNSET
-    source: str | None = strawberry.UNSET
+    agent_id: str | None = strawberry.field(default=strawberry.UNSET, description=g.AGENT_ID)
+    user_id: str | None = strawberry.field(default=strawberry.UNSET, description=g.USER_ID)
+    task_id: str | None = strawberry.field(default=strawberry.UNSET, description=g.TASK_ID)
+    tags: list[str] | None = strawberry.field(default=strawberry.UNSET, description=g.TAGS)
+    sensitivity: Sensitivity | None = strawberry.field(
+        default=strawberry.UNSET, description=g.SENSITIVITY)
+    source: str | None = strawberry.field(default=strawberry.UNSET, description=g.SOURCE)
 
     # `messages` is also a field of this class, hence the imported name here.
     def to_domain(self) -> DomainConversation:
@@ -69,7 +81,7 @@ class ConversationInput:
     "What a conversation session is about and when, derived on write from its active"
     " turns (never on the search path): its entities, its keyphrases and its time span."))
 class SessionKeys:
-    id: str
+    id: str = strawberry.field(description="The session's id (ConversationInput.sessionId).")
     entities: list[str] = strawberry.field(description=(
         "Keys of the entities its turns mention and of its speakers, most turns first."))
     keyphrases: list[str] = strawberry.field(description=(
@@ -90,9 +102,12 @@ class SessionKeys:
 
 @strawberry.type(description="The turns of an ingested session, in order.")
 class IngestedConversation:
-    session_id: str
+    session_id: str = strawberry.field(description="The session's id.")
     created: int = strawberry.field(description="Turns this call wrote (0 when re-sent).")
-    memories: list[Memory]
+    memories: list[Memory] = strawberry.field(
+        description=(
+            "Every turn of this call as a memory, in order (also the ones an earlier call "
+            "stored)."))
     session: SessionKeys | None = strawberry.field(description=(
         "The whole session's keys after this call (re-derived when turns are added); null"
         " when the session holds turns the caller may not see, which they come from too."))
@@ -103,8 +118,10 @@ class ConversationMutation:
     @strawberry.mutation(description=(
         "Store a session of messages: a memory per turn, the session, NEXT between turns"
         " and the speakers; idempotent."))
-    async def ingest_conversation(self, info: Info,
-                                  input: ConversationInput) -> IngestedConversation:
+    async def ingest_conversation(
+        self, info: Info,
+        input: Annotated[ConversationInput, arg("The session and its messages.")],
+    ) -> IngestedConversation:
         conversation = input.to_domain()
         done = await ConversationService(info.context.service,
                                          info.context.session_facts).ingest(
@@ -122,7 +139,11 @@ class ConversationQuery:
         "A conversation session's keys (entities, keyphrases, time spans) as derived on"
         " write; null when there is no such session or it holds turns the caller may not"
         " see."))
-    async def session(self, info: Info, namespace: str, id: str) -> SessionKeys | None:
+    async def session(
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        id: Annotated[str, arg("The session's id (ConversationInput.sessionId).")],
+    ) -> SessionKeys | None:
         keys = await ConversationService(info.context.service).session(
             namespace, id, tenant=info.context.tenant(namespace))
         return SessionKeys.from_domain(keys) if keys is not None else None

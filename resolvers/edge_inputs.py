@@ -20,13 +20,19 @@ from memlattice.resolvers.types import EdgeType
 @strawberry.input(description="The relationship addEdge makes; the namespace is addEdge's"
                   " argument, as for every edge operation.")
 class EdgeInput:
-    source_id: strawberry.ID
-    target_id: strawberry.ID
-    type: EdgeType
-    metadata: JSON | None = None
+    source_id: strawberry.ID = strawberry.field(
+        description="The memory the relationship starts from.")
+    target_id: strawberry.ID = strawberry.field(
+        description="The memory it points to (same namespace).")
+    type: EdgeType = strawberry.field(description="What the relationship says.")
+    metadata: JSON | None = strawberry.field(
+        default=None, description=(
+            "A JSON object of the caller's own; adding the same relationship again with other"
+            " metadata replaces them."))
     namespace: str | None = strawberry.field(
-        default=None, deprecation_reason="Pass `namespace` to addEdge, as addEdges, edges"
-        " and deleteEdge take it.")
+        default=None, description="Deprecated: the namespace, now addEdge's own argument.",
+        deprecation_reason="Pass `namespace` to addEdge, as addEdges, edges and deleteEdge"
+        " take it.")
 
     def deprecation_notes(self) -> list[str]:
         """`extensions.notes` for a caller still sending `input.namespace`."""
@@ -46,7 +52,10 @@ class EdgeInput:
 @planned
 @strawberry.input(description="One relationship of an addEdges batch.")
 class EdgeSpecInput:
-    source_id: strawberry.ID
-    target_id: strawberry.ID
-    type: EdgeType
-    metadata: JSON | None = None
+    source_id: strawberry.ID = strawberry.field(
+        description="The memory the relationship starts from.")
+    target_id: strawberry.ID = strawberry.field(
+        description="The memory it points to (same namespace).")
+    type: EdgeType = strawberry.field(description="What the relationship says.")
+    metadata: JSON | None = strawberry.field(
+        default=None, description="A JSON object of the caller's own.")

@@ -7,6 +7,7 @@ types in `resolvers/schema.py`.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 import strawberry
 
@@ -15,7 +16,9 @@ from memlattice.core.errors import Unavailable
 from memlattice.core.model import as_utc
 from memlattice.core.records.payloads import RecordType as DomainRecordType
 from memlattice.graph.facts import InvalidatePredicate
+from memlattice.resolvers import glossary as g
 from memlattice.resolvers.context import Info
+from memlattice.resolvers.glossary import arg
 from memlattice.resolvers.inputs import MemoryFilterInput
 from memlattice.resolvers.knowledge_types import (
     ConsolidationReport,
@@ -53,8 +56,14 @@ class KnowledgeQuery:
     @strawberry.field(description="One record (or fact) with its payload graph; `asOf` gives"
                       " the record only if it was believed then (recorded, not yet"
                       " superseded, retracted or forgotten).")
-    async def record(self, info: Info, namespace: str, id: strawberry.ID,
-                     as_of: datetime | None = None) -> Record:
+    async def record(
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        id: Annotated[strawberry.ID, arg("The record's id.")],
+        as_of: Annotated[datetime | None, arg(
+            "Time travel: the record as it was at this instant; NOT_FOUND when it was not"
+            " believed then.")] = None,
+    ) -> Record:
         tenant = _tenant(info, namespace, write=False)
         found = await _knowledge(info).get(tenant=tenant, id=str(id), as_of=as_utc(as_of))
         return Record.from_domain(found)
@@ -62,10 +71,22 @@ class KnowledgeQuery:
     @strawberry.field(description="Typed records and facts, newest first (or best first for"
                       " `query`, a lexical search); `asOf` answers what was believed then.")
     async def records(
-        self, info: Info, namespace: str, types: list[RecordType] | None = None,
-        statuses: list[Status] | None = None, as_of: datetime | None = None,
-        tags: list[str] | None = None, thread_id: str | None = None,
-        task_id: str | None = None, query: str | None = None, limit: int = 50,
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        types: Annotated[list[RecordType] | None, arg(
+            "Only these record types; null: every type and facts.")] = None,
+        statuses: Annotated[list[Status] | None, arg(
+            "Only records in these states; [ACTIVE] by default. Not with asOf.")] = None,
+        as_of: Annotated[datetime | None, arg(
+            "Time travel: what was believed at this instant.")] = None,
+        tags: Annotated[list[str] | None, arg(
+            "Only records carrying every one of these tags.")] = None,
+        thread_id: Annotated[str | None, arg(
+            "Only working records of this thread (payload threadId).")] = None,
+        task_id: Annotated[str | None, arg("Only records of this task.")] = None,
+        query: Annotated[str | None, arg(
+            "Words to match (lexical search): best match first instead of newest first.")] = None,
+        limit: Annotated[int, arg("At most this many (1-500).")] = 50,
     ) -> list[Record]:
         tenant = _tenant(info, namespace, write=False)
         found = await _knowledge(info).list(
@@ -77,8 +98,15 @@ class KnowledgeQuery:
     @strawberry.field(description="Facts by relevance to `query` (else by confidence), each"
                       " with its score and evidence.")
     async def recall_facts(
-        self, info: Info, filter: MemoryFilterInput, query: str | None = None,
-        kind: str | None = None, min_confidence: float | None = None, limit: int = 10,
+        self, info: Info,
+        filter: Annotated[MemoryFilterInput, arg(
+            "Which facts may be found: the namespace and any narrowing, as `memories` takes.")],
+        query: Annotated[str | None, arg(
+            "Words to search for; omitted: facts by confidence.")] = None,
+        kind: Annotated[str | None, arg("Only facts of this kind.")] = None,
+        min_confidence: Annotated[float | None, arg(
+            "Only facts at least this confident, in [0, 1].")] = None,
+        limit: Annotated[int, arg("At most this many (1-100).")] = 10,
     ) -> list[FactHit]:
         tenant = _tenant(info, filter.namespace, write=False)
         flt = filter.to_domain()
@@ -89,16 +117,24 @@ class KnowledgeQuery:
         return [FactHit.from_domain(h) for h in hits]
 
     @strawberry.field(description="Every active fact and record resting on an evidence ref.")
-    async def facts_by_evidence(self, info: Info, namespace: str, ref: str,
-                                kind: str | None = None) -> list[Record]:
+    async def facts_by_evidence(
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        ref: Annotated[str, arg("The evidence ref (EvidenceInput.ref).")],
+        kind: Annotated[str | None, arg("Only evidence of this kind.")] = None,
+    ) -> list[Record]:
         tenant = _tenant(info, namespace, write=False)
         found = await _knowledge(info).by_evidence(tenant=tenant, ref=ref, kind=kind)
         return [Record.from_domain(r) for r in found]
 
 
     @strawberry.field(description="A bounded extractive bullet list of a namespace's memories.")
-    async def summarize(self, info: Info, namespace: str,
-                        window: SummaryWindowInput | None = None) -> Summary:
+    async def summarize(
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        window: Annotated[SummaryWindowInput | None, arg(
+            "Which memories to draw on; the 10 newest by default.")] = None,
+    ) -> Summary:
         tenant = _tenant(info, namespace, write=False)
         window = window or SummaryWindowInput()
         bullets, used = await _knowledge(info).summarize(
@@ -114,7 +150,10 @@ class KnowledgeQuery:
 class KnowledgeMutation:
     @strawberry.mutation(description="Write a typed record; semantic records report (and link)"
                          " CONTRADICTS / SUPPORTS candidates.")
-    async def write_record(self, info: Info, input: RecordInput) -> RecordWriteResult:
+    async def write_record(
+        self, info: Info,
+        input: Annotated[RecordInput, arg("The record to write.")],
+    ) -> RecordWriteResult:
         domain = input.to_domain()
         tenant = _tenant(info, input.namespace, write=True)
         written = await _knowledge(info).write_record(domain,
@@ -125,8 +164,13 @@ class KnowledgeMutation:
     @strawberry.mutation(description="Replace a record's payload (working state moves on);"
                          " episodic records fail with EPISODIC_IMMUTABLE.")
     async def update_record(
-        self, info: Info, namespace: str, id: strawberry.ID, type: RecordType,
-        payload: strawberry.scalars.JSON, expected_version: int | None = None,
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        id: Annotated[strawberry.ID, arg("The record's id.")],
+        type: Annotated[RecordType, arg("The record's type (it cannot change).")],
+        payload: Annotated[strawberry.scalars.JSON, arg(
+            "The new payload (replaces the old one), camelCase keys.")],
+        expected_version: Annotated[int | None, arg(g.EXPECTED_VERSION)] = None,
     ) -> Record:
         tenant = _tenant(info, namespace, write=True)
         updated = await _knowledge(info).update_record(
@@ -135,14 +179,21 @@ class KnowledgeMutation:
         return Record.from_domain(updated)
 
     @strawberry.mutation(description="Discard a task: its working records are tombstoned.")
-    async def discard_task(self, info: Info, namespace: str, task_id: str) -> InvalidateResult:
+    async def discard_task(
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        task_id: Annotated[str, arg("The task whose working records are tombstoned.")],
+    ) -> InvalidateResult:
         tenant = _tenant(info, namespace, write=True)
         ids = await _knowledge(info).discard_task(tenant=tenant, task_id=task_id,
                                                   actor=info.context.actor)
         return InvalidateResult(count=len(ids), ids=[strawberry.ID(i) for i in ids])
 
     @strawberry.mutation(description="Store a fact; the same claim again reinforces it.")
-    async def store_fact(self, info: Info, input: FactInput) -> FactWriteResult:
+    async def store_fact(
+        self, info: Info,
+        input: Annotated[FactInput, arg("The fact to store.")],
+    ) -> FactWriteResult:
         domain = input.to_domain()
         tenant = _tenant(info, input.namespace, write=True)
         written = await _knowledge(info).store_fact(domain, actor=info.context.actor,
@@ -152,8 +203,12 @@ class KnowledgeMutation:
                                hints=[Hint.from_domain(h) for h in written.hints])
 
     @strawberry.mutation(description="Tombstone (retract) every active fact matching all fields.")
-    async def invalidate_facts(self, info: Info, namespace: str,
-                               predicate: InvalidateFactsInput) -> InvalidateResult:
+    async def invalidate_facts(
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        predicate: Annotated[InvalidateFactsInput, arg(
+            "Which facts to retract (every given field must match).")],
+    ) -> InvalidateResult:
         tenant = _tenant(info, namespace, write=True)
         ids = await _knowledge(info).invalidate_facts(
             tenant=tenant, query=predicate.query, actor=info.context.actor,
@@ -164,9 +219,13 @@ class KnowledgeMutation:
         return InvalidateResult(count=len(ids), ids=[strawberry.ID(i) for i in ids])
 
     @strawberry.mutation(description="Replace a record: the old one is superseded, kept, linked.")
-    async def supersede_record(self, info: Info, namespace: str, id: strawberry.ID,
-                               record: RecordInput,
-                               expected_version: int | None = None) -> RevisionResult:
+    async def supersede_record(
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        id: Annotated[strawberry.ID, arg("The id of the record to replace.")],
+        record: Annotated[RecordInput, arg("Its successor (the same type).")],
+        expected_version: Annotated[int | None, arg(g.EXPECTED_VERSION)] = None,
+    ) -> RevisionResult:
         domain = record.to_domain()
         tenant = _tenant(info, namespace, write=True)
         previous, current = await _knowledge(info).supersede(
@@ -177,8 +236,13 @@ class KnowledgeMutation:
 
     @strawberry.mutation(description="A variant that holds under conditions; both stay active,"
                          " joined by DERIVED.")
-    async def fork_record(self, info: Info, namespace: str, id: strawberry.ID,
-                          record: RecordInput) -> RevisionResult:
+    async def fork_record(
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        id: Annotated[strawberry.ID, arg("The id of the record to fork.")],
+        record: Annotated[RecordInput, arg(
+            "The variant (the same type; a semantic fork needs conditional validity).")],
+    ) -> RevisionResult:
         domain = record.to_domain()
         tenant = _tenant(info, namespace, write=True)
         original, branch = await _knowledge(info).fork(
@@ -187,8 +251,13 @@ class KnowledgeMutation:
                               previous=[Record.from_domain(original)])
 
     @strawberry.mutation(description="`by` CONTRADICTS `id`; both become contested.")
-    async def contest_record(self, info: Info, namespace: str, id: strawberry.ID,
-                             by: strawberry.ID, reason: str | None = None) -> RevisionResult:
+    async def contest_record(
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        id: Annotated[strawberry.ID, arg("The record contested.")],
+        by: Annotated[strawberry.ID, arg("The record that contradicts it.")],
+        reason: Annotated[str | None, arg("Why, in words (kept on the relationship).")] = None,
+    ) -> RevisionResult:
         tenant = _tenant(info, namespace, write=True)
         target, contender = await _knowledge(info).contest(
             tenant=tenant, id=str(id), by=str(by), reason=reason, actor=info.context.actor)
@@ -197,9 +266,13 @@ class KnowledgeMutation:
 
     @strawberry.mutation(description="Withdraw a record as wrong: status RETRACTED, kept for"
                          " audit and time travel; of concurrent retracts exactly one wins.")
-    async def retract_record(self, info: Info, namespace: str, id: strawberry.ID,
-                             reason: str | None = None,
-                             expected_version: int | None = None) -> Record:
+    async def retract_record(
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        id: Annotated[strawberry.ID, arg("The record's id.")],
+        reason: Annotated[str | None, arg("Why, in words (kept in the audit trail).")] = None,
+        expected_version: Annotated[int | None, arg(g.EXPECTED_VERSION)] = None,
+    ) -> Record:
         tenant = _tenant(info, namespace, write=True)
         retracted = await _knowledge(info).retract(
             tenant=tenant, id=str(id), reason=reason, expected_version=expected_version,
@@ -208,8 +281,12 @@ class KnowledgeMutation:
 
     @strawberry.mutation(description="Several records become one: sources are superseded and"
                          " DERIVED from the new record.")
-    async def merge_records(self, info: Info, namespace: str, ids: list[strawberry.ID],
-                            into: RecordInput) -> RevisionResult:
+    async def merge_records(
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        ids: Annotated[list[strawberry.ID], arg("The records to merge (the same type).")],
+        into: Annotated[RecordInput, arg("The record they become.")],
+    ) -> RevisionResult:
         domain = into.to_domain()
         tenant = _tenant(info, namespace, write=True)
         merged, sources = await _knowledge(info).merge(
@@ -221,8 +298,12 @@ class KnowledgeMutation:
     @strawberry.mutation(description="Consolidate a namespace now: successful episodes become"
                          " facts, competences and plans; salience decays; episodes are pruned"
                          " by policy. Idempotent. `now` replays a run at another time.")
-    async def consolidate(self, info: Info, namespace: str,
-                          now: datetime | None = None) -> ConsolidationReport:
+    async def consolidate(
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        now: Annotated[datetime | None, arg(
+            "Run as of this instant instead of the server clock (replays).")] = None,
+    ) -> ConsolidationReport:
         tenant = _tenant(info, namespace, write=True)
         scheduler = info.context.consolidation
         if scheduler is None:

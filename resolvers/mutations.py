@@ -10,14 +10,12 @@ from memlattice.core.errors import ValidationError
 from memlattice.core.model import MAX_BATCH
 from memlattice.core.model import MemoryInput as DomainMemoryInput
 from memlattice.core.records.inputs import FactInput
+from memlattice.resolvers import glossary as g
 from memlattice.resolvers.context import Info
 from memlattice.resolvers.edge_inputs import EdgeInput, EdgeSpecInput
-from memlattice.resolvers.inputs import (
-    ForgetPredicateInput,
-    MemoryInput,
-    MemoryPatchInput,
-    NamespaceConfigInput,
-)
+from memlattice.resolvers.glossary import arg
+from memlattice.resolvers.inputs import ForgetPredicateInput, MemoryInput, MemoryPatchInput
+from memlattice.resolvers.search_inputs import NamespaceConfigInput
 from memlattice.resolvers.types import Edge, ForgetResult, Memory, NamespaceConfig, SupersedeResult
 
 
@@ -28,7 +26,10 @@ class Mutation:
         " (the content is the claim, `metadata.factKind` the kind, 'general' by default; the"
         " same claim again reinforces it and returns the same id)."
     )
-    async def write_memory(self, info: Info, input: MemoryInput) -> Memory:
+    async def write_memory(
+        self, info: Info,
+        input: Annotated[MemoryInput, arg("The memory to write.")],
+    ) -> Memory:
         memory = input.to_domain()
         if memory.memory_type == "fact":
             return await _write_fact(info, memory)
@@ -38,7 +39,11 @@ class Mutation:
         return Memory.from_domain(written)
 
     @strawberry.mutation(description="Write a batch atomically, in one round trip.")
-    async def write_memories(self, info: Info, inputs: list[MemoryInput]) -> list[Memory]:
+    async def write_memories(
+        self, info: Info,
+        inputs: Annotated[list[MemoryInput], arg(
+            "The memories to write (at most 1000); all are written or none.")],
+    ) -> list[Memory]:
         if not inputs:
             raise ValidationError("writeMemories needs at least one memory")
         memories = [i.to_domain() for i in inputs]
@@ -52,8 +57,11 @@ class Mutation:
         " VERSION_CONFLICT and writes nothing."
     )
     async def update_memory(
-        self, info: Info, namespace: str, id: strawberry.ID, patch: MemoryPatchInput,
-        expected_version: int | None = None,
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        id: Annotated[strawberry.ID, arg(g.MEMORY_ID)],
+        patch: Annotated[MemoryPatchInput, arg("The fields to change.")],
+        expected_version: Annotated[int | None, arg(g.EXPECTED_VERSION)] = None,
     ) -> Memory:
         updated = await info.context.service.update(
             tenant=info.context.tenant(namespace, write=True), id=str(id),
@@ -67,8 +75,11 @@ class Mutation:
         " superseded, leaves search, and a SUPERSEDES relationship joins them."
     )
     async def supersede_memory(
-        self, info: Info, id: strawberry.ID, memory: MemoryInput,
-        expected_version: int | None = None,
+        self, info: Info,
+        id: Annotated[strawberry.ID, arg(
+            "The id of the memory to replace (in `memory.namespace`).")],
+        memory: Annotated[MemoryInput, arg("The successor; its namespace is the old memory's.")],
+        expected_version: Annotated[int | None, arg(g.EXPECTED_VERSION)] = None,
     ) -> SupersedeResult:
         successor = memory.to_domain()
         previous, current = await info.context.service.supersede(
@@ -84,7 +95,10 @@ class Mutation:
         " embedding model); the latest configuration wins."
     )
     async def configure_namespace(
-        self, info: Info, namespace: str, input: NamespaceConfigInput
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        input: Annotated[NamespaceConfigInput, arg(
+            "The new defaults; they replace the previous configuration.")],
     ) -> NamespaceConfig:
         config = await info.context.service.configure_namespace(
             input.to_domain(), tenant=info.context.tenant(namespace, write=True),
@@ -94,11 +108,12 @@ class Mutation:
 
     @strawberry.mutation(description="Relate two memories of one namespace.")
     async def add_edge(
-        self, info: Info, *,
+        self, info: Info,
+        *,
         namespace: Annotated[str | None, strawberry.argument(
             description="Required; nullable only while the deprecated `input.namespace` is"
             " still accepted.")] = None,
-        input: EdgeInput,
+        input: Annotated[EdgeInput, arg("The relationship to make.")],
     ) -> Edge:
         (edge,) = await info.context.service.add_edges(
             tenant=info.context.tenant(input.namespace_of(namespace), write=True),
@@ -110,7 +125,10 @@ class Mutation:
 
     @strawberry.mutation(description="Relate many pairs in one round trip, atomically.")
     async def add_edges(
-        self, info: Info, namespace: str, inputs: list[EdgeSpecInput]
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        inputs: Annotated[list[EdgeSpecInput], arg(
+            "The relationships to make (at most 1000); all or none.")],
     ) -> list[Edge]:
         if len(inputs) > MAX_BATCH:
             raise ValidationError(f"at most {MAX_BATCH} relationships per batch")
@@ -123,7 +141,11 @@ class Mutation:
         return [Edge.from_domain(e) for e in made]
 
     @strawberry.mutation(description="Remove one relationship by id.")
-    async def delete_edge(self, info: Info, namespace: str, id: strawberry.ID) -> bool:
+    async def delete_edge(
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        id: Annotated[strawberry.ID, arg("The relationship's id (Edge.id).")],
+    ) -> bool:
         await info.context.service.delete_edge(
             tenant=info.context.tenant(namespace, write=True), edge_id=str(id),
             actor=info.context.actor)
@@ -133,7 +155,9 @@ class Mutation:
         description="Soft-delete (tombstone) every memory matching the predicate."
     )
     async def forget(
-        self, info: Info, namespace: str, predicate: ForgetPredicateInput
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        predicate: Annotated[ForgetPredicateInput, arg("Which memories to forget.")],
     ) -> ForgetResult:
         ids = await info.context.service.forget(
             tenant=info.context.tenant(namespace, write=True), predicate=predicate.to_domain(),
@@ -142,7 +166,11 @@ class Mutation:
         return ForgetResult(count=len(ids), ids=[strawberry.ID(i) for i in ids])
 
     @strawberry.mutation(description="Erase a memory and its relationships for good.")
-    async def delete_memory(self, info: Info, namespace: str, id: strawberry.ID) -> bool:
+    async def delete_memory(
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        id: Annotated[strawberry.ID, arg(g.MEMORY_ID)],
+    ) -> bool:
         await info.context.service.delete(tenant=info.context.tenant(namespace, write=True),
                                           id=str(id), actor=info.context.actor)
         return True

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import strawberry
 from graphql import GraphQLError
 from strawberry import Schema
 from strawberry.extensions import ParserCache, SchemaExtension, ValidationCache
 from strawberry.schema.config import BatchingConfig, StrawberryConfig
 from strawberry.schema.name_converter import NameConverter
-from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
 
 from memlattice.resolvers.conversations import ConversationMutation, ConversationQuery
@@ -27,10 +27,25 @@ from memlattice.resolvers.updates import UpdatesMutation, UpdatesQuery
 from memlattice.resolvers.wipe import WipeMutation
 
 # Per-domain resolvers joined into the root types.
-RootQuery = merge_types("Query", (Query, KnowledgeQuery, ConversationQuery, UpdatesQuery))
-RootMutation = merge_types(
-    "Mutation", (Mutation, KnowledgeMutation, ConversationMutation, WipeMutation,
-                 UpdatesMutation))
+
+
+# The roots joined from their per-domain parts, as strawberry's merge_types joins them,
+# spelled out so that each root carries the description a frontend reads first.
+@strawberry.type(name="Query", description=(
+    "Reads: memories by id, filter (a Relay connection) or search; their history,"
+    " relationships and audit trail; typed records and facts; conversation sessions;"
+    " namespace settings; update candidates. Every read names a namespace the caller's key may read."))
+class RootQuery(Query, KnowledgeQuery, ConversationQuery, UpdatesQuery):
+    pass
+
+
+@strawberry.type(name="Mutation", description=(
+    "Writes: memories, relationships, typed records and facts, conversations, revisions,"
+    " forgetting and deleting, namespace settings, deciding update candidates. A refused write (an error with"
+    " `extensions.code`) writes nothing."))
+class RootMutation(Mutation, KnowledgeMutation, ConversationMutation, WipeMutation,
+                   UpdatesMutation):
+    pass
 
 
 class RememberingNameConverter(NameConverter):

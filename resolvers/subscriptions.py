@@ -23,29 +23,50 @@ import strawberry
 from memlattice.core.auth import scope_levels
 from memlattice.core.errors import Unavailable, ValidationError
 from memlattice.core.model import MAX_TAGS, utcnow
+from memlattice.resolvers import glossary as g
 from memlattice.resolvers.context import Context, Info
+from memlattice.resolvers.glossary import arg, described_enum
 from memlattice.resolvers.queries import _namespace
 from memlattice.resolvers.types import Edge, Memory
 from memlattice.services import events as domain
 
-# A plain alias for mypy; strawberry.enum registers the class in place (see types.py).
+# A plain alias for mypy; described_enum registers the class in place (see types.py).
 MemoryEventKind = domain.EventKind
-strawberry.enum(
+described_enum(
     MemoryEventKind, name="MemoryEventKind",
     description="What happened; SUBSCRIBED comes once, first, when the subscription is live.",
-)
+    values={
+        MemoryEventKind.SUBSCRIBED: "The subscription is live: from here on nothing is"
+        " missed, so load the initial state after this event.",
+        MemoryEventKind.WRITTEN: "A memory, record or fact was written.",
+        MemoryEventKind.UPDATED: "A memory was changed (updateMemory, updateRecord, a"
+        " reinforcement).",
+        MemoryEventKind.SUPERSEDED: "A memory was superseded; memoryIds is [old, new].",
+        MemoryEventKind.FORGOTTEN: "A memory was forgotten or retracted.",
+        MemoryEventKind.DELETED: "A memory was deleted for good (memory is null).",
+        MemoryEventKind.EDGE_ADDED: "A relationship was added (edge; memoryIds is [source,"
+        " target]).",
+        MemoryEventKind.EDGE_DELETED: "A relationship was deleted (edge; memoryIds is"
+        " [source, target]).",
+    })
 
 
 @strawberry.input(description="Which events to receive; omitted fields match everything.")
 class MemoryEventFilterInput:
-    kinds: list[MemoryEventKind] | None = None
+    kinds: list[MemoryEventKind] | None = strawberry.field(
+        default=None, description="Only these kinds of event (SUBSCRIBED always comes).")
     tags_any: list[str] | None = strawberry.field(
         default=None, description="The memory carries at least one of these tags.")
-    memory_types: list[str] | None = None
-    agent_id: str | None = None
-    user_id: str | None = None
-    session_id: str | None = None
-    task_id: str | None = None
+    memory_types: list[str] | None = strawberry.field(
+        default=None, description="Only events about memories of these memoryTypes.")
+    agent_id: str | None = strawberry.field(
+        default=None, description="Only events about memories of this agent.")
+    user_id: str | None = strawberry.field(
+        default=None, description="Only events about memories of this user.")
+    session_id: str | None = strawberry.field(
+        default=None, description="Only events about memories of this session.")
+    task_id: str | None = strawberry.field(
+        default=None, description="Only events about memories of this task.")
 
     def to_domain(self) -> domain.EventFilter:
         for name, values in (("tagsAny", self.tags_any), ("memoryTypes", self.memory_types)):
@@ -67,8 +88,8 @@ class MemoryEvent:
     cursor: str = strawberry.field(
         description="Pass as `after` when subscribing again to receive what followed this"
         " event (SUBSCRIBED: what followed the subscription's start).")
-    kind: MemoryEventKind
-    namespace: str
+    kind: MemoryEventKind = strawberry.field(description="What happened.")
+    namespace: str = strawberry.field(description="The namespace it happened in.")
     memory_id: strawberry.ID | None = strawberry.field(
         description="The memory changed (for edge events, the relationship's source).")
     memory_ids: list[strawberry.ID] = strawberry.field(
@@ -76,10 +97,13 @@ class MemoryEvent:
         " edge events.")
     memory: Memory | None = strawberry.field(
         description="The memory as the change left it; null for DELETED and edge events.")
-    edge: Edge | None
-    version: int | None
-    actor: str | None
-    at: datetime
+    edge: Edge | None = strawberry.field(
+        description="For EDGE_ADDED and EDGE_DELETED: the relationship; null otherwise.")
+    version: int | None = strawberry.field(
+        description="The memory's version after the change; null for edge events and DELETED.")
+    actor: str | None = strawberry.field(
+        description="Who made the change (as AuditEntry.actor); null when not recorded.")
+    at: datetime = strawberry.field(description="When the change was committed (UTC).")
     missed: int = strawberry.field(
         description="Events this subscriber did not receive before this one: dropped because"
         " it fell behind (its queue keeps the newest events), or, on SUBSCRIBED, no longer"
@@ -99,7 +123,9 @@ class MemoryEvent:
         )
 
 
-@strawberry.type
+@strawberry.type(description=(
+    "Live updates over graphql-ws (the graphql-transport-ws protocol) on /graphql; the API"
+    " key goes in connection_init's `authorization`."))
 class Subscription:
     @strawberry.subscription(
         description="Committed changes of one namespace (writes, updates, supersedes, forgets,"
@@ -107,7 +133,10 @@ class Subscription:
         " (the same on every server process); resumable with `after`."
     )
     async def memory_events(
-        self, info: Info, namespace: str, filter: MemoryEventFilterInput | None = None,
+        self, info: Info,
+        namespace: Annotated[str, arg(g.NAMESPACE)],
+        filter: Annotated[MemoryEventFilterInput | None, arg(
+            "Which events to receive; omitted: every event.")] = None,
         after: Annotated[str | None, strawberry.argument(
             description="A `cursor` of an earlier event of this namespace: first deliver"
             " the events that followed it (those still kept).")] = None,

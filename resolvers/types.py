@@ -14,73 +14,80 @@ from strawberry.scalars import JSON
 from memlattice.core import model
 from memlattice.core.records.hints import Hint as DomainHint
 from memlattice.core.search_config import NamespaceSettings
-from memlattice.core.vector_spaces import BuildStatus
 from memlattice.graph.codec import AuditEntry as DomainAuditEntry
 from memlattice.graph.codec import Edge as DomainEdge
 from memlattice.graph.codec import Memory as DomainMemory
 from memlattice.graph.history import MemoryVersion as DomainVersion
 from memlattice.graph.namespace_configs import NamespaceConfig as DomainNamespaceConfig
+from memlattice.resolvers import enums
+from memlattice.resolvers import glossary as g
 from memlattice.resolvers.context import Info
 from memlattice.resolvers.scalars import Vector
 from memlattice.services.recall import SearchHit as DomainHit
 from memlattice.services.spaces import EmbeddingReport
 
-# strawberry.enum marks a class as a GraphQL enum in place and returns the same class;
-# the names are plain aliases, which mypy accepts in annotations (a call's result it
-# does not).
-Scope = model.Scope
-Status = model.Status
-Sensitivity = model.Sensitivity
-EdgeType = model.EdgeType
-Direction = model.Direction
-SearchMode = model.SearchMode
-ScoringMode = model.ScoringMode
-strawberry.enum(Scope, description="Visibility level, narrowest first.")
-strawberry.enum(Status)
-strawberry.enum(
-    Sensitivity, description="How sensitive a record is, least first; a caller sees"
-    " records up to its API key's clearance.")
-strawberry.enum(EdgeType, description="Relationship types between memories.")
-strawberry.enum(Direction)
-strawberry.enum(SearchMode, description="Which indexes give candidates.")
-strawberry.enum(ScoringMode, description="How candidates are scored.")
+# The enums, registered and described in resolvers.enums, under their usual names here.
+Scope = enums.Scope
+Status = enums.Status
+Sensitivity = enums.Sensitivity
+EdgeType = enums.EdgeType
+Direction = enums.Direction
+SearchMode = enums.SearchMode
+ScoringMode = enums.ScoringMode
+EmbeddingBuild = enums.EmbeddingBuild
 
 
 @strawberry.type(description="A memory: one observation, fact or note an agent keeps.")
 class Memory:
-    id: strawberry.ID
-    namespace: str
-    key: str | None
-    content: str
-    memory_type: str
-    value: JSON | None
-    summary: str | None
-    tags: list[str]
-    metadata: JSON
-    scope: Scope | None
-    agent_id: str | None
-    user_id: str | None
-    session_id: str | None
-    task_id: str | None
-    status: Status
-    confidence: float
-    sensitivity: Sensitivity
-    salience: float | None
-    source: str | None
-    source_type: str | None
-    extraction_method: str | None
-    provenance: JSON | None
-    created_at: datetime
-    updated_at: datetime
-    expires_at: datetime | None
-    version: int
-    access_count: int
-    last_accessed_at: datetime | None
-    embedding_model: str | None
-    embedding_dimension: int | None
-    superseded_by: str | None
-    superseded_at: datetime | None
-    forgotten_at: datetime | None
+    id: strawberry.ID = strawberry.field(description=(
+        "Its id: unique across namespaces, so a client cache may key memories by"
+        " `__typename` and `id`."))
+    namespace: str = strawberry.field(description="The namespace it lives in.")
+    key: str | None = strawberry.field(description=g.KEY)
+    content: str = strawberry.field(description="The text of the current version.")
+    memory_type: str = strawberry.field(description=(
+        "A lower-case type name: `note` by default, `fact` for storeFact's facts, the record"
+        " types (episodic, working, semantic, competence, plan_graph) for typed records,"
+        " `message` for conversation turns, or the writer's own."))
+    value: JSON | None = strawberry.field(description=g.VALUE)
+    summary: str | None = strawberry.field(description=g.SUMMARY)
+    tags: list[str] = strawberry.field(description=g.TAGS)
+    metadata: JSON = strawberry.field(description=g.METADATA)
+    scope: Scope | None = strawberry.field(description=g.SCOPE)
+    agent_id: str | None = strawberry.field(description=g.AGENT_ID)
+    user_id: str | None = strawberry.field(description=g.USER_ID)
+    session_id: str | None = strawberry.field(description=g.SESSION_ID)
+    task_id: str | None = strawberry.field(description=g.TASK_ID)
+    status: Status = strawberry.field(description="Where it is in its life (see Status).")
+    confidence: float = strawberry.field(description=g.CONFIDENCE)
+    sensitivity: Sensitivity = strawberry.field(description=g.SENSITIVITY)
+    salience: float | None = strawberry.field(description=g.SALIENCE)
+    source: str | None = strawberry.field(description=g.SOURCE)
+    source_type: str | None = strawberry.field(description=g.SOURCE_TYPE)
+    extraction_method: str | None = strawberry.field(description=g.EXTRACTION_METHOD)
+    provenance: JSON | None = strawberry.field(description=g.PROVENANCE)
+    created_at: datetime = strawberry.field(description=g.CREATED_AT)
+    updated_at: datetime = strawberry.field(description=(
+        "When it last changed (system time, UTC); createdAt until it is updated."))
+    expires_at: datetime | None = strawberry.field(description=g.EXPIRES_AT)
+    version: int = strawberry.field(description=(
+        "1 when written, one more with every change; pass it as `expectedVersion` to"
+        " update only what you read."))
+    access_count: int = strawberry.field(description=(
+        "How often search returned it (counted in the background, so it may lag a"
+        " moment; listing and reading do not count)."))
+    last_accessed_at: datetime | None = strawberry.field(
+        description="When search last returned it; null: never.")
+    embedding_model: str | None = strawberry.field(
+        description="The model its vector was made with; null: the server's default.")
+    embedding_dimension: int | None = strawberry.field(
+        description="Its vector's length; null when it has no vector yet.")
+    superseded_by: str | None = strawberry.field(description=(
+        "The id of the memory that superseded it (status SUPERSEDED); null when it was not,"
+        " or when the caller may not see the successor."))
+    superseded_at: datetime | None = strawberry.field(description="When it was superseded.")
+    forgotten_at: datetime | None = strawberry.field(
+        description="When it was forgotten or retracted.")
     event_start: datetime | None = strawberry.field(description=(
         "Event time: when what the memory tells of happened, resolved on write from a"
         " time expression in its content (\"yesterday\", \"in May 2023\") against its"
@@ -128,10 +135,12 @@ _MEMORY_FIELDS = [f for f in Memory.__annotations__ if f != "embedding"]
     "A CONTRADICTS or SUPPORTS candidate found on write (records and facts also link it"
     " as a candidate relationship; a plain memory's near-duplicates are only reported)."))
 class Hint:
-    kind: EdgeType
-    memory_id: strawberry.ID
-    reason: str
-    score: float
+    kind: EdgeType = strawberry.field(description="CONTRADICTS or SUPPORTS.")
+    memory_id: strawberry.ID = strawberry.field(
+        description="The memory the new one may contradict or support.")
+    reason: str = strawberry.field(description=(
+        "Why it was found, in words (for example that the two name different numbers)."))
+    score: float = strawberry.field(description="Cosine similarity of the two, in [0, 1].")
 
     @classmethod
     def from_domain(cls, h: DomainHint) -> Hint:
@@ -141,12 +150,12 @@ class Hint:
 
 @strawberry.type(description="A relationship between two memories of one namespace.")
 class Edge:
-    id: strawberry.ID
-    type: EdgeType
-    source_id: strawberry.ID
-    target_id: strawberry.ID
-    created_at: datetime
-    metadata: JSON
+    id: strawberry.ID = strawberry.field(description="The relationship's id (deleteEdge takes it).")
+    type: EdgeType = strawberry.field(description="What the relationship says.")
+    source_id: strawberry.ID = strawberry.field(description="The memory it starts from.")
+    target_id: strawberry.ID = strawberry.field(description="The memory it points to.")
+    created_at: datetime = strawberry.field(description="When it was made (UTC).")
+    metadata: JSON = strawberry.field(description="A JSON object of the caller's own.")
 
     @classmethod
     def from_domain(cls, e: DomainEdge) -> Edge:
@@ -157,15 +166,19 @@ class Edge:
 
 @strawberry.type(description="One recorded mutation of a memory.")
 class AuditEntry:
-    id: strawberry.ID
-    memory_id: strawberry.ID
-    operation: str
+    id: strawberry.ID = strawberry.field(description="The entry's id.")
+    memory_id: strawberry.ID = strawberry.field(description="The memory it is about.")
+    operation: str = strawberry.field(description=(
+        "What was done, lower case: write, update, supersede, forget, delete, link and"
+        " unlink (relationships), or a record revision (fork, contest, retract, merge)."))
     actor: str = strawberry.field(description=(
         "Who made the change: the API key (`key:<name>#<id>`), then `/` and the actor the"
         " caller declared in `x-memlattice-actor`, if any; without keys, the declared actor."))
-    at: datetime
-    version: int | None
-    details: JSON
+    at: datetime = strawberry.field(description="When (UTC).")
+    version: int | None = strawberry.field(
+        description="The memory's version after the change; null when it did not change it.")
+    details: JSON = strawberry.field(description=(
+        "What changed, as a JSON object (for an update, the fields set)."))
 
     @classmethod
     def from_domain(cls, a: DomainAuditEntry) -> AuditEntry:
@@ -179,8 +192,8 @@ class AuditEntry:
                  " version above the caller's clearance, or any earlier version of a"
                  " forgotten memory).")
 class MemoryVersion:
-    version: int
-    recorded_from: datetime
+    version: int = strawberry.field(description="The version number (1 is the first).")
+    recorded_from: datetime = strawberry.field(description="When this version was written.")
     recorded_until: datetime | None = strawberry.field(
         description="When the next version replaced it; null for the current version.")
     memory: Memory | None = strawberry.field(
@@ -193,35 +206,16 @@ class MemoryVersion:
                    memory=Memory.from_domain(v.memory) if v.memory is not None else None)
 
 
-@strawberry.type
-class PageInfo:
-    has_next_page: bool
-    end_cursor: str | None
-
-
-@strawberry.type
-class MemoryEdge:
-    cursor: str
-    node: Memory
-
-
-@strawberry.type(description="A Relay connection over memories, newest first.")
-class MemoryConnection:
-    edges: list[MemoryEdge]
-    page_info: PageInfo
-    total_count: int
-
-
 @strawberry.type(description="One hop of the path that brought an expanded hit.")
 class PathStep:
-    type: EdgeType
-    source_id: strawberry.ID
-    target_id: strawberry.ID
+    type: EdgeType = strawberry.field(description="The relationship followed.")
+    source_id: strawberry.ID = strawberry.field(description="Its source memory.")
+    target_id: strawberry.ID = strawberry.field(description="Its target memory.")
 
 
 @strawberry.type(description="A search result with the parts its score is made of.")
 class SearchHit:
-    memory: Memory
+    memory: Memory = strawberry.field(description="The memory found.")
     score: float = strawberry.field(description=(
         "Orders this search's hits (its scale depends on the scoring mode and the pool)."))
     relevance: float = strawberry.field(description=(
@@ -233,14 +227,22 @@ class SearchHit:
     fts_score: float | None = strawberry.field(description=(
         "BM25 of the fulltext match, from the namespace's own statistics."))
     recency_score: float | None = strawberry.field(description="0.5 ** (age / half-life).")
-    popularity_score: float | None
+    popularity_score: float | None = strawberry.field(description=(
+        "From how often search returned it: log(1 + accessCount) over that of the pool's most"
+        " returned memory, in [0, 1]; null when not scored."))
     graph_score: float = strawberry.field(description="Support from graph neighbours.")
     boost: float = strawberry.field(description="Key/tag match factor (1 = none).")
-    rerank_score: float | None
-    similarity_rank: int | None
-    fts_rank: int | None
+    rerank_score: float | None = strawberry.field(
+        description="The reranker's score, when `reranker` was given.")
+    similarity_rank: int | None = strawberry.field(description=(
+        "Its rank (1 = best) among the vector candidates; null when the vector index did not"
+        " propose it."))
+    fts_rank: int | None = strawberry.field(description=(
+        "Its rank (1 = best) among the fulltext candidates; null when the fulltext index did"
+        " not propose it."))
     expanded: bool = strawberry.field(description="Reached only through the graph.")
-    path: list[PathStep]
+    path: list[PathStep] = strawberry.field(description=(
+        "For an expanded hit, the relationships from a candidate to it; empty otherwise."))
     conflicts: list[Memory] = strawberry.field(description="Active memories it CONTRADICTS.")
     outdated_by: Memory | None = strawberry.field(description=(
         "The memory that states a newer value of what this one states (an update found on"
@@ -273,43 +275,53 @@ def _update_of(h: DomainHit) -> Any:
     return MemoryUpdate.from_domain(h.update)
 
 
-@strawberry.type
+@strawberry.type(description="What supersedeMemory did: the old memory and its successor.")
 class SupersedeResult:
-    previous: Memory
-    current: Memory
+    previous: Memory = strawberry.field(
+        description="The memory replaced, now SUPERSEDED (kept for history).")
+    current: Memory = strawberry.field(
+        description="The new memory; it SUPERSEDES the previous one.")
 
 
-@strawberry.type
+@strawberry.type(description="What forget tombstoned.")
 class ForgetResult:
-    count: int
-    ids: list[strawberry.ID]
+    count: int = strawberry.field(description="How many memories were forgotten.")
+    ids: list[strawberry.ID] = strawberry.field(description="Their ids.")
 
 
-@strawberry.type
+@strawberry.type(description="HYBRID scoring's weights; each part is normalised to [0, 1]"
+                 " first and the weights are relative.")
 class Weights:
-    similarity: float
-    fulltext: float
-    recency: float
-    popularity: float
+    similarity: float = strawberry.field(description="Of the vector similarity.")
+    fulltext: float = strawberry.field(description="Of the BM25 score.")
+    recency: float = strawberry.field(description="Of recency (half-life decay).")
+    popularity: float = strawberry.field(description="Of popularity (access counts).")
 
 
 @strawberry.type(description="A namespace's search defaults and their version.")
 class NamespaceConfig:
-    namespace: str
-    version: int
-    backend: SearchMode | None
-    scoring: ScoringMode | None
-    weights: Weights | None
-    decay_half_life_days: float | None
-    rrf_k: int | None
+    namespace: str = strawberry.field(description="The namespace configured.")
+    version: int = strawberry.field(description="1 for the first configuration, then one more"
+                                    " with every configureNamespace.")
+    backend: SearchMode | None = strawberry.field(
+        description="Default candidates; null: the server's (HYBRID).")
+    scoring: ScoringMode | None = strawberry.field(
+        description="Default scoring; null: the server's (FUSION).")
+    weights: Weights | None = strawberry.field(
+        description="Default HYBRID weights; null: the server's.")
+    decay_half_life_days: float | None = strawberry.field(
+        description="Default recency half-life in days; null: no recency decay.")
+    rrf_k: int | None = strawberry.field(
+        description="Default RRF constant k; null: the server's (60).")
     embedding_model: str | None = strawberry.field(
         description="The model this namespace's memories are embedded with (null: the"
         " server's default); see embeddingStatus for a re-embed in progress.")
-    embedding_dimension: int | None
+    embedding_dimension: int | None = strawberry.field(
+        description="That model's dimension; null: the server's default.")
     auto_supersede: float | None = strawberry.field(description=(
         "Update candidates at least this confident are confirmed on write (null: off)."))
-    updated_at: datetime
-    updated_by: str
+    updated_at: datetime = strawberry.field(description="When it was last configured.")
+    updated_by: str = strawberry.field(description="Who configured it (as AuditEntry.actor).")
 
     @classmethod
     def from_domain(cls, c: DomainNamespaceConfig) -> NamespaceConfig:
@@ -323,25 +335,22 @@ class NamespaceConfig:
         )
 
 
-EmbeddingBuild = BuildStatus  # a plain alias for mypy, as the enums above
-strawberry.enum(EmbeddingBuild, name="EmbeddingBuild",
-                description="State of a namespace's vector space.")
-
-
 @strawberry.type(description="Which vector space a namespace searches, and any re-embed under"
                  " way. Models are null for the server's default space.")
 class EmbeddingStatus:
-    namespace: str
-    active_model: str
-    active_dimension: int
-    target_model: str | None
-    target_dimension: int | None
-    status: EmbeddingBuild
+    namespace: str = strawberry.field(description="The namespace asked about.")
+    active_model: str = strawberry.field(description="The model search uses now.")
+    active_dimension: int = strawberry.field(description="Its dimension.")
+    target_model: str | None = strawberry.field(description=(
+        "The model a re-embed is moving to; null when none is under way."))
+    target_dimension: int | None = strawberry.field(description="Its dimension.")
+    status: EmbeddingBuild = strawberry.field(description="How the re-embed stands.")
     embedded: int = strawberry.field(
         description="Memories with a vector in the target space (the active one when ready).")
-    total: int
-    error: str | None
-    updated_at: datetime | None
+    total: int = strawberry.field(description="Memories of the namespace that need a vector.")
+    error: str | None = strawberry.field(description="Why the re-embed FAILED; else null.")
+    updated_at: datetime | None = strawberry.field(
+        description="When the state last changed; null: never re-embedded.")
 
     @classmethod
     def from_domain(cls, r: EmbeddingReport) -> EmbeddingStatus:

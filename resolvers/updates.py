@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import Enum
+from typing import Annotated
 
 import strawberry
 
 from memlattice.graph.updates.store import UpdateLink
 from memlattice.resolvers.context import Info
+from memlattice.resolvers.glossary import NamespaceArg, arg
 from memlattice.resolvers.types import Memory
 from memlattice.services.updates import UpdateService
 
@@ -40,11 +42,12 @@ class UpdateKind(Enum):
 @strawberry.type(description="A newer memory states another value of an attribute an older"
                  " memory stated (found on write, without a model; see docs/knowledge.md).")
 class MemoryUpdate:
-    id: strawberry.ID
+    id: strawberry.ID = strawberry.field(description="The link's id (confirmUpdate and"
+                                         " rejectUpdate take it).")
     newer: Memory | None = strawberry.field(description="The memory with the newer value.")
     older: Memory | None = strawberry.field(description="The memory it outdates.")
-    status: UpdateStatus
-    kind: UpdateKind
+    status: UpdateStatus = strawberry.field(description="Candidate, confirmed or rejected.")
+    kind: UpdateKind = strawberry.field(description="An update, or a contradiction.")
     confidence: float = strawberry.field(description="How surely subject and attribute"
                                          " matched, in [0, 1].")
     reason: str = strawberry.field(description="Why, in words: subject, attribute, values.")
@@ -53,9 +56,11 @@ class MemoryUpdate:
                                       " count, when, version, ...).")
     matched: list[str] = strawberry.field(description="The words of both memories that"
                                           " carried subject, relation and value.")
-    created_at: datetime | None
-    decided_at: datetime | None
-    decided_by: str | None
+    created_at: datetime | None = strawberry.field(description="When the write found it.")
+    decided_at: datetime | None = strawberry.field(
+        description="When it was confirmed or rejected (null: not yet).")
+    decided_by: str | None = strawberry.field(
+        description="Who confirmed or rejected it (as AuditEntry.actor).")
     note: str | None = strawberry.field(description="The reason given on rejecting it.")
 
     @classmethod
@@ -70,6 +75,9 @@ class MemoryUpdate:
             decided_at=link.decided_at, decided_by=link.decided_by, note=link.note)
 
 
+UpdateIdArg = Annotated[strawberry.ID, arg("The update link's id (MemoryUpdate.id).")]
+
+
 def _updates(info: Info) -> UpdateService:
     return UpdateService(info.context.service)
 
@@ -79,8 +87,12 @@ class UpdatesQuery:
     @strawberry.field(description="Update candidates of the namespace (or of one memory, either"
                       " side), newest first; only links whose both memories the key may see.")
     async def memory_updates(
-        self, info: Info, namespace: str, statuses: list[UpdateStatus] | None = None,
-        memory_id: strawberry.ID | None = None, first: int = 100,
+        self, info: Info, namespace: NamespaceArg,
+        statuses: Annotated[list[UpdateStatus] | None, arg(
+            "Only links of these statuses; CANDIDATE and CONFIRMED when omitted.")] = None,
+        memory_id: Annotated[strawberry.ID | None, arg(
+            "Only the links of this memory, on either side.")] = None,
+        first: Annotated[int, arg("At most this many links, 1 to 500.")] = 100,
     ) -> list[MemoryUpdate]:
         tenant = info.context.tenant(namespace, write=False)
         chosen = [str(s.value) for s in statuses] if statuses else ["candidate", "confirmed"]
@@ -96,8 +108,8 @@ class UpdatesMutation:
                          " the older (status SUPERSEDED, kept as history); audited and"
                          " announced. NOT_FOUND for a link the key may not see; CONFLICT for a"
                          " rejected link, an inactive memory or a SUPERSEDES cycle.")
-    async def confirm_update(self, info: Info, namespace: str,
-                             id: strawberry.ID) -> MemoryUpdate:
+    async def confirm_update(self, info: Info, namespace: NamespaceArg,
+                             id: UpdateIdArg) -> MemoryUpdate:
         tenant = info.context.tenant(namespace, write=True)
         link = await _updates(info).confirm(tenant=tenant, id=str(id),
                                             actor=info.context.actor)
@@ -105,8 +117,10 @@ class UpdatesMutation:
 
     @strawberry.mutation(description="Reject an update candidate: kept as REJECTED, never"
                          " proposed again for that pair; audited and announced.")
-    async def reject_update(self, info: Info, namespace: str, id: strawberry.ID,
-                            note: str | None = None) -> MemoryUpdate:
+    async def reject_update(
+        self, info: Info, namespace: NamespaceArg, id: UpdateIdArg,
+        note: Annotated[str | None, arg("Why it is wrong, kept with the link.")] = None,
+    ) -> MemoryUpdate:
         tenant = info.context.tenant(namespace, write=True)
         link = await _updates(info).reject(tenant=tenant, id=str(id), note=note,
                                            actor=info.context.actor)

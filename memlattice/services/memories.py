@@ -45,8 +45,10 @@ from memlattice.graph.memories import (
     NamespaceConfigGraph,
     Page,
     PreparedMemory,
+    Window,
     encode_cursor,
     new_id,
+    window,
 )
 from memlattice.graph.namespace_listing import NamespaceListGraph
 from memlattice.graph.session_keys import SessionKeys
@@ -307,11 +309,16 @@ class MemoryService:
     async def history(self, *, tenant: Tenant, id: str, limit: int) -> list[MemoryVersion]:
         return await self.graph.history(tenant=tenant, id=id, now=utcnow(), limit=limit)
 
-    async def page(self, flt: MemoryFilter, *, tenant: Tenant, first: int,
-                   after: str | None) -> Page:
-        """A page of the filter's memories, newest first (as of `flt.as_of`, if given)."""
+    async def page(self, flt: MemoryFilter, *, tenant: Tenant, first: int | None,
+                   last: int | None, after: str | None, before: str | None,
+                   max_size: int) -> Page:
+        """A page of the filter's memories, newest first (as of `flt.as_of`, if given):
+        the slice Relay's first/after or last/before ask for (graph.cursors.window,
+        which refuses contradicting arguments with VALIDATION before any read)."""
+        asked: Window = window(first=first, last=last, after=after, before=before,
+                               max_size=max_size)
         return await self.graph.list(flt, tenant=tenant, now=flt.as_of or utcnow(),
-                                     first=first, after=after)
+                                     window=asked)
 
     @staticmethod
     def cursor(memory: Memory) -> str:

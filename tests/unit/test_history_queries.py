@@ -10,6 +10,7 @@ from memlattice.core.auth import Principal
 from memlattice.core.model import MemoryFilter, Sensitivity
 from memlattice.core.search_config import ExpansionConfig
 from memlattice.graph import history, queries, recall_query, records
+from memlattice.graph.cursors import Window
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 TENANT = Principal.development().tenant("acme/crm", write=True)
@@ -47,7 +48,7 @@ def test_reads_look_at_revisions_only_with_as_of() -> None:
     expansion = ExpansionConfig(max_expand=3)
     for flt, expected in ((plain, False), (then, True)):
         built = [
-            queries.list_memories(flt, tenant=TENANT, now=NOW, first=5, after=None),
+            queries.list_memories(flt, tenant=TENANT, now=NOW, window=Window(5)),
             recall_query.search(flt, tenant=TENANT, now=NOW, vector=[1.0, 0.0], lucene="t",
                                 candidates=10, expansion=expansion, with_embeddings=True),
         ]

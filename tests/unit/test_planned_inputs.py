@@ -11,7 +11,7 @@ import pytest
 from graphql import coerce_input_value
 from strawberry.types.arguments import convert_argument
 
-from memlattice.resolvers import edge_inputs, inputs, knowledge_types
+from memlattice.resolvers import edge_inputs, inputs, knowledge_types, search_inputs
 from memlattice.resolvers.schema import schema
 
 VECTOR = base64.b64encode(np.arange(4, dtype="<f4").tobytes()).decode()
@@ -26,8 +26,8 @@ SAMPLES: list[tuple[type, dict[str, Any]]] = [
         "extractionMethod": "llm", "provenance": {"doc": 1}, "expiresAt": "2030-01-01T00:00:00Z",
         "embedding": VECTOR, "embeddingModel": "m", "now": "2024-03-01T12:30:45.123456+00:00"}),
     (inputs.MemoryInput, {"namespace": "a", "content": "c", "tags": None, "scope": None}),
-    (inputs.SearchInput, {"filter": {"namespace": "a"}, "vector": [0.1, 0.2], "limit": 3}),
-    (inputs.SearchInput, {
+    (search_inputs.SearchInput, {"filter": {"namespace": "a"}, "vector": [0.1, 0.2], "limit": 3}),
+    (search_inputs.SearchInput, {
         "filter": {"namespace": "a", "statuses": ["ACTIVE", "SUPERSEDED"], "tagsAny": ["t"],
                    "metadata": {"k": 1}},
         "query": "where does alice live", "mode": "HYBRID", "scoring": "HYBRID",
@@ -36,7 +36,7 @@ SAMPLES: list[tuple[type, dict[str, Any]]] = [
         "expansion": {"depth": 2, "types": ["SUPPORTS", "RELATED"], "direction": "BOTH"},
         "mmrLambda": 0.5, "minScore": 0.1}),
     # The current spellings (docs/api.md, One vocabulary) beside the deprecated ones above.
-    (inputs.SearchInput, {
+    (search_inputs.SearchInput, {
         "filter": {"namespace": "a"}, "embedding": VECTOR, "agentId": "ag", "userId": "u",
         "sessionId": "s", "taskId": "t", "scope": "TASK"}),
     (edge_inputs.EdgeInput, {"sourceId": "a", "targetId": "b", "type": "RELATED"}),
@@ -49,7 +49,7 @@ SAMPLES: list[tuple[type, dict[str, Any]]] = [
 @pytest.fixture
 def generic() -> Iterator[None]:
     """Strawberry's own conversion: every planned input without its hook."""
-    planned = [t for module in (inputs, edge_inputs, knowledge_types)
+    planned = [t for module in (inputs, search_inputs, edge_inputs, knowledge_types)
                for t in vars(module).values()
                if getattr(getattr(t, "__strawberry_definition__", None), "from_input", None)]
     saved = {t: t.__strawberry_definition__.from_input for t in planned}

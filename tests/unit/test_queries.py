@@ -8,6 +8,7 @@ from memlattice.core.auth import Principal, Tenant
 from memlattice.core.model import Direction, EdgeType, MemoryFilter, Scope, Sensitivity, validated
 from memlattice.core.search_config import ExpansionConfig
 from memlattice.graph import audit_queries, edge_queries, queries, recall_query
+from memlattice.graph.cursors import Window
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 HOSTILE = "x' OR 1=1 //`) DETACH DELETE m"
@@ -27,8 +28,8 @@ def _filter() -> MemoryFilter:
 
 def test_user_values_never_appear_in_query_text() -> None:
     built = [
-        queries.list_memories(_filter(), tenant=_tenant(), now=NOW, first=10,
-                              after=(NOW, HOSTILE)),
+        queries.list_memories(_filter(), tenant=_tenant(), now=NOW, window=Window(
+                              10, after=(NOW, HOSTILE), before=(NOW, HOSTILE))),
         recall_query.search(_filter(), tenant=_tenant(), now=NOW, vector=[0.1], lucene=HOSTILE,
                             candidates=5, expansion=ExpansionConfig(max_expand=3)),
         queries.get_memory(tenant=_tenant(HOSTILE_NS), id=HOSTILE, now=NOW),
@@ -96,7 +97,7 @@ def test_every_tenant_read_carries_clearance_and_scope_limits() -> None:
     built = [
         queries.get_memory(tenant=tenant, id="i", now=NOW),
         queries.get_embeddings(tenant=tenant, ids=["i"]),
-        queries.list_memories(_filter(), tenant=tenant, now=NOW, first=10, after=None),
+        queries.list_memories(_filter(), tenant=tenant, now=NOW, window=Window(10)),
         edge_queries.list_edges(tenant=tenant, id="i", types=list(EdgeType),
                            direction=Direction.BOTH, now=NOW),
         audit_queries.audit_trail(tenant=tenant, id="i"),

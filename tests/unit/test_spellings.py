@@ -13,7 +13,8 @@ import pytest
 
 from memlattice.core.errors import ValidationError
 from memlattice.resolvers.edge_inputs import EdgeInput
-from memlattice.resolvers.inputs import MemoryFilterInput, SearchContextInput, SearchInput
+from memlattice.resolvers.inputs import MemoryFilterInput
+from memlattice.resolvers.search_inputs import SearchContextInput, SearchInput
 from memlattice.resolvers.spellings import either
 from memlattice.resolvers.types import EdgeType, Scope
 
