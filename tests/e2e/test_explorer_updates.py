@@ -21,17 +21,26 @@ from memlattice.core.settings import Settings
 from memlattice.services.apikeys import KeySpec
 from tests.e2e.explorer_support import WRITE, call, create_keys, graph_state, shot
 
-expect.set_options(timeout=20_000)  # a shared CI machine can be slow; failures still fail
+expect.set_options(timeout=60_000)  # a shared CI machine can be slow; failures still fail
 
 UPDATES = """query($ns: String!, $id: ID, $statuses: [UpdateStatus!]) {
   memoryUpdates(namespace: $ns, memoryId: $id, statuses: $statuses) {
     id status note newer { id } older { id status } } }"""
+SEARCH = """query($input: SearchInput!) {
+  search(input: $input) { memory { id } outdatedBy { id } update { id } } }"""
 STATUS = """query($ns: String!, $id: ID!) { memory(namespace: $ns, id: $id) { status supersededBy } }"""
 
 
 async def search_and_open(page: Page, query: str, memory_id: str) -> None:
     await page.get_by_test_id("query").fill(query)
-    await page.get_by_test_id("search").click()
+    async with page.expect_response(lambda r: r.url.endswith("/graphql")
+                                    and "query Search" in (r.request.post_data or ""),
+                                    timeout=120_000) as answered:
+        await page.get_by_test_id("search").click()
+    body = await (await answered.value).json()
+    assert not body.get("errors"), body
+    shown = [hit["memory"]["id"] for hit in body["data"]["search"]]
+    assert memory_id in shown, (memory_id, body)
     await page.locator(f'[data-testid="result"][data-memory-id="{memory_id}"]').click()
     await expect(page.get_by_test_id("detail")).to_have_attribute("data-memory-id", memory_id)
 
@@ -63,8 +72,14 @@ async def test_explorer_update_chain_confirm_and_reject(
         f"the server links each pair with one UPDATES candidate: {links}"
     port_link = pairs[(ids["new_port"], ids["old_port"])]["id"]
     sync_link = pairs[(ids["new_sync"], ids["old_sync"])]["id"]
+    # What the page will show, asked as an agent would (this also warms the search path).
+    hits = (await ok(SEARCH, input={"filter": {"namespace": namespace},
+                                    "query": "Which port does the metrics exporter listen on?"}))
+    marks = {h["memory"]["id"]: h["outdatedBy"] and h["outdatedBy"]["id"] for h in hits["search"]}
+    assert marks.get(ids["old_port"]) == ids["new_port"], hits
 
     page = await browser.new_page(viewport={"width": 1600, "height": 1000})
+    page.set_default_timeout(60_000)
     requests: list[str] = []
     problems: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
@@ -140,6 +155,7 @@ async def test_explorer_update_chain_confirm_and_reject(
 
     foreign = [url for url in requests if not url.startswith(live)]
     assert not foreign, f"the page loaded from elsewhere: {foreign}"
-    problems = [p for p in problems if "status of 403" not in p]  # the refused confirm
+    # The namespace picker asks once before the key is typed (401); nothing else may fail.
+    problems = [p for p in problems if "status of 401" not in p]
     assert not problems, f"console errors or CSP violations: {problems}"
     await page.close()
