@@ -1,17 +1,18 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import {
-  ApiError, browse, loadApiKey, memoriesById, memoryDetail, namespaces, saveApiKey, search, supersedeChain, timeline,
+  ApiError, browse, confirmUpdate, loadApiKey, rejectUpdate, memoriesById, memoryDetail, namespaces, saveApiKey, search, supersedeChain, timeline,
 } from "./api";
-import type { BrowsePage, Memory, SearchForm, SearchHit } from "./api";
+import type { BrowsePage, Memory, MemoryUpdate, SearchForm, SearchHit } from "./api";
 import { BrowseList } from "./BrowseList";
 import { DetailPanel } from "./DetailPanel";
-import type { DetailState } from "./DetailPanel";
+import type { Decision, DecisionProblem, DetailState } from "./DetailPanel";
 import { GraphView } from "./GraphView";
 import type { Scene } from "./GraphView";
 import { ResultList } from "./ResultList";
 import { SearchPanel } from "./SearchPanel";
 import type { View } from "./SearchPanel";
 import { TimeSlider } from "./TimeSlider";
+import { updateChain } from "./updateChain";
 
 const NAMESPACE_STORAGE = "memlattice.explorer.namespace";
 
@@ -54,6 +55,8 @@ export function App() {
   const [scene, setScene] = useState<Scene | null>(null);
   const [detail, setDetail] = useState<DetailState | null>(null);
   const [detailLoading, setDetailLoading] = useState(false);
+  const [deciding, setDeciding] = useState<string | null>(null);
+  const [decisionProblem, setDecisionProblem] = useState<DecisionProblem | null>(null);
   const [moments, setMoments] = useState<string[]>([]);
   const [asOf, setAsOf] = useState<string | null>(null);
   const latest = useRef(0);
@@ -136,26 +139,49 @@ export function App() {
     else if (hits !== null && form.query.trim()) void runSearch(at);
   };
 
-  /** Loads a memory's detail; `refocus` also re-centres the graph on it. */
-  const open = useCallback(async (id: string, refocus: boolean) => {
+  /**
+   * Loads a memory's detail; `refocus` also re-centres the graph on it, and
+   * `redraw` draws that neighbourhood afresh (after a decision changed it).
+   */
+  const open = useCallback(async (id: string, refocus: boolean, redraw = false) => {
     const request = ++latest.current;
     setDetailLoading(true);
     try {
-      const base = await memoryDetail(namespace, id);
+      const [base, updates] = await Promise.all([memoryDetail(namespace, id), updateChain(namespace, id)]);
       const otherIds = [...new Set(base.edges.flatMap((e) => [e.sourceId, e.targetId]))].filter((o) => o !== id);
       const [chain, others] = await Promise.all([
         supersedeChain(namespace, base.memory, base.edges),
         memoriesById(namespace, otherIds),
       ]);
       if (request !== latest.current) return;
-      setDetail({ ...base, chain, others });
-      if (refocus) setScene({ kind: "focus", memory: base.memory });
+      setDetail({ ...base, chain, others, updates });
+      setDecisionProblem((shown) => (shown && updates.states.some((s) => s.updates.some((l) => l.id === shown.linkId)) ? shown : null));
+      if (refocus) setScene({ kind: "focus", memory: base.memory, redraw });
     } catch (e) {
       if (request === latest.current) fail(e);
     } finally {
       if (request === latest.current) setDetailLoading(false);
     }
   }, [namespace, fail]);
+
+  /** Confirms or rejects an update candidate, then reloads the detail and its neighbourhood. */
+  const decide = async (link: MemoryUpdate, decision: Decision) => {
+    const shown = detail?.memory.id;
+    setDeciding(link.id);
+    setDecisionProblem(null);
+    try {
+      if (decision.action === "confirm") await confirmUpdate(namespace, link.id);
+      else await rejectUpdate(namespace, link.id, decision.note);
+    } catch (e) {
+      const { code, message } = problem(e);
+      setDecisionProblem({ linkId: link.id, code, message });
+      return;
+    } finally {
+      setDeciding(null);
+    }
+    if (shown) await open(shown, true, true);
+    if (view === "search" && hits !== null && form.query.trim()) void runSearch(asOf);
+  };
 
   const openHit = (hit: SearchHit) => {
     setScene({ kind: "focus", memory: hit.memory });
@@ -232,7 +258,9 @@ export function App() {
         </section>
         <GraphView namespace={namespace} asOf={asOf} scene={scene} selectedId={selectedId}
           onSelect={(id) => void open(id, false)} onError={fail} />
-        <DetailPanel detail={detail} loading={detailLoading} onOpen={(id) => void open(id, true)} />
+        <DetailPanel detail={detail} loading={detailLoading} onOpen={(id) => void open(id, true)}
+          onDecide={(link, decision) => void decide(link, decision)} deciding={deciding}
+          decisionProblem={decisionProblem} />
       </main>
     </div>
   );

@@ -1,5 +1,7 @@
-import type { AuditEntry, Edge, Memory } from "./api";
+import { useState } from "react";
+import type { AuditEntry, Edge, Memory, MemoryUpdate } from "./api";
 import { json, num, shortId, when } from "./format";
+import type { UpdateChain } from "./updateChain";
 
 export interface DetailState {
   memory: Memory;
@@ -8,12 +10,27 @@ export interface DetailState {
   chain: Memory[];
   /** The other end of each relationship, where known. */
   others: Map<string, Memory>;
+  /** The chain of states of this memory's attribute (UPDATES links). */
+  updates: UpdateChain;
+}
+
+/** A decision on an update candidate, and the error it met (a stable code). */
+export type Decision = { action: "confirm" } | { action: "reject"; note: string | null };
+
+export interface DecisionProblem {
+  linkId: string;
+  code: string;
+  message: string;
 }
 
 interface Props {
   detail: DetailState | null;
   loading: boolean;
   onOpen: (id: string) => void;
+  onDecide: (link: MemoryUpdate, decision: Decision) => void;
+  /** The link a decision is being sent for (buttons wait meanwhile). */
+  deciding: string | null;
+  decisionProblem: DecisionProblem | null;
 }
 
 const FIELDS: [keyof Memory, string][] = [
@@ -37,7 +54,7 @@ function fieldValue(memory: Memory, field: keyof Memory): string {
   return String(value);
 }
 
-export function DetailPanel({ detail, loading, onOpen }: Props) {
+export function DetailPanel({ detail, loading, onOpen, onDecide, deciding, decisionProblem }: Props) {
   if (!detail) {
     return (
       <section className="panel detail-panel">
@@ -46,7 +63,7 @@ export function DetailPanel({ detail, loading, onOpen }: Props) {
       </section>
     );
   }
-  const { memory, edges, audit, chain, others } = detail;
+  const { memory, edges, audit, chain, others, updates } = detail;
   const conflicts = edges.filter((e) => e.type === "CONTRADICTS");
   const relations = edges.filter((e) => e.type !== "SUPERSEDES" && e.type !== "CONTRADICTS");
   const otherEnd = (edge: Edge) => (edge.sourceId === memory.id ? edge.targetId : edge.sourceId);
@@ -83,6 +100,11 @@ export function DetailPanel({ detail, loading, onOpen }: Props) {
               ))}
             </ol>
           </section>
+        )}
+
+        {(updates.states.length > 0 || updates.rejected.length > 0) && (
+          <UpdateChainSection memory={memory} chain={updates} onOpen={onOpen} onDecide={onDecide}
+            deciding={deciding} problem={decisionProblem} />
         )}
 
         {conflicts.length > 0 && (
@@ -149,5 +171,122 @@ export function DetailPanel({ detail, loading, onOpen }: Props) {
         </section>
       </div>
     </section>
+  );
+}
+
+const STANDING_TITLES: Record<string, string> = {
+  current: "the newest statement of this attribute",
+  outdated: "a newer memory states another value (a candidate not yet decided)",
+  superseded: "replaced: kept as history",
+  forgotten: "forgotten",
+};
+
+interface ChainProps {
+  memory: Memory;
+  chain: UpdateChain;
+  onOpen: (id: string) => void;
+  onDecide: (link: MemoryUpdate, decision: Decision) => void;
+  deciding: string | null;
+  problem: DecisionProblem | null;
+}
+
+/** The states of an attribute, oldest first, each with the links to what it updates. */
+function UpdateChainSection({ memory, chain, onOpen, onDecide, deciding, problem }: ChainProps) {
+  const previous = new Map(chain.states.map((state, i) => [state.memory.id, chain.states[i - 1]?.memory.id]));
+  return (
+    <section data-testid="updates">
+      <h3>States of this attribute <span className="muted">oldest → newest</span></h3>
+      {chain.states.length > 0 && (
+        <ol className="chain states" data-testid="update-chain">
+          {chain.states.map((state) => (
+            <li key={state.memory.id} className={state.memory.id === memory.id ? "current" : ""}
+              data-testid="update-state" data-memory-id={state.memory.id} data-standing={state.standing}>
+              {state.updates.map((link) => (
+                <UpdateLink key={link.id} link={link} adjacent={previous.get(state.memory.id) === link.older?.id}
+                  onDecide={onDecide} deciding={deciding === link.id}
+                  problem={problem?.linkId === link.id ? problem : null} />
+              ))}
+              <button type="button" className="link" onClick={() => onOpen(state.memory.id)}>
+                <span className="state-head">
+                  <span className={`standing ${state.standing}`} title={STANDING_TITLES[state.standing]}
+                    data-testid="state-standing">{state.standing}</span>
+                  <span className="muted">{when(state.memory.createdAt)}</span>
+                </span>
+                <span className="chain-text" data-testid="state-content">{state.memory.content}</span>
+              </button>
+            </li>
+          ))}
+        </ol>
+      )}
+      {chain.rejected.length > 0 && (
+        <>
+          <h4>Rejected links</h4>
+          <ul className="relations" data-testid="rejected-updates">
+            {chain.rejected.map((link) => {
+              const other = link.newer?.id === memory.id ? link.older : link.newer;
+              return (
+                <li key={link.id} data-testid="rejected-update" data-update-id={link.id}>
+                  <span className="update-status rejected">REJECTED</span>
+                  <button type="button" className="link" onClick={() => other && onOpen(other.id)}>
+                    {other?.content ?? "–"}
+                  </button>
+                  {link.note && <span className="muted">“{link.note}”</span>}
+                </li>
+              );
+            })}
+          </ul>
+        </>
+      )}
+    </section>
+  );
+}
+
+interface LinkProps {
+  link: MemoryUpdate;
+  /** Whether the older end is the state listed just above (else it is named). */
+  adjacent: boolean;
+  onDecide: (link: MemoryUpdate, decision: Decision) => void;
+  deciding: boolean;
+  problem: DecisionProblem | null;
+}
+
+/** One UPDATES link: why, how sure, where it stands, and the decision on a candidate. */
+function UpdateLink({ link, adjacent, onDecide, deciding, problem }: LinkProps) {
+  const [note, setNote] = useState("");
+  return (
+    <div className="update-link" data-testid="update-link" data-update-id={link.id} data-status={link.status}>
+      <div className="update-head">
+        <span className="edge-type UPDATES">{link.kind === "CONTRADICTION" ? "↑ contradicts" : "↑ updates"}</span>
+        {!adjacent && <span className="muted">{link.older?.content ?? "–"}</span>}
+        <span className={`update-status ${link.status.toLowerCase()}`} data-testid="update-status">{link.status}</span>
+        <span className="muted" data-testid="update-confidence" title="how surely subject and attribute matched">
+          {num(link.confidence)}
+        </span>
+      </div>
+      <p className="update-reason" data-testid="update-reason" title={link.matched.join(" · ")}>{link.reason}</p>
+      {link.status !== "CANDIDATE" && link.decidedAt && (
+        <p className="muted update-decided">
+          {link.status.toLowerCase()} {when(link.decidedAt)}{link.decidedBy ? ` by ${link.decidedBy}` : ""}
+          {link.note ? ` — “${link.note}”` : ""}
+        </p>
+      )}
+      {link.status === "CANDIDATE" && (
+        <div className="update-actions">
+          <button type="button" className="primary small" disabled={deciding}
+            onClick={() => onDecide(link, { action: "confirm" })} data-testid="update-confirm"
+            title="the newer memory supersedes the older one (kept as history)">Confirm</button>
+          <input value={note} onChange={(e) => setNote(e.target.value)} placeholder="note (optional)"
+            aria-label="Note on rejecting" data-testid="update-note" disabled={deciding} />
+          <button type="button" className="ghost small" disabled={deciding}
+            onClick={() => onDecide(link, { action: "reject", note: note.trim() || null })} data-testid="update-reject"
+            title="not an update: never proposed again for this pair">Reject</button>
+        </div>
+      )}
+      {problem && (
+        <p className="update-error" role="alert" data-testid="update-error" data-code={problem.code}>
+          <strong>{problem.code}</strong> {problem.message}
+        </p>
+      )}
+    </div>
   );
 }

@@ -1,7 +1,6 @@
 import { useEffect, useRef, useState } from "react";
-import { EDGE_TYPES } from "./api";
 import type { Memory } from "./api";
-import { NeighbourhoodGraph } from "./graphModel";
+import { GRAPH_EDGE_TYPES, NeighbourhoodGraph } from "./graphModel";
 
 declare global {
   interface Window {
@@ -11,7 +10,7 @@ declare global {
 }
 
 /** What the graph shows: a browsed page of memories, or one memory's neighbourhood. */
-export type Scene = { kind: "set"; memories: Memory[] } | { kind: "focus"; memory: Memory };
+export type Scene = { kind: "set"; memories: Memory[] } | { kind: "focus"; memory: Memory; redraw?: boolean };
 
 interface Props {
   namespace: string;
@@ -63,7 +62,7 @@ export function GraphView({ namespace, asOf, scene, selectedId, onSelect, onErro
     // page gives way to the neighbourhood of the memory opened from a search.
     const within = shownKind.current === "focus";
     shownKind.current = scene.kind;
-    if (scene.kind === "focus" && within && instance.memory(scene.memory.id)) {
+    if (scene.kind === "focus" && within && !scene.redraw && instance.memory(scene.memory.id)) {
       instance.select(scene.memory.id);
       return;
     }
@@ -99,7 +98,7 @@ export function GraphView({ namespace, asOf, scene, selectedId, onSelect, onErro
       />
       {!scene && <p className="graph-empty">Browse a namespace or open a search result. Click a memory in the graph to expand it.</p>}
       <ul className="legend" aria-label="Legend">
-        {EDGE_TYPES.map((type) => (
+        {GRAPH_EDGE_TYPES.map((type) => (
           <li key={type}><span className="swatch line" data-colour={type} />{type}</li>
         ))}
         <li><span className="swatch node superseded" />superseded</li>

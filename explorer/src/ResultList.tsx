@@ -36,10 +36,11 @@ export function ResultList({ hits, selectedId, onOpen }: Props) {
         <li key={hit.memory.id}>
           <button
             type="button"
-            className={`result${hit.memory.id === selectedId ? " selected" : ""}`}
+            className={`result${hit.memory.id === selectedId ? " selected" : ""}${hit.outdatedBy ? " outdated" : ""}`}
             onClick={() => onOpen(hit)}
             data-testid="result"
             data-memory-id={hit.memory.id}
+            data-outdated-by={hit.outdatedBy?.id ?? ""}
           >
             <div className="result-head">
               <span className="rank">{index + 1}</span>
@@ -50,6 +51,13 @@ export function ResultList({ hits, selectedId, onOpen }: Props) {
               <span className="chip type">{hit.memory.memoryType}</span>
               {hit.memory.tags.map((tag) => <span key={tag} className="chip">#{tag}</span>)}
               {hit.expanded && <span className="chip graph" title={hit.path.map((p) => p.type).join(" → ")}>via graph</span>}
+              {hit.outdatedBy && (
+                <span className="chip outdated" data-testid="outdated"
+                  title={`a newer memory states another value (${hit.update?.status.toLowerCase() ?? "update"}`
+                    + `${hit.update ? `, ${num(hit.update.confidence)}` : ""}): ${hit.outdatedBy.content}`}>
+                  outdated by: {hit.outdatedBy.content}
+                </span>
+              )}
               {hit.conflicts.length > 0 && (
                 <span className="chip conflict" title={hit.conflicts.map((c) => c.content).join("\n")}>
                   contradicts {hit.conflicts.length}

@@ -84,6 +84,32 @@ export interface SearchHit {
   expanded: boolean;
   path: PathStep[];
   conflicts: Pick<Memory, "id" | "content" | "status">[];
+  /** The memory that states a newer value of what this hit states (null: current). */
+  outdatedBy: Pick<Memory, "id" | "content" | "createdAt"> | null;
+  /** The update link behind `outdatedBy`. */
+  update: Pick<MemoryUpdate, "id" | "status" | "confidence" | "reason"> | null;
+}
+
+export type UpdateStatus = "CANDIDATE" | "CONFIRMED" | "REJECTED";
+export type UpdateKind = "UPDATE" | "CONTRADICTION";
+export const UPDATE_STATUSES: UpdateStatus[] = ["CANDIDATE", "CONFIRMED", "REJECTED"];
+
+/** A newer memory states another value of an attribute an older one stated (found on write). */
+export interface MemoryUpdate {
+  id: string;
+  newer: Memory | null;
+  older: Memory | null;
+  status: UpdateStatus;
+  kind: UpdateKind;
+  confidence: number;
+  reason: string;
+  subject: string;
+  attribute: string;
+  matched: string[];
+  createdAt: string | null;
+  decidedAt: string | null;
+  decidedBy: string | null;
+  note: string | null;
 }
 
 export interface SearchForm {
@@ -122,6 +148,10 @@ const MEMORY_FIELDS = `
   embeddingDimension supersededBy supersededAt forgottenAt`;
 
 const EDGE_FIELDS = "id type sourceId targetId createdAt metadata";
+
+const UPDATE_FIELDS = `
+  id status kind confidence reason subject attribute matched createdAt decidedAt decidedBy note
+  newer { ${MEMORY_FIELDS} } older { ${MEMORY_FIELDS} }`;
 
 const API_KEY_STORAGE = "memlattice.explorer.apiKey";
 
@@ -216,6 +246,7 @@ export async function search(form: SearchForm, asOf: string | null = null): Prom
         score similarityScore ftsScore recencyScore popularityScore graphScore boost rerankScore
         similarityRank ftsRank expanded path { type sourceId targetId }
         conflicts { id content status }
+        outdatedBy { id content createdAt } update { id status confidence reason }
         memory { ${MEMORY_FIELDS} }
       }
     }`,
@@ -412,4 +443,50 @@ export async function supersedeChain(namespace: string, start: Memory, startEdge
     }
   }
   return [...older.reverse(), start, ...newer];
+}
+
+/**
+ * The update links of several memories (either side), as aliases of
+ * `memoryUpdates`, ALIASES_PER_REQUEST per request; each link once.
+ */
+export async function updatesOfMany(
+  namespace: string, ids: string[], statuses: UpdateStatus[] = ["CANDIDATE", "CONFIRMED"],
+): Promise<MemoryUpdate[]> {
+  const batches: string[][] = [];
+  for (let i = 0; i < ids.length; i += ALIASES_PER_REQUEST) batches.push(ids.slice(i, i + ALIASES_PER_REQUEST));
+  const found = await Promise.all(batches.map(async (batch) => {
+    const variables: Record<string, unknown> = { ns: namespace, statuses };
+    const params = batch.map((id, i) => {
+      variables[`id${i}`] = id;
+      return `$id${i}: ID!`;
+    });
+    const fields = batch.map((_, i) =>
+      `u${i}: memoryUpdates(namespace: $ns, statuses: $statuses, memoryId: $id${i}) { ${UPDATE_FIELDS} }`);
+    const data = await graphql<Record<string, MemoryUpdate[]>>(
+      `query ManyUpdates($ns: String!, $statuses: [UpdateStatus!], ${params.join(", ")}) { ${fields.join("\n")} }`,
+      variables);
+    return Object.values(data).flat();
+  }));
+  const unique = new Map(found.flat().map((link) => [link.id, link]));
+  return [...unique.values()];
+}
+
+/** Confirms an update candidate: the newer memory SUPERSEDES the older one. */
+export async function confirmUpdate(namespace: string, id: string): Promise<MemoryUpdate> {
+  const data = await graphql<{ confirmUpdate: MemoryUpdate }>(
+    `mutation Confirm($ns: String!, $id: ID!) { confirmUpdate(namespace: $ns, id: $id) { ${UPDATE_FIELDS} } }`,
+    { ns: namespace, id },
+  );
+  return data.confirmUpdate;
+}
+
+/** Rejects an update candidate (never proposed again for that pair), with an optional note. */
+export async function rejectUpdate(namespace: string, id: string, note: string | null): Promise<MemoryUpdate> {
+  const data = await graphql<{ rejectUpdate: MemoryUpdate }>(
+    `mutation Reject($ns: String!, $id: ID!, $note: String) {
+      rejectUpdate(namespace: $ns, id: $id, note: $note) { ${UPDATE_FIELDS} }
+    }`,
+    { ns: namespace, id, note },
+  );
+  return data.rejectUpdate;
 }

@@ -2,16 +2,51 @@
 // Kept apart from React so the component only mounts it and forwards clicks.
 import cytoscape from "cytoscape";
 import type { Core, ElementDefinition } from "cytoscape";
-import { edgesOf, edgesOfMany, memoriesById } from "./api";
-import type { Edge, EdgeType, Memory } from "./api";
+import { EDGE_TYPES, edgesOf, edgesOfMany, memoriesById, updatesOfMany } from "./api";
+import type { Edge, EdgeType, Memory, MemoryUpdate } from "./api";
 
-export const EDGE_COLOURS: Record<EdgeType, string> = {
+/**
+ * What the graph draws: the relationships `edges` lists, and UPDATES, the links
+ * update detection makes (newer → older), which only `memoryUpdates` lists.
+ */
+export type GraphEdgeType = EdgeType | "UPDATES";
+export const GRAPH_EDGE_TYPES: GraphEdgeType[] = [...EDGE_TYPES, "UPDATES"];
+
+export const EDGE_COLOURS: Record<GraphEdgeType, string> = {
   RELATED: "#64748b",
   SUPPORTS: "#16a34a",
   DERIVED: "#7c3aed",
   CONTRADICTS: "#dc2626",
   SUPERSEDES: "#d97706",
+  UPDATES: "#0891b2",
 };
+
+/** An UPDATES link as a graph edge; a candidate is labelled so. */
+function updateEdge(link: MemoryUpdate): GraphEdge | null {
+  if (!link.newer || !link.older) return null;
+  return {
+    id: `update:${link.id}`, type: "UPDATES", sourceId: link.newer.id, targetId: link.older.id,
+    createdAt: link.createdAt, status: link.status,
+    label: link.status === "CANDIDATE" ? "UPDATES?" : "UPDATES",
+  };
+}
+
+interface GraphEdge {
+  id: string;
+  type: GraphEdgeType;
+  sourceId: string;
+  targetId: string;
+  createdAt: string | null;
+  status?: string;
+  label: string;
+}
+
+const fromEdge = (edge: Edge): GraphEdge => ({ ...edge, label: edge.type });
+
+const graphEdges = (edges: Edge[], links: MemoryUpdate[]): GraphEdge[] => [
+  ...edges.map(fromEdge),
+  ...links.map(updateEdge).filter((e): e is GraphEdge => e !== null),
+];
 
 const MAX_FIT_ZOOM = 1.3;
 
@@ -64,7 +99,7 @@ const STYLE: cytoscape.StylesheetJson = [
       "arrow-scale": 0.9,
       "line-color": "data(colour)",
       "target-arrow-color": "data(colour)",
-      label: "data(type)",
+      label: "data(label)",
       "font-size": 8,
       color: "data(colour)",
       "text-rotation": "autorotate",
@@ -74,6 +109,8 @@ const STYLE: cytoscape.StylesheetJson = [
     },
   },
   { selector: 'edge[type = "SUPERSEDES"]', style: { "line-style": "dashed" } },
+  { selector: 'edge[type = "UPDATES"]', style: { "line-style": "dotted", width: 3, "target-arrow-shape": "chevron" } },
+  { selector: 'edge[type = "UPDATES"][status = "CANDIDATE"]', style: { "font-style": "italic" } },
 ];
 
 /**
@@ -134,7 +171,9 @@ export class NeighbourhoodGraph {
     this.namespace = namespace;
     this.asOf = asOf;
     const generation = ++this.generation;
-    const edges = this.existing(await edgesOfMany(namespace, memories.map((m) => m.id)));
+    const ids = memories.map((m) => m.id);
+    const [found, links] = await Promise.all([edgesOfMany(namespace, ids), updatesOfMany(namespace, ids)]);
+    const edges = this.existing(graphEdges(found, links));
     if (generation !== this.generation) return;
     this.clear();
     this.cy.batch(() => {
@@ -146,16 +185,17 @@ export class NeighbourhoodGraph {
   }
 
   /** Relationships that existed at the graph's moment. */
-  private existing(edges: Edge[]): Edge[] {
+  private existing(edges: GraphEdge[]): GraphEdge[] {
     const asOf = this.asOf;
     if (!asOf) return edges;
-    return edges.filter((e) => Date.parse(e.createdAt) <= Date.parse(asOf));
+    return edges.filter((e) => e.createdAt === null || Date.parse(e.createdAt) <= Date.parse(asOf));
   }
 
   /** Adds a memory's relationships and the memories at their other end. */
   async expand(id: string): Promise<void> {
     const generation = this.generation;
-    const edges = this.existing(await edgesOf(this.namespace, id));
+    const [found, links] = await Promise.all([edgesOf(this.namespace, id), updatesOfMany(this.namespace, [id])]);
+    const edges = this.existing(graphEdges(found, links));
     const missing = [...new Set(edges.flatMap((e) => [e.sourceId, e.targetId]))]
       .filter((other) => !this.memories.has(other));
     const fetched = await memoriesById(this.namespace, missing, this.asOf);
@@ -202,13 +242,16 @@ export class NeighbourhoodGraph {
     else this.cy.add({ group: "nodes", data: { ...data, expanded: false, contradicted: false } });
   }
 
-  private addEdge(edge: Edge): void {
+  private addEdge(edge: GraphEdge): void {
     const source = this.cy.getElementById(edge.sourceId);
     const target = this.cy.getElementById(edge.targetId);
     if (source.empty() || target.empty() || this.cy.getElementById(edge.id).nonempty()) return;
     const definition: ElementDefinition = {
       group: "edges",
-      data: { id: edge.id, source: edge.sourceId, target: edge.targetId, type: edge.type, colour: EDGE_COLOURS[edge.type] },
+      data: {
+        id: edge.id, source: edge.sourceId, target: edge.targetId, type: edge.type, label: edge.label,
+        colour: EDGE_COLOURS[edge.type], ...(edge.status ? { status: edge.status } : {}),
+      },
     };
     this.cy.add(definition);
     if (edge.type === "CONTRADICTS") {

@@ -45,16 +45,22 @@ def chromium_executable() -> str:
 
 async def make_keys(settings: Settings, namespaces: tuple[str, ...]) -> tuple[str, str]:
     """(an admin key to seed with, a read-only key for the browser bound to `namespaces`)."""
+    admin, reader = await create_keys(settings, (
+        KeySpec(name="e2e-seed", namespaces=None, admin=True),
+        KeySpec(name="e2e-explorer", namespaces=namespaces)))
+    return admin, reader
+
+
+async def create_keys(settings: Settings, specs: tuple[KeySpec, ...]) -> list[str]:
+    """One key per spec, straight in the database (as `memlattice keys create` does)."""
     client = GraphClient.connect(settings.neo4j.uri or "", settings.neo4j.user,
                                  settings.neo4j.password.get_secret_value(),
                                  settings.neo4j.database)
     try:
         graph = ApiKeyGraph(client)
-        _, admin = await create_key(graph, KeySpec(name="e2e-seed", namespaces=None, admin=True))
-        _, reader = await create_key(graph, KeySpec(name="e2e-explorer", namespaces=namespaces))
+        return [(await create_key(graph, spec))[1] for spec in specs]
     finally:
         await client.close()
-    return admin, reader
 
 
 async def call(url: str, admin_key: str, query: str, variables: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,161 @@
+"""The explorer's knowledge updates, end to end: the real app on a socket, headless Chromium.
+
+Two pairs of memories where the newer states another value of what the older
+stated (the server links them on write with an UPDATES candidate). In one
+browser session: the outdated hit is marked in the results, the chain of states
+of the attribute is listed oldest first with the link's reason, confidence and
+status, the UPDATES link is drawn in the graph; Confirm with a read-only key is
+refused (FORBIDDEN, shown), with a write key it supersedes the older memory;
+Reject with a note keeps the pair as REJECTED. Every outcome is checked through
+GraphQL behind the page's back.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from playwright.async_api import Browser, Page, expect
+
+from memlattice.core.settings import Settings
+from memlattice.services.apikeys import KeySpec
+from tests.e2e.explorer_support import WRITE, call, create_keys, graph_state, shot
+
+expect.set_options(timeout=60_000)  # a shared CI machine can be slow; failures still fail
+
+UPDATES = """query($ns: String!, $id: ID, $statuses: [UpdateStatus!]) {
+  memoryUpdates(namespace: $ns, memoryId: $id, statuses: $statuses) {
+    id status note newer { id } older { id status } } }"""
+SEARCH = """query($input: SearchInput!) {
+  search(input: $input) { memory { id } outdatedBy { id } update { id } } }"""
+STATUS = """query($ns: String!, $id: ID!) { memory(namespace: $ns, id: $id) { status supersededBy } }"""
+
+
+async def search_and_open(page: Page, query: str, memory_id: str) -> None:
+    await page.get_by_test_id("query").fill(query)
+    async with page.expect_response(lambda r: r.url.endswith("/graphql")
+                                    and "query Search" in (r.request.post_data or ""),
+                                    timeout=120_000) as answered:
+        await page.get_by_test_id("search").click()
+    body = await (await answered.value).json()
+    assert not body.get("errors"), body
+    shown = [hit["memory"]["id"] for hit in body["data"]["search"]]
+    assert memory_id in shown, (memory_id, body)
+    await page.locator(f'[data-testid="result"][data-memory-id="{memory_id}"]').click()
+    await expect(page.get_by_test_id("detail")).to_have_attribute("data-memory-id", memory_id)
+
+
+async def test_explorer_update_chain_confirm_and_reject(
+    live: str, settings: Settings, browser: Browser
+) -> None:
+    namespace = f"e2e/{uuid.uuid4().hex[:12]}"
+    admin, reader, writer = await create_keys(settings, (
+        KeySpec(name="e2e-seed", namespaces=None, admin=True),
+        KeySpec(name="e2e-explorer", namespaces=(namespace,)),
+        KeySpec(name="e2e-explorer-writer", namespaces=(namespace,), can_write=True)))
+
+    async def ok(query: str, **variables: Any) -> dict[str, Any]:
+        return await call(live, admin, query, variables)
+
+    ids = {}
+    for name, content in [
+        ("old_port", "The metrics exporter listens on 9100."),
+        ("new_port", "The exporter now listens on 9200."),
+        ("old_sync", "The platform team's daily standup is at 9:30 in room Fjord."),
+        ("new_sync", "The platform team's standup is now at 10:15."),
+    ]:
+        written = await ok(WRITE, input={"namespace": namespace, "content": content})
+        ids[name] = written["writeMemory"]["id"]
+    links = (await ok(UPDATES, ns=namespace))["memoryUpdates"]
+    pairs = {(link["newer"]["id"], link["older"]["id"]): link for link in links}
+    assert set(pairs) == {(ids["new_port"], ids["old_port"]), (ids["new_sync"], ids["old_sync"])}, \
+        f"the server links each pair with one UPDATES candidate: {links}"
+    port_link = pairs[(ids["new_port"], ids["old_port"])]["id"]
+    sync_link = pairs[(ids["new_sync"], ids["old_sync"])]["id"]
+    # What the page will show, asked as an agent would (this also warms the search path).
+    hits = (await ok(SEARCH, input={"filter": {"namespace": namespace},
+                                    "query": "Which port does the metrics exporter listen on?"}))
+    marks = {h["memory"]["id"]: h["outdatedBy"] and h["outdatedBy"]["id"] for h in hits["search"]}
+    assert marks.get(ids["old_port"]) == ids["new_port"], hits
+
+    page = await browser.new_page(viewport={"width": 1600, "height": 1000})
+    page.set_default_timeout(60_000)
+    requests: list[str] = []
+    problems: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("console", lambda msg: problems.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: problems.append(str(exc)))
+    await page.goto(f"{live}/explorer/?namespace={namespace}")
+    await page.get_by_test_id("api-key").fill(reader)
+    await page.get_by_test_id("tab-search").click()
+
+    # The older statement is still found, marked outdated by the newer one.
+    await search_and_open(page, "Which port does the metrics exporter listen on?", ids["old_port"])
+    old_hit = page.locator(f'[data-testid="result"][data-memory-id="{ids["old_port"]}"]')
+    await expect(old_hit).to_have_attribute("data-outdated-by", ids["new_port"])
+    await expect(old_hit.get_by_test_id("outdated")).to_contain_text("listens on 9200")
+
+    # The chain of states: oldest first, with the link's reason, confidence and status.
+    states = page.get_by_test_id("update-state")
+    await expect(states).to_have_count(2)
+    assert await states.evaluate_all("els => els.map(e => e.dataset.memoryId)") == [
+        ids["old_port"], ids["new_port"]]
+    assert await states.evaluate_all("els => els.map(e => e.dataset.standing)") == [
+        "outdated", "current"]
+    link = page.locator(f'[data-testid="update-link"][data-update-id="{port_link}"]')
+    await expect(link.get_by_test_id("update-status")).to_have_text("CANDIDATE")
+    await expect(link.get_by_test_id("update-reason")).not_to_be_empty()
+    confidence = float(await link.get_by_test_id("update-confidence").inner_text())
+    assert 0 < confidence <= 1
+
+    # The graph draws the UPDATES link, newer → older, which `edges` does not list.
+    graph = page.get_by_test_id("graph")
+    await expect(graph).to_have_attribute("data-busy", "false")
+    state = await graph_state(page)
+    assert {"type": "UPDATES", "source": ids["new_port"], "target": ids["old_port"]} \
+        in state["edges"]
+    await shot(page, "20-update-chain")
+
+    # A read-only key may look, not decide: the refusal is shown with its code.
+    await link.get_by_test_id("update-confirm").click()
+    await expect(link.get_by_test_id("update-error")).to_contain_text("FORBIDDEN")
+    assert (await ok(STATUS, ns=namespace, id=ids["old_port"]))["memory"]["status"] == "ACTIVE"
+
+    # With a write key, Confirm: the older memory becomes SUPERSEDED, kept as history.
+    await page.get_by_test_id("api-key").fill(writer)
+    await link.get_by_test_id("update-confirm").click()
+    await expect(link.get_by_test_id("update-status")).to_have_text("CONFIRMED")
+    await expect(link.get_by_test_id("update-error")).to_have_count(0)
+    assert await states.evaluate_all("els => els.map(e => e.dataset.standing)") == [
+        "superseded", "current"]
+    await expect(page.get_by_test_id("detail-status")).to_have_text("SUPERSEDED")
+    older = (await ok(STATUS, ns=namespace, id=ids["old_port"]))["memory"]
+    assert older == {"status": "SUPERSEDED", "supersededBy": ids["new_port"]}
+    await expect(graph).to_have_attribute("data-busy", "false")
+    state = await graph_state(page)
+    assert {"type": "SUPERSEDES", "source": ids["new_port"], "target": ids["old_port"]} \
+        in state["edges"]
+    await shot(page, "21-confirmed")
+
+    # The second pair: Reject with a note; the pair leaves the chain, listed as rejected.
+    await search_and_open(page, "What time is the platform team's standup?", ids["new_sync"])
+    link = page.locator(f'[data-testid="update-link"][data-update-id="{sync_link}"]')
+    await expect(link.get_by_test_id("update-status")).to_have_text("CANDIDATE")
+    await link.get_by_test_id("update-note").fill("two different meetings")
+    await link.get_by_test_id("update-reject").click()
+    rejected = page.locator(f'[data-testid="rejected-update"][data-update-id="{sync_link}"]')
+    await expect(rejected).to_contain_text("two different meetings")
+    await expect(page.get_by_test_id("update-state")).to_have_count(0)
+    decided = (await ok(UPDATES, ns=namespace, id=ids["new_sync"],
+                        statuses=["REJECTED"]))["memoryUpdates"]
+    assert [(d["id"], d["status"], d["note"]) for d in decided] == [
+        (sync_link, "REJECTED", "two different meetings")]
+    assert (await ok(STATUS, ns=namespace, id=ids["old_sync"]))["memory"]["status"] == "ACTIVE"
+    await shot(page, "22-rejected")
+
+    foreign = [url for url in requests if not url.startswith(live)]
+    assert not foreign, f"the page loaded from elsewhere: {foreign}"
+    # The namespace picker asks once before the key is typed (401); nothing else may fail.
+    problems = [p for p in problems if "status of 401" not in p]
+    assert not problems, f"console errors or CSP violations: {problems}"
+    await page.close()
