@@ -259,12 +259,18 @@ class SearchHit:
             fts_score=s.fts, recency_score=s.recency, popularity_score=s.popularity,
             graph_score=s.graph, boost=s.boost, rerank_score=h.rerank_score,
             similarity_rank=s.similarity_rank, fts_rank=s.fts_rank, expanded=s.expanded,
+            # A newer state reached through an update link (memlattice.search.currency)
+            # has no relationship path of its own: the hit it outdates says why.
             path=[PathStep(type=model.EdgeType(p.type), source_id=strawberry.ID(p.source),
-                           target_id=strawberry.ID(p.target)) for p in s.path],
+                           target_id=strawberry.ID(p.target)) for p in s.path
+                  if p.type in _EDGE_TYPES],
             conflicts=[Memory.from_domain(c) for c in h.conflicts],
             outdated_by=Memory.from_domain(h.outdated_by) if h.outdated_by else None,
             update=_update_of(h),
         )
+
+
+_EDGE_TYPES = frozenset(t.value for t in model.EdgeType)
 
 
 def _update_of(h: DomainHit) -> Any:
