@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,10 +22,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from memlattice.core.settings import Settings
+from memlattice.core.settings import FactsLLMSettings, Settings
 from memlattice.services.events import EventKind
 from tests._fake_endpoint import serving
-from tests.integration.test_session_facts import INGEST, FactsApp, facts_app
+from tests.integration._apps import app_with
+from tests.integration.test_session_facts import INGEST, FactsApp
 
 LINE = re.compile(r"^\[(\d+)\](?: \([^)]*\))? (.*)$")
 CITIES = ("Bergen", "Tromsø")
@@ -63,6 +66,17 @@ def base_url() -> Iterator[str]:
         yield url + "/v1"
 
 
+@asynccontextmanager
+async def facts_app(settings: Settings, base_url: str) -> AsyncIterator[FactsApp]:
+    """The write-side LLM on; requests may take long on a busy machine."""
+    none = settings.embedding.model_copy(update={"provider": "none"})
+    patient = settings.limits.model_copy(update={"request_timeout_s": 600.0})
+    configured = FactsLLMSettings(model="facts-test", base_url=base_url, max_facts=5)
+    async with app_with(settings, embedding=none, facts_llm=configured,
+                        limits=patient) as client:
+        yield FactsApp(client)
+
+
 START = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=6)
 
 
@@ -72,11 +86,13 @@ def said(hours: int) -> str:
 
 async def ingest(app: FactsApp, namespace: str, session: str, hours: int,
                  *lines: str) -> None:
+    started = time.monotonic()
     await app.ok(INGEST, {"input": {
         "namespace": namespace, "sessionId": session, "userId": "u-1", "messages": [
             {"speaker": "Ines", "content": text, "at": said(hours)} for text in lines]}})
     assert app.runtime.session_facts is not None
     await app.runtime.session_facts.drain()
+    print(f"# {session} ingested and read in {time.monotonic() - started:.1f}s")
 
 
 async def facts(graph_client: Any, namespace: str) -> dict[str, dict[str, Any]]:
