@@ -85,23 +85,26 @@ def said(hours: int) -> str:
 
 
 async def ingest(app: FactsApp, namespace: str, session: str, hours: int,
-                 *lines: str) -> None:
+                 *lines: str, user: str = "u-1") -> None:
     started = time.monotonic()
     await app.ok(INGEST, {"input": {
-        "namespace": namespace, "sessionId": session, "userId": "u-1", "messages": [
+        "namespace": namespace, "sessionId": session, "userId": user, "messages": [
             {"speaker": "Ines", "content": text, "at": said(hours)} for text in lines]}})
     assert app.runtime.session_facts is not None
     await app.runtime.session_facts.drain()
     print(f"# {session} ingested and read in {time.monotonic() - started:.1f}s")
 
 
-async def facts(graph_client: Any, namespace: str) -> dict[str, dict[str, Any]]:
+async def facts(graph_client: Any, namespace: str,
+                user: str = "u-1") -> dict[str, dict[str, Any]]:
+    """The model's facts of one user's sessions, by content."""
     rows = await graph_client.read(("""
         MATCH (f:Memory {namespace: $ns, memoryType: 'observation'})
         RETURN f.content AS content, f.id AS id, f.status AS status,
                f.`meta.subject` AS subject, f.`meta.attributeKey` AS attributeKey,
+               f.userId AS userId,
                COUNT { (f)-[:DERIVED]->() } AS derived""", {"ns": namespace}))
-    return {str(r["content"]): dict(r) for r in rows}
+    return {str(r["content"]): dict(r) for r in rows if r["userId"] == user}
 
 
 async def test_a_fact_said_again_is_reinforced_and_a_new_value_supersedes_it(
@@ -156,6 +159,13 @@ async def test_a_fact_said_again_is_reinforced_and_a_new_value_supersedes_it(
             MATCH (a:AuditEntry {memoryId: $old}) RETURN a.operation AS operation""",
             {"old": bergen["id"]}))
         assert {"reinforce", "supersede"} <= {r["operation"] for r in audit}
+
+        # Another user's chat about an Ines is theirs: it replaces nothing of u-1's.
+        await ingest(app, namespace, "s-4", 4, "I live in Bergen.", user="u-2")
+        assert (await facts(graph_client, namespace, "u-2"))[
+            "Ines lives in Bergen."]["status"] == "active"
+        assert (await facts(graph_client, namespace))["Ines lives in Tromsø."][
+            "status"] == "active"
         seen: list[tuple[str, tuple[str, ...]]] = []
         while (EventKind.SUPERSEDED, (bergen["id"], tromso["id"])) not in seen:
             event = await events.next_within(30)
