@@ -138,8 +138,11 @@ async def test_a_fact_said_again_is_reinforced_and_a_new_value_supersedes_it(
         assert memory["supersededBy"] == tromso["id"]
         (link,) = (await app.ok(UPDATES, {"ns": namespace}))["memoryUpdates"]
         assert (link["newer"]["id"], link["older"]["id"]) == (tromso["id"], bergen["id"])
-        assert link["subject"] == "ines" and link["attribute"] == "home city"
-        assert "facts model" in link["reason"]
+        # Ours, or the write's own update detection's when it proposed the pair first
+        # (then confirmed, not linked twice).
+        assert (link["subject"], link["attribute"]) in {("ines", "home city"),
+                                                        ("ines", "residence")}, link
+        assert "facts model" in link["reason"] or "bergen" in link["reason"], link
         assert now["Ines takes a pottery class."]["status"] == "active"  # no pair: untouched
 
         # History: the fact as it was before session 3 is still found.
@@ -152,7 +155,7 @@ async def test_a_fact_said_again_is_reinforced_and_a_new_value_supersedes_it(
             "filter": {"namespace": namespace, "asOf": said(2)},
             "query": "Where does Ines live?"}}))["search"]
         ids = [h["memory"]["id"] for h in hits]
-        assert bergen["id"] in ids and tromso["id"] not in ids
+        assert bergen["id"] in ids and tromso["id"] not in ids, hits
 
         # Audited and announced: the supersede is in the trail and on the event bus.
         audit = await graph_client.read(("""
@@ -168,6 +171,6 @@ async def test_a_fact_said_again_is_reinforced_and_a_new_value_supersedes_it(
             "status"] == "active"
         seen: list[tuple[str, tuple[str, ...]]] = []
         while (EventKind.SUPERSEDED, (bergen["id"], tromso["id"])) not in seen:
-            event = await events.next_within(30)
+            event = await events.next_within(120)  # a shared log is polled
             assert event is not None, seen
             seen.append((event.kind, event.memory_ids))
