@@ -7,6 +7,15 @@ valid fact of its answer (core.session_facts) becomes a plain memory of type
 `observation`, in the namespace, scope and session of its turns, DERIVED from
 the turns it names, so that search finds it beside them.
 
+A fact the model gives a subject and an attribute (Ines / home city) is
+reconciled with the model's active facts about the same pair that the same
+user and agent were told before (core.session_facts.reconcile): the same words
+again reinforce the stored fact (no second memory; it is also DERIVED from the
+new turns), other words make a new fact that SUPERSEDES the stored one, through
+an UPDATES link confirmed like a person's confirmation (services.updates): the
+old fact becomes SUPERSEDED, kept as history for `asOf` and `memoryHistory`,
+audited, and announced (a SUPERSEDED event). Nothing is deleted.
+
 It runs in the background: ingestion neither waits for the model nor fails
 with it. A model that is down or answers garbage is logged and counted
 (`memlattice_session_fact_answers_total{outcome}`); turns it could not be
@@ -25,20 +34,27 @@ from typing import Protocol
 import openai
 
 from memlattice.core.auth import Tenant
-from memlattice.core.model import EdgeType, MemoryInput, validated
+from memlattice.core.duplicates import reinforcement
+from memlattice.core.errors import MemlatticeError
+from memlattice.core.model import EdgeType, MemoryInput, utcnow, validated
 from memlattice.core.session_facts import (
+    About,
     ExtractedFact,
     PromptTurn,
+    Reconciled,
+    Stated,
     fact_id,
     parse_facts,
     parts,
     prompt,
+    reconcile,
     render,
 )
 from memlattice.core.settings import FactsLLMSettings
 from memlattice.graph.codec import Memory
-from memlattice.graph.session_facts import SessionFactsGraph
+from memlattice.graph.session_facts import EarlierFact, SessionFactsGraph
 from memlattice.services.memories import EdgeSpec, MemoryService
+from memlattice.services.updates import UpdateService
 
 log = logging.getLogger(__name__)
 
@@ -153,21 +169,93 @@ class SessionFacts:
                      turns: Sequence[Memory], *, tenant: Tenant, actor: str) -> list[Memory]:
         by_id = {t.id: t for t in turns}
         inputs: dict[str, MemoryInput] = {}
+        about: dict[str, About] = {}
         for fact in facts:
             sources = [by_id[i] for i in fact.turn_ids]
             id = fact_id(tenant.namespace, session, fact.text)
             inputs.setdefault(id, self._memory(id, session, fact, sources))
+            if fact.about is not None:
+                about.setdefault(id, fact.about)
         if not inputs:
             return []
         known = await self.memories.existing_ids(tenant.namespace, list(inputs), tenant=tenant)
-        fresh = [m for id, m in inputs.items() if id not in known]
-        written = await self.memories.write(fresh, tenant=tenant, actor=actor) if fresh else []
+        fresh = {id: m for id, m in inputs.items() if id not in known}
+        plan, earlier = await self._reconcile(fresh, about, tenant)
+        creating = [m for id, m in fresh.items() if id not in plan.reinforce]
+        written = (await self.memories.write(creating, tenant=tenant, actor=actor)
+                   if creating else [])
+        # A plain write that repeated another memory names that one: follow it.
+        stored = {m.id: w.id for m, w in zip(creating, written, strict=True)
+                  if m.id is not None}
+        stored.update(plan.reinforce)
+        await self._reinforce(plan, earlier, fresh, session, tenant=tenant, actor=actor)
         edges: list[EdgeSpec] = [
-            (fact_id(tenant.namespace, session, fact.text), turn, EdgeType.DERIVED,
-             {"derivation": SOURCE_TYPE})
-            for fact in facts for turn in fact.turn_ids]
+            (stored.get(id, id), turn, EdgeType.DERIVED, {"derivation": SOURCE_TYPE})
+            for fact in facts
+            for id in [fact_id(tenant.namespace, session, fact.text)]
+            for turn in fact.turn_ids]
         await self.memories.add_edges(tenant=tenant, edges=edges, actor=actor)
+        await self._supersede(plan, stored, about, earlier, tenant=tenant, actor=actor)
         return written
+
+    async def _reconcile(self, fresh: dict[str, MemoryInput], about: dict[str, About],
+                         tenant: Tenant) -> tuple[Reconciled, dict[str, EarlierFact]]:
+        """What the new facts that name a subject and attribute do to the stored ones
+        (one read for the batch), and the stored ones it found by id."""
+        named = {id: m for id, m in fresh.items() if id in about}
+        if not named:
+            return Reconciled(), {}
+        found = await self.graph.earlier(
+            tenant=tenant, about=[(*about[id].keys, m.agent_id, m.user_id)
+                                  for id, m in named.items()],
+            memory_type=FACT_TYPE, source_type=SOURCE_TYPE, exclude=list(fresh),
+            now=utcnow())
+        earlier = {f.id: f for f in found}
+        new = [Stated(id=id, text=m.content, keys=about[id].keys, at=m.now or utcnow(),
+                      known=False) for id, m in named.items()]
+        known = [Stated(id=f.id, text=f.text, keys=f.keys, at=f.at, known=True)
+                 for f in found]
+        return reconcile(new, known), earlier
+
+    async def _reinforce(self, plan: Reconciled, earlier: dict[str, EarlierFact],
+                         fresh: dict[str, MemoryInput], session: str, *, tenant: Tenant,
+                         actor: str) -> None:
+        """The stored facts said again are reinforced, as a repeated write would be."""
+        repeats: dict[str, list[MemoryInput]] = {}
+        for new, old in plan.reinforce.items():
+            repeats.setdefault(old, []).append(fresh[new])
+        kept = [(old, reinforcement(earlier[old].kept, inputs), session)
+                for old, inputs in repeats.items()]
+        reinforced = await self.graph.reinforce(tenant=tenant, kept=kept, actor=actor,
+                                                now=utcnow())
+        if reinforced:
+            await self.memories.events.updated(reinforced, actor)
+
+    async def _supersede(self, plan: Reconciled, stored: dict[str, str],
+                         about: dict[str, About], earlier: dict[str, EarlierFact], *,
+                         tenant: Tenant, actor: str) -> None:
+        """Each replacing fact SUPERSEDES the one it replaces: an UPDATES link (the
+        write's own detection may have made it already), confirmed as a person would
+        confirm it, so the old fact is kept as history, audited and announced. A pair
+        someone rejected stays as it is."""
+        def named(id: str) -> tuple[str, str]:
+            return about[id].keys if id in about else earlier[id].keys
+
+        pairs = [(stored.get(newer, newer), stored.get(older, older), named(newer))
+                 for newer, older in plan.supersede]
+        pairs = [p for p in pairs if p[0] != p[1]]
+        if not pairs:
+            return
+        links = await self.graph.propose(tenant=tenant, pairs=pairs, now=utcnow())
+        updates = UpdateService(self.memories)
+        for link in links:
+            if link.status != "candidate":
+                continue  # confirmed already (the namespace supersedes on its own), or rejected
+            try:
+                await updates.confirm(tenant=tenant, id=link.id, actor=actor)
+            except MemlatticeError as exc:  # replaced meanwhile by another reading
+                log.warning("a fact of the model could not supersede %s in %s (%s)",
+                            link.older, tenant.namespace, exc.code)
 
     def _memory(self, id: str, session: str, fact: ExtractedFact,
                 sources: Sequence[Memory]) -> MemoryInput:
@@ -181,6 +269,7 @@ class SessionFacts:
             task_id=first.task_id, tags=first.tags,
             sensitivity=max((s.sensitivity for s in sources), key=lambda s: s.rank),
             source=first.source, source_type=SOURCE_TYPE, extraction_method="llm",
+            metadata=_about_metadata(fact.about),
             provenance={"session": session, "turns": list(fact.turn_ids),
                         "model": self.chat.model},
             now=max(s.created_at for s in sources),
@@ -189,6 +278,16 @@ class SessionFacts:
     async def _give_back(self, tenant: Tenant, session: str, ids: list[str]) -> None:
         with contextlib.suppress(Exception):  # Neo4j down too: the turns stay claimed
             await self.graph.release(tenant=tenant, session=session, ids=ids)
+
+
+def _about_metadata(about: About | None) -> dict[str, str]:
+    """The subject and attribute as the model named them, and folded for look-ups
+    (and for a caller's metadata filter)."""
+    if about is None:
+        return {}
+    subject_key, attribute_key = about.keys
+    return {"subject": about.subject, "attribute": about.attribute,
+            "subjectKey": subject_key, "attributeKey": attribute_key}
 
 
 def session_facts(memories: MemoryService, settings: FactsLLMSettings, *,

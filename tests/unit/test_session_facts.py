@@ -8,12 +8,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memlattice.core.session_facts import (
+    MAX_ABOUT_CHARS,
     MAX_FACT_CHARS,
+    About,
     PromptTurn,
+    Reconciled,
+    Stated,
     fact_id,
     parse_facts,
     parts,
     prompt,
+    reconcile,
     render,
 )
 
@@ -81,3 +86,55 @@ def test_a_fact_id_names_the_sentence_in_its_session_and_namespace() -> None:
     assert fact_id("ns", "s", "Melanie went camping.") == fact_id("ns", "s",
                                                                    " melanie  went CAMPING.")
     assert fact_id("ns", "s", "a") != fact_id("ns", "s2", "a") != fact_id("ns2", "s", "a")
+
+
+def test_a_fact_may_name_its_subject_and_attribute_both_or_neither() -> None:
+    found = parse_facts(answer(
+        {"fact": "Ines lives in Bergen.", "subject": " Ines ", "attribute": "home  city",
+         "turns": [1]},
+        {"fact": "Ines went hiking.", "turns": [2]},
+        {"fact": "only a subject", "subject": "Ines", "turns": [1]},
+        {"fact": "not a name", "subject": "Ines", "attribute": 3, "turns": [1]},
+        {"fact": "blank", "subject": " ", "attribute": "city", "turns": [1]},
+        {"fact": "too long", "subject": "x" * (MAX_ABOUT_CHARS + 1), "attribute": "city",
+         "turns": [1]}), IDS, 10)
+    assert found is not None
+    assert [(f.text, f.about) for f in found] == [
+        ("Ines lives in Bergen.", About("Ines", "home city")), ("Ines went hiking.", None)]
+    assert About("INES.", " Home City").keys == About("ines", "home city").keys == (
+        "ines", "home city")
+    assert '"subject"' in prompt(5) and '"attribute"' in prompt(5)
+
+
+def at(day: int) -> datetime:
+    return datetime(2024, 1, day, tzinfo=UTC)
+
+
+def fact(id: str, text: str, day: int, *, known: bool,
+         keys: tuple[str, str] = ("ines", "home city")) -> Stated:
+    return Stated(id=id, text=text, keys=keys, at=at(day), known=known)
+
+
+def test_a_new_value_replaces_the_current_one_and_the_same_words_reinforce_it() -> None:
+    bergen = fact("old", "Ines lives in Bergen.", 1, known=True)
+    assert reconcile([fact("again", "ines lives in  Bergen", 2, known=False)],
+                     [bergen]) == Reconciled(reinforce={"again": "old"})
+    assert reconcile([fact("new", "Ines lives in Tromsø.", 3, known=False)],
+                     [bergen]) == Reconciled(supersede=[("new", "old")])
+    other = fact("job", "Ines works as a nurse.", 3, known=False, keys=("ines", "job"))
+    assert reconcile([other], [bergen]) == Reconciled()  # another attribute: just written
+
+
+def test_a_session_that_moves_twice_makes_a_chain_and_a_late_session_is_replaced() -> None:
+    bergen = fact("old", "Ines lives in Bergen.", 1, known=True)
+    oslo = fact("oslo", "Ines lives in Oslo.", 2, known=False)
+    tromso = fact("tromso", "Ines lives in Tromsø.", 3, known=False)
+    assert reconcile([tromso, oslo], [bergen]).supersede == [("oslo", "old"),
+                                                             ("tromso", "oslo")]
+    late = fact("late", "Ines lives in Oslo.", 1, known=False)  # said before what is stored
+    assert reconcile([late], [fact("now", "Ines lives in Bergen.", 2, known=True)]) == (
+        Reconciled(supersede=[("now", "late")]))
+    # a repeat said before a later repeat of the same words reinforces it, replacing nothing
+    assert reconcile([fact("rep", "Ines lives in Bergen.", 1, known=False)],
+                     [fact("b2", "Ines lives in Bergen.", 2, known=True)]) == (
+        Reconciled(reinforce={"rep": "b2"}))
