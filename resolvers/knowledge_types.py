@@ -98,6 +98,9 @@ class Record:
 class RecordWriteResult:
     record: Record
     hints: list[Hint]
+    created: bool = strawberry.field(default=True, description=(
+        "False when the input's id already held this very record (same type, payload and"
+        " content): a retry, answered with the record as it is; nothing was written."))
 
 
 @strawberry.type

@@ -32,6 +32,7 @@ EdgeType = model.EdgeType
 Direction = model.Direction
 SearchMode = model.SearchMode
 ScoringMode = model.ScoringMode
+WriteEffect = model.WriteEffect
 strawberry.enum(Scope, description="Visibility level, narrowest first.")
 strawberry.enum(Status)
 strawberry.enum(
@@ -41,6 +42,12 @@ strawberry.enum(EdgeType, description="Relationship types between memories.")
 strawberry.enum(Direction)
 strawberry.enum(SearchMode, description="Which indexes give candidates.")
 strawberry.enum(ScoringMode, description="How candidates are scored.")
+strawberry.enum(WriteEffect, description=(
+    "What a writeMemory/writeMemories input did: CREATED stored a new memory (under the"
+    " input's id when it named one); REINFORCED (an input without an id) repeated an"
+    " active memory, returned reinforced with duplicateOf; UNCHANGED (an input with an"
+    " id) repeated the write that stored that id with the same content: nothing was"
+    " written, the memory is returned as it is."))
 
 
 @strawberry.type(description="A memory: one observation, fact or note an agent keeps.")
@@ -102,6 +109,11 @@ class Memory:
         " reported, never merged: SUPPORTS, or CONTRADICTS when they are worded alike but"
         " one negates the other or they name different numbers. Not checked for a batch"
         " that creates more than 64 memories."))
+    written: WriteEffect | None = strawberry.field(default=None, description=(
+        "Only on writeMemory/writeMemories results: what this write did (see WriteEffect)."
+        " An input with an id is never deduplicated: it is CREATED under that id,"
+        " UNCHANGED when the id already holds the same content, or refused with"
+        " CONFLICT when the id belongs to another memory."))
 
     @strawberry.field(description="The stored vector; fetched only when asked for, batched.")
     async def embedding(self, info: Info) -> Vector | None:

@@ -85,6 +85,7 @@ from memlattice_client._models import (
     SupersedeResult,
     ToolCall,
     Weights,
+    WriteEffect,
 )
 from memlattice_client._prompt import estimate_tokens, format_memories
 
@@ -164,6 +165,7 @@ __all__ = [
     "ValidationError",
     "VersionConflictError",
     "Weights",
+    "WriteEffect",
     "estimate_tokens",
     "format_memories",
 ]
