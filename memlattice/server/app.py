@@ -26,6 +26,7 @@ from strawberry.types import ExecutionResult
 from strawberry.types.unset import UnsetType
 
 from memlattice.core.errors import MemlatticeError
+from memlattice.core.fairness import Gate
 from memlattice.core.settings import Settings
 from memlattice.graph.entities import link_noun_phrases
 from memlattice.graph.migrations import pending
@@ -44,6 +45,7 @@ from memlattice.server.observability.http import RequestGuard
 from memlattice.server.observability.metrics import Metrics
 from memlattice.server.observability.view import GuardedView
 from memlattice.server.runtime import Runtime, configured_rerankers, open_runtime
+from memlattice.server.throttle import RefuseEarly, Throttle, build_gate
 from memlattice.server.ws_messages import CheckedTransportWS
 
 log = logging.getLogger(__name__)
@@ -70,9 +72,11 @@ class MemlatticeGraphQL(GuardedView, CodedHTTP, GraphQL[Context, None]):
     graphql_transport_ws_handler_class = CheckedTransportWS
 
     def __init__(self, runtime_holder: dict[str, Runtime],
-                 graphql_schema: MemlatticeSchema = schema, **kwargs: Any) -> None:
+                 graphql_schema: MemlatticeSchema = schema, *, gate: Gate | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(graphql_schema, **kwargs)
         self._runtime = runtime_holder
+        self._gate = gate
 
     async def process_result(self, request: Request, result: ExecutionResult) -> Any:
         """A last net: errors produced before execution (e.g. a cached parse) get codes too."""
@@ -94,7 +98,8 @@ class MemlatticeGraphQL(GuardedView, CodedHTTP, GraphQL[Context, None]):
                        declared_actor=declared, events=runtime.events,
                        record_access=records_access(request.headers.get(RECORD_ACCESS_HEADER)),
                        consolidation=runtime.consolidation,
-                       session_facts=runtime.session_facts, principal=principal)
+                       session_facts=runtime.session_facts, principal=principal,
+                       gate=self._gate)
 
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
         """graphql-transport-ws `connection_init`: authenticate the key in its payload
@@ -168,7 +173,9 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
         [*limit_extensions(settings.limits, introspection=settings.introspection_enabled),
          LabelOperation],
         max_batch_operations=settings.limits.max_batch_operations)
-    graphql = MemlatticeGraphQL(holder, hardened, metrics=metrics,
+    # Per-key limits (memlattice.core.fairness): one gate per process.
+    gate = build_gate(settings.fairness, metrics)
+    graphql = MemlatticeGraphQL(holder, hardened, gate=gate, metrics=metrics,
                                 timeout_s=settings.limits.request_timeout_s,
                                 graphql_ide="graphiql" if settings.graphiql else None,
                                 subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,))
@@ -181,7 +188,8 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
             # Every method reaches the view, which answers other than GET and POST
             # with a coded 405 (Starlette's own is plain text). Bookmarks come first,
             # so that the key check waits for them too.
-            Route("/graphql", CausalBookmarks(RequireKey(graphql, holder), metrics)),
+            Route("/graphql", CausalBookmarks(RefuseEarly(RequireKey(
+                Throttle(graphql, gate, metrics), holder), gate, metrics), metrics)),
             WebSocketRoute("/graphql", graphql),
             *explorer_routes(),
         ],
@@ -189,6 +197,7 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
     )
     app.state.runtime_holder = holder
     app.state.metrics = metrics
+    app.state.gate = gate
     app.add_middleware(RequestGuard, metrics=metrics,
                        max_body_bytes=settings.limits.max_body_bytes)
     return app

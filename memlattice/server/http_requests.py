@@ -16,6 +16,8 @@ with a coded GraphQL error and the request id:
     405     BAD_REQUEST  a mutation by GET (graphql-over-http: MUST be 405), or a
                          method other than GET and POST; `Allow` says what is
     404     NOT_FOUND    GET without a query while GraphiQL is off
+    429     RATE_LIMITED the API key is over its request rate, concurrency or cost
+                         budget (memlattice.server.throttle); `Retry-After` says when
 
 Request errors carry no `data` entry (graphql-over-http: the request was not
 executed). A well-formed request is answered 200, errors or not, as
@@ -42,9 +44,10 @@ from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from memlattice.core import nesting
-from memlattice.core.errors import BadRequest
+from memlattice.core.errors import BadRequest, RateLimited
 from memlattice.server.observability.logs import REQUEST_ID
 
+RATE_LIMITED_STATUS = 429
 SUBSCRIPTION_OVER_HTTP = (
     "subscriptions are not served over HTTP: open a WebSocket on /graphql with the"
     " graphql-transport-ws protocol")
@@ -89,6 +92,14 @@ def refusal(exc: HTTPException) -> Response:
         details = {}
     return JSONResponse(refusal_body(exc.reason, code, **details),
                         status_code=exc.status_code, headers=headers)
+
+
+def too_many(error: RateLimited) -> RequestRefused:
+    """429 for a key over one of its limits (memlattice.server.throttle), `Retry-After`
+    in whole seconds; the operation did not run."""
+    retry_after = str(error.details.get("retryAfter", 1))
+    return RequestRefused(RATE_LIMITED_STATUS, error.message, code=error.code,
+                          headers={"Retry-After": retry_after}, **error.details)
 
 
 def _request_data(item: Any, *, batched: bool) -> GraphQLRequestData:
@@ -189,4 +200,7 @@ class CodedHTTP:
                                  headers={"Allow": "POST"}) from None
         except MissingQueryError:
             raise RequestRefused(400, "the request has no `query`") from None
+        for refused in result.errors or ():
+            if isinstance(refused.original_error, RateLimited):  # its key's cost budget
+                raise too_many(refused.original_error) from None
         return result

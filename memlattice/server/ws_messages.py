@@ -7,15 +7,24 @@ is not a string raised TypeError out of the socket's task (a logged crash, a
 dropped connection). The protocol's answer to an invalid message is to close
 the socket with 4400 and a reason, which is what these get; JSON nested past
 MAX_REQUEST_DEPTH is refused the same way (memlattice.server.http_requests).
+
+Each operation on the socket (a subscription, or a query or mutation sent over
+it) holds one of its key's live-subscription slots while it runs, after taking
+a request token (memlattice.core.fairness); a refused one gets an `error`
+message coded RATE_LIMITED with `retryAfter`, and the socket stays open.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from graphql import GraphQLError
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
     BaseGraphQLTransportWSHandler,
+    Operation,
 )
+
+from memlattice.core.errors import RateLimited
 
 _OPTIONAL_PAYLOAD_FIELDS = (("variables", dict), ("extensions", dict), ("operationName", str))
 
@@ -47,3 +56,22 @@ class CheckedTransportWS(BaseGraphQLTransportWSHandler[Any, Any]):
             await self.handle_invalid_message(problem)
             return
         await super().handle_message(message)
+
+    async def run_operation(self, operation: Operation[Any, Any]) -> None:
+        context = self.context
+        gate = getattr(context, "gate", None)
+        principal = getattr(context, "principal", None)
+        if gate is None or principal is None or principal.anonymous:
+            await super().run_operation(operation)
+            return
+        refusal = gate.admit(principal, stream=True)
+        if refusal is not None:
+            error = RateLimited(refusal.message, limit=refusal.limit.value,
+                                retryAfter=int(refusal.retry_after_header))
+            await operation.send_initial_errors([GraphQLError(
+                error.message, original_error=error, extensions=error.extensions())])
+            return
+        try:
+            await super().run_operation(operation)
+        finally:
+            gate.release(principal, stream=True)

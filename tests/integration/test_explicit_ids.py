@@ -147,3 +147,24 @@ async def test_a_record_id_is_stored_retried_or_refused(
         namespace, first["record"]["memory"]["content"], id=own)})
     assert error["extensions"]["code"] == "CONFLICT"
     assert await count_memories(graph_client, namespace) == 1
+
+
+INGEST = ("mutation($input: ConversationInput!) { ingestConversation(input: $input) {"
+          " created memories { id content } } }")
+
+
+async def test_a_message_id_resent_with_other_words_is_a_conflict(
+    gql: GraphQLClient, namespace: str, graph_client: Any,
+) -> None:
+    def conversation(text: str) -> dict[str, Any]:
+        return {"namespace": namespace, "sessionId": "s1", "messages": [
+            {"content": "hello", "speaker": "Ann", "id": "m1"},
+            {"content": text, "speaker": "Bo", "id": "m2"}]}
+
+    first = (await gql.ok(INGEST, {"input": conversation("hi Ann")}))["ingestConversation"]
+    assert first["created"] == 2
+    again = (await gql.ok(INGEST, {"input": conversation("hi Ann")}))["ingestConversation"]
+    assert again["created"] == 0  # the same conversation again: nothing new
+    error = await gql.error(INGEST, {"input": conversation("bye Ann")})
+    assert error["extensions"]["code"] == "CONFLICT" and error["extensions"]["index"] == 1
+    assert await count_memories(graph_client, namespace) == 2
