@@ -6,9 +6,11 @@ flooding tenant whose own limits are tight (`--flood-rate`, `--flood-burst`,
 `--flood-concurrent`). Phases of `--duration` seconds each, in this order:
 
     unloaded          the quiet tenant alone
-    flood, limited    the same, while the flooder's `--flooders` connections send
-                      heavy searches (limit 50, every field) back to back, ignoring
-                      `Retry-After`, a worst case
+    flood, limited    the same, while the flooder's `--flooders` connections offer
+                      `--flood-rps` heavy searches a second in all (limit 50, more
+                      fields), ignoring `Retry-After`: 40 times its limit by default,
+                      more than the server can search (about 125 a second a process);
+                      `--flood-rps 0` sends back to back, as fast as answers come
     unloaded, again   the quiet tenant alone (the drift of the run)
     flood, unlimited  as the second, with the flooder's limits lifted (0): what the
                       limits protect the quiet tenant from
@@ -97,11 +99,18 @@ async def quiet_client(base: str, key: str, phase: Phase, until: float, seed: in
         connection.close()
 
 
-async def flooder(base: str, key: str, phase: Phase, until: float, seed: int) -> None:
+async def flooder(base: str, key: str, phase: Phase, until: float, seed: int,
+                  interval_s: float) -> None:
+    """One connection of the flood: a request every `interval_s` (or at once when the
+    last answer came later), back to back when `interval_s` is 0."""
     rng = random.Random(seed)
     connection = KeepAliveConnection(base, {"Authorization": f"Bearer {key}"})
+    due = time.monotonic() + rng.random() * interval_s  # spread the connections' starts
     try:
-        while time.monotonic() < until:
+        while (now := time.monotonic()) < until:
+            if due > now:
+                await asyncio.sleep(due - now)
+            due = max(due + interval_s, time.monotonic()) if interval_s else 0.0
             status, answer = await connection.post(
                 "/graphql", search_body(rng, FLOOD, HEAVY, 50))
             phase.flood[outcome(status, answer)] += 1
@@ -117,7 +126,9 @@ async def run_phase(name: str, base: str, quiet: str, flood: str | None, args: a
     tasks = [quiet_client(base, quiet, phase, until, seed=i, think_s=args.think_ms / 1000)
              for i in range(args.quiet_clients)]
     if flood is not None:
-        tasks += [flooder(base, flood, phase, until, seed=100 + i) for i in range(args.flooders)]
+        interval = args.flooders / args.flood_rps if args.flood_rps else 0.0
+        tasks += [flooder(base, flood, phase, until, seed=100 + i, interval_s=interval)
+                  for i in range(args.flooders)]
     await asyncio.gather(*tasks)
     phase.seconds = time.monotonic() - started
     return phase
@@ -173,8 +184,9 @@ async def bench(args: argparse.Namespace) -> int:
             phases.append(await run_phase("flood, unlimited", server.base, quiet, flood, args))
         finally:
             await graph.close()
+    offered = f"{args.flood_rps:g}/s offered" if args.flood_rps else "back to back"
     print(f"# {args.quiet_clients} quiet clients (think {args.think_ms} ms), {args.flooders}"
-          f" flooders; flooder limits: rate {args.flood_rate}/s, burst {args.flood_burst},"
+          f" flood connections ({offered}); flooder limits: rate {args.flood_rate}/s, burst {args.flood_burst},"
           f" concurrent {args.flood_concurrent}; {args.preload} memories per tenant;"
           f" {args.duration:g} s per phase")
     for phase in phases:
@@ -198,7 +210,10 @@ def main() -> None:
     parser.add_argument("--preload", type=int, default=2000, help="memories per tenant")
     parser.add_argument("--quiet-clients", type=int, default=2)
     parser.add_argument("--think-ms", type=float, default=50.0)
-    parser.add_argument("--flooders", type=int, default=32)
+    parser.add_argument("--flooders", type=int, default=32, help="the flood's connections")
+    parser.add_argument("--flood-rps", type=float, default=200.0,
+                        help="requests a second the flood offers in all (0: each connection"
+                        " sends back to back, as fast as the answers come)")
     parser.add_argument("--flood-rate", type=float, default=5.0)
     parser.add_argument("--flood-burst", type=float, default=5.0)
     parser.add_argument("--flood-concurrent", type=int, default=2)

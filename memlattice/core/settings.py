@@ -156,16 +156,17 @@ class FairnessSettings(BaseSettings):
     A key created with its own limits (`memlattice keys create --rate ...`) uses
     them instead; 0 is no limit. `processes` is how many service processes share
     the work (replicas times workers): each enforces that share of every limit.
-    The defaults are far above what one client of a 2-core server can send; they
-    stop runaway loops, and an operator sets tighter ones per key.
+    The defaults are far above what one process serves (about 125 searches a
+    second): a backstop that never shapes ordinary load (bench.load runs under
+    them untouched); an operator sets tighter ones per key.
     """
 
     model_config = SettingsConfigDict(env_prefix="MEMLATTICE_FAIRNESS_", extra="ignore")
 
     enabled: bool = True
-    rate: float = Field(default=200.0, ge=0)
-    burst: float = Field(default=400.0, ge=0)
-    concurrent: int = Field(default=64, ge=0)
+    rate: float = Field(default=1000.0, ge=0)
+    burst: float = Field(default=2000.0, ge=0)
+    concurrent: int = Field(default=128, ge=0)
     streams: int = Field(default=64, ge=0)
     cost_rate: float = Field(default=2_000_000.0, ge=0)
     cost_burst: float = Field(default=4_000_000.0, ge=0)

@@ -2,21 +2,22 @@
 `Retry-After` and RATE_LIMITED, runs and writes nothing, and other keys are served.
 
 The limits are chosen so the outcome does not depend on timing: a bucket that
-refills once in hours, a request held in flight by a body the test has not sent
-yet, a subscription that stays open.
+refills once in hours, a request held in flight by a reranker that waits for
+the test, a subscription that stays open.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
 
 from memlattice.core.fairness import KeyLimits
-from memlattice.core.settings import FairnessSettings, Settings
+from memlattice.core.settings import FairnessSettings, LimitsSettings, Settings
 from memlattice.graph.keys import ApiKeyGraph
+from memlattice.search.rerank import RerankerRegistry
 from memlattice.server.app import runtime_of
 from memlattice.services.apikeys import KeySpec, create_key, set_key_limits
 from tests.conftest import GraphQLClient
@@ -94,23 +95,34 @@ async def test_a_key_over_its_cost_budget_is_refused_before_anything_runs(
 
 
 async def test_a_key_at_its_concurrency_is_refused_until_one_finishes(
-    session_app: tuple[Any, Any], namespace: str,
+    settings: Settings, namespace: str,
 ) -> None:
-    key_id, secret = await limited_key(session_app, namespace, KeyLimits(concurrent=1))
-    gate = session_app[0].state.gate
     go = asyncio.Event()
 
-    async def held_body() -> AsyncIterator[bytes]:
-        await go.wait()  # the request is admitted (in flight) before its body is read
-        yield httpx.Request("POST", "/", json={"query": READ, "variables": {
-            "ns": namespace}}).read()
+    async def held_reranker(query: str, documents: Sequence[tuple[str, str]]) -> list[float]:
+        await go.wait()  # holds the first search in flight until the test lets it go
+        return [0.0] * len(documents)
 
-    async with as_key(session_app, secret) as tenant:
-        first = asyncio.create_task(tenant.http.post(
-            "/graphql", content=held_body(), headers={"content-type": "application/json"}))
-        # Until the first request is admitted and waits for its body (a condition, not
-        # a duration: a busy machine only makes this loop longer).
-        while gate.limiter.in_flight(key_id) != (1, 0):
+    registry = RerankerRegistry()
+    registry.register("held", held_reranker)
+    search = ("query($in: SearchInput!) { search(input: $in) { memory { id } } }",
+              {"in": {"filter": {"namespace": namespace}, "query": "kettle", "mode": "LEXICAL",
+                      "reranker": "held"}})
+    # A generous time budget: a busy machine must not turn the held search into TIMEOUT.
+    async with app_with(settings, rerankers=registry, auth_mode="keys",
+                        limits=LimitsSettings(request_timeout_s=600)) as client:
+        app = client.app  # type: ignore[attr-defined]
+        graph = ApiKeyGraph(runtime_of(app).client)
+        stored, secret = await create_key(graph, KeySpec(
+            name="fairness", namespaces=(namespace,), can_write=True,
+            limits=KeyLimits(concurrent=1)))
+        tenant = GraphQLClient(client)
+        client.headers["authorization"] = f"Bearer {secret}"
+        await tenant.ok(WRITE, {"input": mem(namespace, "kettle on the stove")})
+        first = asyncio.create_task(post(tenant, *search))
+        # Until the search is admitted and held (a condition, not a duration: a busy
+        # machine only makes this loop longer).
+        while app.state.gate.limiter.in_flight(stored.id) != (1, 0):
             assert not first.done(), first.result().text
             await asyncio.sleep(0.01)
         refused = await post(tenant, READ, {"ns": namespace})
