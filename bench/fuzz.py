@@ -323,7 +323,9 @@ def id_cases(namespace: str, other: str, tag: str) -> list[IdCase]:
              ("REINFORCED", "CREATED")),
         one("empty id", memory("empty", ""), "VALIDATION"),
         one("id over 128 characters", memory("long", "x" * 129), "VALIDATION"),
-        one("unicode id", memory("unicode", f"{tag}-\u00fc\u4e2d\u200d"), ("CREATED",)),
+        one("unicode id", memory("unicode", f"{tag}-\u00fc\u4e2d"), ("CREATED",)),
+        one("id with an invisible character", memory("hidden", f"{tag}-\u200b"),
+            "VALIDATION"),
         IdCase("a record on a memory's id", _WRITE_RECORD, {"input": record}, "CONFLICT"),
         IdCase("a successor on a taken id", _SUPERSEDE, {
             "id": b, "memory": memory("the sky was blue", c)}, "CONFLICT"),
