@@ -10,6 +10,10 @@ Floats up to 1e308 (search weights, half-lives, boosts), Strings that are
 cursors naming impossible times. Every answer must be a 200 with data or
 coded errors: a 5xx, an `INTERNAL` code or a dead server is a failure.
 
+`fuzz_ids` runs a fixed catalogue of writes that name ids (taken, retried,
+other content, another namespace, twice in a batch, malformed), each of which
+must get its documented answer, the refused ones writing nothing.
+
 `fuzz_bodies` posts raw request bodies besides (JSON that is not a request
 object, deep JSON, bytes that are not UTF-8, odd content types and methods):
 each must be refused with a coded JSON error below 500.
@@ -256,6 +260,127 @@ def fuzz_bodies(base_url: str, *, examples: int, headers: dict[str, str] | None 
     return report
 
 
+ID_FIELDS = "id written duplicateOf content"
+_WRITE = ("mutation($input: MemoryInput!) { writeMemory(input: $input) { " + ID_FIELDS
+          + " } }")
+_WRITE_MANY = ("mutation($inputs: [MemoryInput!]!) { writeMemories(inputs: $inputs) { "
+               + ID_FIELDS + " } }")
+_WRITE_RECORD = ("mutation($input: RecordInput!) { writeRecord(input: $input) { created"
+                 " record { memory { id } } } }")
+_SUPERSEDE = ("mutation($id: ID!, $memory: MemoryInput!) { supersedeMemory(id: $id,"
+              " memory: $memory) { current { id } } }")
+_COUNT = ("query($ns: String!) { memories(filter: {namespace: $ns, statuses: [ACTIVE,"
+          " SUPERSEDED]}, first: 1) { totalCount } }")
+
+
+@dataclass(frozen=True)
+class IdCase:
+    """One write of the id catalogue: what it sends, and what must come back
+    (`expect`: an error code, or the `written` of each result, in order)."""
+
+    name: str
+    query: str
+    variables: dict[str, Any]
+    expect: str | tuple[str, ...]
+
+
+def id_cases(namespace: str, other: str, tag: str) -> list[IdCase]:
+    """Writes that name ids (docs/api.md, "Ids mean what they say"), in order: each
+    builds on the ones before. `tag` makes the ids this run's own."""
+    a, b, c, d = (f"{tag}-{name}" for name in "abcd")
+
+    def memory(content: str, id: str | None = None, ns: str = namespace,
+               **extra: Any) -> dict[str, Any]:
+        return {"namespace": ns, "content": content, "embedding": [0.5] * DIMENSION,
+                **({"id": id} if id is not None else {}), **extra}
+
+    def one(name: str, input: dict[str, Any], expect: str | tuple[str, ...]) -> IdCase:
+        return IdCase(name, _WRITE, {"input": input}, expect)
+
+    def many(name: str, inputs: list[dict[str, Any]], expect: str | tuple[str, ...]) -> IdCase:
+        return IdCase(name, _WRITE_MANY, {"inputs": inputs}, expect)
+
+    record = {"namespace": namespace, "type": "SEMANTIC", "id": a, "payload": {
+        "subject": "x", "predicate": "is", "object": "y", "validity": {"kind": "global"}}}
+    return [
+        one("new id", memory("the sky is blue", a), ("CREATED",)),
+        one("same id, same content", memory("The sky is blue.", a), ("UNCHANGED",)),
+        one("same id, same content, allowDuplicate", memory("the sky is blue", a,
+                                                            allowDuplicate=True),
+            ("UNCHANGED",)),
+        one("same id, other content", memory("the sky is green", a), "CONFLICT"),
+        one("same id, other scope", memory("the sky is blue", a, scope="USER",
+                                           userId="u1"), "CONFLICT"),
+        one("same id, other namespace", memory("the sky is blue", a, ns=other), "CONFLICT"),
+        one("new id, content already stored", memory("the sky is blue", b), ("CREATED",)),
+        one("no id, content held by two", memory("the sky is blue"), ("REINFORCED",)),
+        many("one id twice in a batch", [memory("grass is green", c),
+                                         memory("grass is green", c)], "CONFLICT"),
+        many("a taken id after a new one", [memory("snow is white", d),
+                                            memory("snow is cold", a)], "CONFLICT"),
+        many("same content with and without an id", [memory("rain is wet"),
+                                                     memory("rain is wet", c)],
+             ("REINFORCED", "CREATED")),
+        one("empty id", memory("empty", ""), "VALIDATION"),
+        one("id over 128 characters", memory("long", "x" * 129), "VALIDATION"),
+        one("unicode id", memory("unicode", f"{tag}-\u00fc\u4e2d"), ("CREATED",)),
+        one("id with an invisible character", memory("hidden", f"{tag}-\u200b"),
+            "VALIDATION"),
+        IdCase("a record on a memory's id", _WRITE_RECORD, {"input": record}, "CONFLICT"),
+        IdCase("a successor on a taken id", _SUPERSEDE, {
+            "id": b, "memory": memory("the sky was blue", c)}, "CONFLICT"),
+    ]
+
+
+# Memories the catalogue leaves in its namespace: a, b, c and the unicode id.
+ID_CATALOGUE_MEMORIES = 4
+
+
+def fuzz_ids(base_url: str, *, headers: dict[str, str] | None = None) -> FuzzReport:
+    """Run the id catalogue against a server: each case must answer as `id_cases` says,
+    never a 5xx or INTERNAL, and the refused ones write nothing (counted at the end)."""
+    import uuid
+
+    import httpx
+
+    tag = uuid.uuid4().hex[:8]
+    namespace, other = f"fuzz/ids-{tag}", f"fuzz/ids-{tag}-other"
+    report = FuzzReport()
+    started = time.monotonic()
+    with httpx.Client(base_url=base_url, headers=headers or {}, timeout=60) as http:
+        for case in id_cases(namespace, other, tag):
+            response = http.post("/graphql", json={"query": case.query,
+                                                   "variables": case.variables})
+            report.cases += 1
+            report.by_field["(ids) " + case.name] += 1
+            report.statuses[response.status_code] += 1
+            body = response.json()
+            errors = body.get("errors") or []
+            codes = [str((e.get("extensions") or {}).get("code")) for e in errors]
+            report.codes.update(codes)
+            if isinstance(case.expect, str):
+                got: str | tuple[str, ...] = codes[0] if codes else "no error"
+            elif errors:
+                got = codes[0]
+            else:
+                (result,) = body["data"].values()
+                results = result if isinstance(result, list) else [result]
+                got = tuple(str(r.get("written")) for r in results)
+                report.answered += 1
+            if got != case.expect or response.status_code >= 500:
+                report.failures.append({"case": case.name, "expected": case.expect,
+                                        "got": got, "status": response.status_code,
+                                        "body": response.text[:1000]})
+        for ns, expected in ((namespace, ID_CATALOGUE_MEMORIES), (other, 0)):
+            count = http.post("/graphql", json={"query": _COUNT, "variables": {"ns": ns}}
+                              ).json()["data"]["memories"]["totalCount"]
+            if count != expected:
+                report.failures.append({"case": "what the catalogue left", "namespace": ns,
+                                        "expected": expected, "got": count})
+    report.seconds = time.monotonic() - started
+    return report
+
+
 def print_report(report: FuzzReport) -> None:
     print(f"# {report.cases} operations over {len(report.by_field)} root fields"
           f" in {report.seconds:.1f}s")
@@ -276,15 +401,18 @@ def main() -> None:
     if args.url:
         report = fuzz(args.url, examples=args.examples)
         bodies = fuzz_bodies(args.url, examples=args.examples)
+        ids = fuzz_ids(args.url)
     else:
         from bench._server import served
 
         with served() as server:
             report = fuzz(server.base, examples=args.examples)
             bodies = fuzz_bodies(server.base, examples=args.examples)
+            ids = fuzz_ids(server.base)
     print_report(report)
     print_report(bodies)
-    raise SystemExit(1 if report.failures or bodies.failures else 0)
+    print_report(ids)
+    raise SystemExit(1 if report.failures or bodies.failures or ids.failures else 0)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from memlattice.core.model import (
     Scope,
     Sensitivity,
     Status,
+    WriteEffect,
 )
 from memlattice.core.records.hints import Hint
 
@@ -157,6 +158,8 @@ class Memory:
     # reinforced), or the near-duplicates of the memory it created.
     duplicate_of: str | None = None
     near_duplicates: tuple[Hint, ...] = ()
+    # Only on a write's result: what the write did (graph.duplicates, graph.explicit_ids).
+    written: WriteEffect | None = None
 
 
 def _scope(value: Any) -> Scope | None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from memlattice.core.auth import Tenant
-from memlattice.graph.client import Query
+from memlattice.graph.client import GraphClient, Query
 from memlattice.graph.projections import project
 from memlattice.graph.visibility import owned
 
@@ -30,6 +30,20 @@ def existing(namespace: str, ids: list[str]) -> Query:
     """Which of `ids` the namespace already holds (a re-sent turn is not written again)."""
     return ("CYPHER 25\nMATCH (m:Memory) WHERE m.id IN $ids AND m.namespace = $namespace"
             " RETURN m.id AS id", {"namespace": namespace, "ids": ids})
+
+
+def stored_hashes(namespace: str, ids: list[str]) -> Query:
+    """The content hash of each of `ids` the namespace holds (a re-sent message's
+    id must still name the same words)."""
+    return ("CYPHER 25\nMATCH (m:Memory) WHERE m.id IN $ids AND m.namespace = $namespace"
+            " RETURN m.id AS id, m.contentHash AS hash", {"namespace": namespace, "ids": ids})
+
+
+async def turn_hashes(client: GraphClient, namespace: str, ids: list[str]) -> dict[str, str]:
+    """`stored_hashes` as a map, id to hash."""
+    if not ids:
+        return {}
+    return {str(r["id"]): str(r["hash"]) for r in await client.read(stored_hashes(namespace, ids))}
 
 
 def link_session(*, namespace: str, session: str, turns: list[dict[str, Any]],

@@ -2,6 +2,9 @@
 
 One managed transaction per writeMemory/writeMemories call:
 
+0. ids: an input that names its own id is stored under it, answered with the
+   memory that already holds it (a retry of the same write) or refused
+   (graph.explicit_ids); it is never deduplicated against another memory.
 1. lock: the write takes, in sorted order, the `(:DuplicateLock)` stripes its
    contents hash to (a uniquely keyed node per namespace and stripe, merged
    then written). Two concurrent writes of the same content serialise here, so
@@ -32,16 +35,18 @@ from neo4j import AsyncManagedTransaction
 
 from memlattice.core.auth import Tenant
 from memlattice.core.duplicates import (
+    DuplicateIdentity,
     Kept,
+    WritePlan,
     content_hash,
-    groups,
     identity_of,
     kept_of,
     near_duplicates,
+    plan_writes,
     reinforcement,
 )
 from memlattice.core.errors import Conflict
-from memlattice.core.model import utcnow
+from memlattice.core.model import WriteEffect, utcnow
 from memlattice.core.records.hints import Claim, Hint
 from memlattice.graph import queries
 from memlattice.graph.audit_queries import audit_entry
@@ -51,6 +56,8 @@ from memlattice.graph.codec import (
     memory_from_properties,
     memory_properties,
 )
+from memlattice.graph.explicit_ids import IdTaken, claim_ids
+from memlattice.graph.identity_clauses import SAME_IDENTITY
 from memlattice.graph.indexes import VECTOR_INDEX
 from memlattice.graph.prepared_memory import PreparedMemory, creation_rows, new_id
 from memlattice.graph.projections import project
@@ -69,13 +76,6 @@ NEIGHBOURS = 5
 MAX_NEAR_DUPLICATE_CHECKS = 64
 BACKFILL_BATCH = 5000
 
-# A stored memory `m` has the identity `row` names (every comparison null-safe).
-_SAME_IDENTITY = " AND ".join(
-    [f"((m.{p} IS NULL AND row.{p} IS NULL) OR m.{p} = row.{p})"
-     for p in ("scope", "agentId", "userId", "sessionId", "taskId", "key")]
-    + ["coalesce(m.sensitivity, 'low') = row.sensitivity",
-       "coalesce(m.memoryType, 'note') = row.memoryType"])
-
 
 @dataclass(frozen=True)
 class WriteOutcome:
@@ -85,6 +85,7 @@ class WriteOutcome:
     memory: Memory
     duplicate_of: str | None = None
     near_duplicates: tuple[Hint, ...] = ()
+    written: WriteEffect = WriteEffect.CREATED
 
 
 def lock_key(namespace: str, hash: str) -> str:
@@ -113,7 +114,7 @@ def find_duplicates(rows: list[dict[str, Any]], *, tenant: Tenant, now: datetime
         # The hint keeps the planner from splitting the expiry test into an index scan.
         "  MATCH (m:Memory) USING INDEX m:Memory(namespace, contentHash)\n"
         "  WHERE m.namespace = $namespace AND m.contentHash = row.contentHash\n"
-        f"    AND m.status = 'active' AND {tenant_visible()} AND {_SAME_IDENTITY}\n"
+        f"    AND m.status = 'active' AND {tenant_visible()} AND {SAME_IDENTITY}\n"
         "  WITH m ORDER BY m.createdAt, m.id LIMIT 1\n"
         "  SET m.`_lock` = true REMOVE m.`_lock`\n"
         "  WITH m WHERE m.status = 'active'\n"
@@ -191,36 +192,58 @@ class DuplicateGraph:
         for m in memories:
             tenant.check_record(namespace=m.input.namespace, scope=m.input.scope,
                                 sensitivity=m.input.sensitivity)
-        fresh = [i for i, allowed in enumerate(allow_duplicate) if allowed]
-        # Inputs allowed to duplicate are left out of the groups and written as they are.
-        deduped = [kept for kept in ([i for i in group if not allow_duplicate[i]]
-                                     for group in groups([m.input for m in memories])) if kept]
+        plan = plan_writes([m.input for m in memories], allow_duplicate)
+        named_ids = [memories[i].id for i in plan.named]
+        if len(set(named_ids)) != len(named_ids):
+            raise Conflict("the batch names the same id twice")
         now = max(m.now for m in memories)
 
         async def work(tx: AsyncManagedTransaction) -> list[WriteOutcome]:
-            return await self._write_in(tx, memories, fresh, deduped, tenant=tenant,
-                                        actor=actor, now=now, auto_supersede=auto_supersede)
+            return await self._write_in(tx, memories, plan, tenant=tenant, actor=actor, now=now,
+                                        auto_supersede=auto_supersede)
 
         try:
             return await self.client.transaction(work)
         except Conflict as exc:
-            if exc.code != "CONFLICT" or "same id twice" in exc.message:
+            if exc.code != "CONFLICT" or isinstance(exc, IdTaken) or "same id twice" in exc.message:
                 raise
+            if plan.named:  # a concurrent write took a named id first: judge it again
+                try:
+                    return await self.client.transaction(work)
+                except IdTaken:
+                    raise
+                except Conflict:
+                    pass
             raise Conflict("a memory with one of these ids already exists; ids are unique",
                            ids=[m.id for m in memories][:20]) from exc
 
     async def _write_in(
-        self, tx: AsyncManagedTransaction, memories: Sequence[PreparedMemory],
-        fresh: list[int], deduped: list[list[int]], *, tenant: Tenant, actor: str,
-        now: datetime, auto_supersede: float | None = None,
+        self, tx: AsyncManagedTransaction, memories: Sequence[PreparedMemory], plan: WritePlan,
+        *, tenant: Tenant, actor: str, now: datetime, auto_supersede: float | None = None,
     ) -> list[WriteOutcome]:
         # Expiry is judged by the clock, even when the caller replays an older `now`.
         clock = utcnow()
+        unchanged = await claim_ids(tx, memories, plan.named, tenant=tenant)
+        deduped = [list(g) for g in plan.deduped]
         found = await self._find(tx, memories, deduped, tenant=tenant, clock=clock)
         outcomes = await self._reinforce(tx, memories, [g for g in deduped if g[0] in found],
                                          found, tenant=tenant, actor=actor, now=now)
+        outcomes.update({i: WriteOutcome(m, written=WriteEffect.UNCHANGED)
+                         for i, m in unchanged.items()})
+        # A new named memory takes in the batch's unnamed writes of its identity.
+        named = {i: [i] for i in plan.named if i not in unchanged}
+        joins: dict[DuplicateIdentity, int] = {}
+        for i in named:
+            joins.setdefault(identity_of(memories[i].input), i)
+        rest: list[list[int]] = []
+        for group in (g for g in deduped if g[0] not in found):
+            target = joins.get(identity_of(memories[group[0]].input))
+            if target is None:
+                rest.append(group)
+            else:
+                named[target].extend(group)
         created = [(group, _folded(memories, group)) for group in
-                   [[i] for i in fresh] + [g for g in deduped if g[0] not in found]]
+                   [*named.values(), *([i] for i in plan.fresh), *rest]]
         ids = [str(props["id"]) for _, props in created]
         if len(set(ids)) != len(ids):
             raise Conflict("the batch names the same id twice")
@@ -236,7 +259,8 @@ class DuplicateGraph:
             outcomes[group[0]] = WriteOutcome(memory, near_duplicates=tuple(
                 hints.get(memory.id, ())))
             for i in group[1:]:
-                outcomes[i] = WriteOutcome(memory, duplicate_of=memory.id)
+                outcomes[i] = WriteOutcome(memory, duplicate_of=memory.id,
+                                           written=WriteEffect.REINFORCED)
         return [outcomes[i] for i in range(len(memories))]
 
     async def _find(
@@ -282,7 +306,8 @@ class DuplicateGraph:
         for group in repeating:
             memory = reinforced[str(found[group[0]]["id"])]
             for i in group:
-                outcomes[i] = WriteOutcome(memory, duplicate_of=memory.id)
+                outcomes[i] = WriteOutcome(memory, duplicate_of=memory.id,
+                                           written=WriteEffect.REINFORCED)
         return outcomes
 
     async def _near_duplicates(
@@ -355,4 +380,4 @@ def as_written(outcome: WriteOutcome) -> Memory:
     """The outcome's memory as a write returns it: `duplicate_of` set when it was a
     repeat, `near_duplicates` when it is new."""
     return replace(outcome.memory, duplicate_of=outcome.duplicate_of,
-                   near_duplicates=outcome.near_duplicates)
+                   near_duplicates=outcome.near_duplicates, written=outcome.written)

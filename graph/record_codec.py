@@ -53,6 +53,11 @@ def evidence_rows(namespace: str, refs: tuple[EvidenceRef, ...]) -> list[dict[st
     return [{"key": k, "kind": r.kind, "ref": r.ref} for k, r in unique.items()]
 
 
+def payload_json(payload: Payload) -> str:
+    """The stored `payloadJson` of a payload: canonical, so equal payloads compare equal."""
+    return canonical_json(dump_payload(payload))
+
+
 def record_properties(
     type: RecordType, payload: Payload, *, valid_from: datetime | None,
     valid_to: datetime | None,
@@ -60,7 +65,7 @@ def record_properties(
     """Properties a record adds to its Memory node (None values are not stored)."""
     props: dict[str, Any] = {
         "memoryType": type.value,
-        "payloadJson": canonical_json(dump_payload(payload)),
+        "payloadJson": payload_json(payload),
         "validFrom": valid_from,
         "validTo": valid_to,
     }

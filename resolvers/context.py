@@ -15,6 +15,7 @@ from strawberry.dataloader import DataLoader
 from strawberry.types import Info as _Info
 
 from memlattice.core.auth import Principal, Tenant
+from memlattice.core.fairness import Gate
 from memlattice.services.consolidation import ConsolidationScheduler
 from memlattice.services.events import EventBus
 from memlattice.services.knowledge import KnowledgeService
@@ -51,6 +52,9 @@ class Context:
     embedding_loaders: dict[str, DataLoader[str, list[float] | None]] = field(
         default_factory=dict
     )
+    # The process's per-key limits (memlattice.core.fairness): the cost analysis
+    # (resolvers.limits) charges each operation's cost to the caller's key; None: off.
+    gate: Gate | None = None
     # What the operation's resolvers tell the caller beside the data
     # (`extensions.notes`, resolvers.notes).
     notes: list[str] = field(default_factory=list)

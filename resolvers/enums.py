@@ -17,6 +17,7 @@ EdgeType = model.EdgeType
 Direction = model.Direction
 SearchMode = model.SearchMode
 ScoringMode = model.ScoringMode
+WriteEffect = model.WriteEffect
 
 described_enum(Scope, description=(
     "Visibility level, narrowest first: a search at one level also sees the broader ones"
@@ -71,6 +72,13 @@ described_enum(ScoringMode, description="How candidates are scored.", values={
     " (`weights`), each normalised to [0, 1] first.",
     ScoringMode.RRF: "Reciprocal rank fusion of the vector and fulltext rankings (`rrfK`).",
     ScoringMode.FUSION: "Every signal standardised over the pool and summed (the default).",
+})
+described_enum(WriteEffect, description="What a writeMemory/writeMemories input did.", values={
+    WriteEffect.CREATED: "Stored a new memory (under the input's id when it named one).",
+    WriteEffect.REINFORCED: "An input without an id repeated an active memory, which is"
+    " returned reinforced, with duplicateOf.",
+    WriteEffect.UNCHANGED: "An input with an id repeated the write that stored that id with"
+    " the same content: nothing was written; the memory is returned as it is.",
 })
 
 EmbeddingBuild = BuildStatus  # a plain alias for mypy, as the enums above

@@ -159,7 +159,8 @@ class KnowledgeMutation:
         written = await _knowledge(info).write_record(domain,
                                                       actor=info.context.actor, tenant=tenant)
         return RecordWriteResult(record=Record.from_domain(written.record),
-                                 hints=[Hint.from_domain(h) for h in written.hints])
+                                 hints=[Hint.from_domain(h) for h in written.hints],
+                                 created=written.created)
 
     @strawberry.mutation(description="Replace a record's payload (working state moves on);"
                          " episodic records fail with EPISODIC_IMMUTABLE.")

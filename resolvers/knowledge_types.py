@@ -139,6 +139,9 @@ class RecordWriteResult:
         description=(
             "For a semantic record: active records it may CONTRADICT or SUPPORT, found on "
             "write; linked as candidate relationships."))
+    created: bool = strawberry.field(default=True, description=(
+        "False when the input's id already held this very record (same type, payload and"
+        " content): a retry, answered with the record as it is; nothing was written."))
 
 
 @strawberry.type(description="What storeFact did: a new fact, or an identical claim reinforced.")

@@ -14,6 +14,9 @@ and cycles are left to graphql-core's validation, which runs first.
 Introspection fields (`__schema`, `__type`, ...) are not counted: GraphiQL's
 introspection query is deep by nature and is governed by its own switch.
 An operation over a limit fails with TOO_COMPLEX before any resolver runs.
+One within them is then charged its cost against the caller's key's cost
+budget (memlattice.core.fairness): over it, RATE_LIMITED, also before any
+resolver runs (HTTP 429 with `Retry-After`, memlattice.server.throttle).
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from graphql import (
 from strawberry.extensions import DisableIntrospection, MaxTokensLimiter, SchemaExtension
 from strawberry.types.graphql import OperationType
 
-from memlattice.core.errors import TooComplex
+from memlattice.core.errors import MemlatticeError, RateLimited, TooComplex
 from memlattice.core.settings import LimitsSettings
 from memlattice.resolvers.queries import MAX_PAGE
 
@@ -183,15 +186,19 @@ class QueryLimits(SchemaExtension):
             found = measure(context.schema._schema, context.graphql_document,
                             context.operation_name, context.variables)
             problem = self.problem(found)
+            error: MemlatticeError | None = None
             if problem is not None:
                 error = TooComplex(problem, depth=found.depth, aliases=found.aliases,
                                    cost=found.cost)
+            else:
+                error = charged(context.context, found.cost)
+            if error is not None:
                 if context.operation_type is OperationType.SUBSCRIPTION:
                     # Strawberry subscribes whatever `result` says; an exception
                     # from this hook is what stops a subscription before it starts.
                     raise error
                 context.result = ExecutionResult(
-                    data=None, errors=[GraphQLError(problem, original_error=error)])
+                    data=None, errors=[GraphQLError(error.message, original_error=error)])
         yield
 
     def problem(self, found: Measure) -> str | None:
@@ -204,6 +211,20 @@ class QueryLimits(SchemaExtension):
             return (f"the query's estimated cost is {found.cost}; at most {limits.max_cost}"
                     " allowed (lower `first`/`limit` or select fewer fields)")
         return None
+
+
+def charged(context: object, cost: int) -> RateLimited | None:
+    """Charge the operation's cost to the caller's key (memlattice.core.fairness), or
+    the RATE_LIMITED error when its cost budget cannot pay it now."""
+    gate = getattr(context, "gate", None)
+    principal = getattr(context, "principal", None)
+    if gate is None or principal is None or getattr(principal, "anonymous", True):
+        return None
+    refusal = gate.charge(principal, cost)
+    if refusal is None:
+        return None
+    return RateLimited(refusal.message, limit=refusal.limit.value,
+                       retryAfter=int(refusal.retry_after_header))
 
 
 def limit_extensions(limits: LimitsSettings, *,

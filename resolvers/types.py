@@ -35,6 +35,7 @@ Direction = enums.Direction
 SearchMode = enums.SearchMode
 ScoringMode = enums.ScoringMode
 EmbeddingBuild = enums.EmbeddingBuild
+WriteEffect = enums.WriteEffect
 
 
 @strawberry.type(description="A memory: one observation, fact or note an agent keeps.")
@@ -112,6 +113,11 @@ class Memory:
         " reported, never merged: SUPPORTS, or CONTRADICTS when they are worded alike but"
         " one negates the other or they name different numbers. Not checked for a batch"
         " that creates more than 64 memories."))
+    written: WriteEffect | None = strawberry.field(default=None, description=(
+        "Only on writeMemory/writeMemories results: what this write did (see WriteEffect)."
+        " An input with an id is never deduplicated: it is CREATED under that id,"
+        " UNCHANGED when the id already holds the same content, or refused with"
+        " CONFLICT when the id belongs to another memory."))
 
     @strawberry.field(description="The stored vector; fetched only when asked for, batched.")
     async def embedding(self, info: Info) -> Vector | None:

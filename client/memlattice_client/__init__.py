@@ -21,6 +21,7 @@ from memlattice_client._errors import (
     MemlatticeError,
     NotFoundError,
     PayloadTooLargeError,
+    RateLimitedError,
     RequestTimeoutError,
     TooComplexError,
     UnauthenticatedError,
@@ -87,6 +88,7 @@ from memlattice_client._models import (
     ToolCall,
     UpdateStatus,
     Weights,
+    WriteEffect,
 )
 from memlattice_client._prompt import estimate_tokens, format_memories
 
@@ -142,6 +144,7 @@ __all__ = [
     "PayloadTooLargeError",
     "PlanEdge",
     "PlanNode",
+    "RateLimitedError",
     "Record",
     "RecordFields",
     "RecordType",
@@ -168,6 +171,7 @@ __all__ = [
     "ValidationError",
     "VersionConflictError",
     "Weights",
+    "WriteEffect",
     "estimate_tokens",
     "format_memories",
 ]

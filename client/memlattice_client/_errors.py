@@ -14,7 +14,9 @@
     │   ├── TooComplexError         TOO_COMPLEX (deeper, wider or costlier than allowed)
     │   └── PayloadTooLargeError    PAYLOAD_TOO_LARGE
     ├── UnavailableError            UNAVAILABLE, and every transport failure
-    │   └── RequestTimeoutError     TIMEOUT (the server's time budget, or the client's)
+    │   ├── RequestTimeoutError     TIMEOUT (the server's time budget, or the client's)
+    │   └── RateLimitedError        RATE_LIMITED (HTTP 429: the key is over one of its
+    │                               limits; `.retry_after` says when to try again)
     └── InternalError               INTERNAL (the server logged it)
 
 Each carries `.code`, `.message`, `.path` (the GraphQL path, or None) and
@@ -95,6 +97,18 @@ class RequestTimeoutError(UnavailableError):
     code = "TIMEOUT"
 
 
+class RateLimitedError(UnavailableError):
+    """The API key is over its request rate, concurrency or cost budget: try again later."""
+
+    code = "RATE_LIMITED"
+
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds to wait before trying again, as the server said (`Retry-After`)."""
+        value = self.extensions.get("retryAfter")
+        return float(value) if isinstance(value, int | float) else None
+
+
 class LimitError(MemlatticeError):
     """The request is over one of the server's limits; retrying it unchanged will fail."""
 
@@ -126,12 +140,13 @@ ERRORS_BY_CODE: dict[str, type[MemlatticeError]] = {
     "UNAUTHENTICATED": UnauthenticatedError,
     "FORBIDDEN": ForbiddenError,
     "UNAVAILABLE": UnavailableError,
+    "RATE_LIMITED": RateLimitedError,
     "INTERNAL": InternalError,
 }
 
 _BY_HTTP_STATUS: dict[int, type[MemlatticeError]] = {
     400: ValidationError, 401: UnauthenticatedError, 403: ForbiddenError, 404: NotFoundError,
-    409: ConflictError, 413: PayloadTooLargeError, 429: UnavailableError,
+    409: ConflictError, 413: PayloadTooLargeError, 429: RateLimitedError,
 }
 
 

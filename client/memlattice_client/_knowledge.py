@@ -112,7 +112,7 @@ def write_record(namespace: str, type: RecordType | str, payload: Mapping[str, A
     """Write a typed record; semantic records come back with relationship hints."""
     return Call("writeRecord",
                 "mutation($input: RecordInput!) { writeRecord(input: $input) {"
-                f" record {{ {RECORD} }} {HINTS} }} }}",
+                f" record {{ {RECORD} }} {HINTS} created }} }}",
                 {"input": _record_input(namespace, type, payload, fields)},
                 RecordWriteResult.model_validate)
 

@@ -36,6 +36,14 @@ class Status(str, Enum):
     RETRACTED = "RETRACTED"
 
 
+class WriteEffect(str, Enum):
+    """What a write_memory/write_memories input did."""
+
+    CREATED = "CREATED"
+    REINFORCED = "REINFORCED"
+    UNCHANGED = "UNCHANGED"
+
+
 class Sensitivity(str, Enum):
     """How sensitive a memory is; a key sees up to its clearance."""
 
@@ -128,6 +136,9 @@ class Memory(_Result):
     # repeated (the result is that memory, reinforced), or a new memory's near-duplicates.
     duplicate_of: str | None = None
     near_duplicates: tuple[Hint, ...] = ()
+    # Only on write results: CREATED (under the id given, if any), REINFORCED (no id,
+    # repeated an active memory) or UNCHANGED (the id already held this content).
+    written: WriteEffect | None = None
 
 
 class PathStep(_Result):
@@ -386,6 +397,8 @@ class Record(_Result):
 class RecordWriteResult(_Result):
     record: Record
     hints: tuple[Hint, ...] = ()
+    # False when the record's id already held this very record: a retry, nothing written.
+    created: bool = True
 
 
 class FactWriteResult(_Result):

@@ -84,6 +84,7 @@ MEMORY = """
   createdAt updatedAt expiresAt version accessCount lastAccessedAt embeddingModel
   embeddingDimension supersededBy supersededAt forgottenAt eventStart eventEnd
   reinforcements lastReinforcedAt duplicateOf nearDuplicates { kind memoryId reason score }
+  written
 """
 EDGE = "id type sourceId targetId createdAt metadata"
 NAMESPACE_CONFIG = """namespace version backend scoring

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 import time
 from typing import TYPE_CHECKING
@@ -66,6 +67,9 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> None:
     if args.workers > 1:
         # Migrate once here, so that the workers do not race to create the same indexes.
         cmd_migrate(args, settings)
+        # Each worker enforces its share of every key's limits (memlattice.core.fairness),
+        # unless the operator counted the processes (replicas too) already.
+        os.environ.setdefault("MEMLATTICE_FAIRNESS_PROCESSES", str(args.workers))
         run_workers(settings, args.workers)
     else:
         run_server(create_app(settings), settings)

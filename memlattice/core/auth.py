@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memlattice.core.errors import Forbidden, Unauthenticated, ValidationError
+from memlattice.core.fairness import UNSET_LIMITS, KeyLimits
 from memlattice.core.model import (
     NAMESPACE_SCOPE_KEY,
     SCOPE_CHAIN,
@@ -165,6 +166,9 @@ class Principal:
     can_write: bool
     admin: bool = False
     anonymous: bool = False
+    # Its own request, concurrency and cost limits (memlattice.core.fairness); unset
+    # ones are the server's defaults.
+    limits: KeyLimits = UNSET_LIMITS
 
     @classmethod
     def development(cls) -> Principal:

@@ -22,6 +22,12 @@ salience become the higher of the two, the expiry the later one (no expiry
 wins), the `reinforcements` count grows by one per repeat and
 `lastReinforcedAt` becomes the repeat's time.
 
+A write that names its own `id` is never deduplicated (`plan_writes`): it is
+stored under that id, or, when the id already holds the same content and
+identity, it is a retry answered with that memory unchanged; any other holder
+of the id refuses it (graph.explicit_ids). A write without an id in the same
+batch whose identity matches such a new named memory reinforces it.
+
 Near-duplicates (`near_duplicates`) are reported, never merged and never a
 reason to refuse: an active memory of the same namespace and scope whose
 vector's cosine to the new one is at least NEAR_DUPLICATE_COSINE (0.92, the
@@ -106,6 +112,30 @@ def groups(inputs: Sequence[MemoryInput]) -> list[list[int]]:
     for i, memory in enumerate(inputs):
         by_identity.setdefault(identity_of(memory), []).append(i)
     return list(by_identity.values())
+
+
+@dataclass(frozen=True)
+class WritePlan:
+    """How a batch's inputs are written, by position (see `plan_writes`)."""
+
+    # Inputs that name their own id: stored under it, the same memory again, or refused
+    # (graph.explicit_ids); never deduplicated against another memory.
+    named: tuple[int, ...]
+    # Inputs without an id that allow duplicates: stored as they are.
+    fresh: tuple[int, ...]
+    # Inputs without an id, grouped by identity: each group repeats a stored memory,
+    # joins the batch's first named input of its identity, or is stored once.
+    deduped: tuple[tuple[int, ...], ...]
+
+
+def plan_writes(inputs: Sequence[MemoryInput], allow_duplicate: Sequence[bool]) -> WritePlan:
+    """Deduplication applies only to writes without an id: an id means that memory."""
+    named = tuple(i for i, m in enumerate(inputs) if m.id is not None)
+    fresh = tuple(i for i, m in enumerate(inputs) if m.id is None and allow_duplicate[i])
+    deduped = tuple(kept for kept in (
+        tuple(i for i in group if inputs[i].id is None and not allow_duplicate[i])
+        for group in groups(inputs)) if kept)
+    return WritePlan(named=named, fresh=fresh, deduped=deduped)
 
 
 @dataclass(frozen=True)

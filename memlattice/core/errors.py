@@ -18,6 +18,9 @@
     ├── TooComplex                  TOO_COMPLEX     the query is deeper, wider or costlier than
     │                                               the configured limits allow
     ├── Timeout                     TIMEOUT         the request ran past its time budget
+    ├── RateLimited                 RATE_LIMITED    the API key is over its request rate,
+    │                                               concurrency, live-subscription or cost
+    │                                               limit (HTTP 429, `Retry-After`)
     ├── PayloadTooLarge             PAYLOAD_TOO_LARGE  the request body is over the size limit
     ├── Unauthenticated             UNAUTHENTICATED no API key, or one that is unknown or revoked
     ├── Forbidden                   FORBIDDEN       the key may not do this (namespace, write,
@@ -97,6 +100,13 @@ class TooComplex(MemlatticeError):
 
 class Timeout(MemlatticeError):
     code = "TIMEOUT"
+
+
+class RateLimited(MemlatticeError):
+    """A key over one of its limits (memlattice.core.fairness); `retryAfter` says when
+    to try again, in seconds, as the HTTP `Retry-After` header does."""
+
+    code = "RATE_LIMITED"
 
 
 class PayloadTooLarge(MemlatticeError):

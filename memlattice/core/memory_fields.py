@@ -97,6 +97,8 @@ MEMORY_FIELDS: tuple[MemoryField, ...] = (
     # or a new memory's near-duplicates (graph.duplicates).
     MemoryField("duplicate_of", None),
     MemoryField("near_duplicates", None),
+    # Only on a write's result: what the write did (created, reinforced, unchanged).
+    MemoryField("written", None),
     # The vector: written and patched, read on request only (GraphQL `Memory.embedding`).
     _field("embedding", read=False, write=True, patch=True),
     # The creation time an import or replay records instead of the server clock.

@@ -53,6 +53,7 @@ from memlattice.core.vocabulary import (
     SearchMode,
     Sensitivity,
     Status,
+    WriteEffect,
 )
 
 __all__ = [
@@ -78,6 +79,7 @@ __all__ = [
     "Sensitivity",
     "Status",
     "StrictInput",
+    "WriteEffect",
     "as_utc",
     "bucket_key",
     "camel",

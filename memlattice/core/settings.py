@@ -154,6 +154,32 @@ class LimitsSettings(BaseSettings):
     request_timeout_s: float = Field(default=30.0, gt=0, le=3600)
 
 
+class FairnessSettings(BaseSettings):
+    """Every key's default limits (`MEMLATTICE_FAIRNESS_*`; memlattice.core.fairness).
+
+    A key created with its own limits (`memlattice keys create --rate ...`) uses
+    them instead; 0 is no limit. `processes` is how many service processes share
+    the work (replicas times workers): each enforces that share of every limit.
+    The defaults are far above what one process serves (about 125 searches a
+    second): a backstop that never shapes ordinary load (bench.load runs under
+    them untouched); an operator sets tighter ones per key.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="MEMLATTICE_FAIRNESS_", extra="ignore")
+
+    enabled: bool = True
+    rate: float = Field(default=1000.0, ge=0)
+    burst: float = Field(default=2000.0, ge=0)
+    concurrent: int = Field(default=128, ge=0)
+    streams: int = Field(default=64, ge=0)
+    cost_rate: float = Field(default=2_000_000.0, ge=0)
+    cost_burst: float = Field(default=4_000_000.0, ge=0)
+    processes: int = Field(default=1, ge=1, le=10_000)
+    # A key that authenticated this long ago at most, with the same secret, is refused
+    # without a Neo4j look-up while it is over its limits (memlattice.server.throttle).
+    early_refusal_s: float = Field(default=1.0, ge=0, le=60)
+
+
 class Settings(BaseSettings):
     """Everything the service needs, grouped by concern."""
 
@@ -194,6 +220,7 @@ class Settings(BaseSettings):
     # How often a process reads the log of a namespace its subscribers watch.
     event_poll_s: float = Field(default=0.25, gt=0, le=60)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
+    fairness: FairnessSettings = Field(default_factory=FairnessSettings)
     consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
     facts_llm: FactsLLMSettings = Field(default_factory=FactsLLMSettings)
     # None: on, except in production.

@@ -49,6 +49,17 @@ class Status(StrEnum):
     RETRACTED = "retracted"
 
 
+class WriteEffect(StrEnum):
+    """What one write of a plain memory did (graph.duplicates), said on its result."""
+
+    # Stored as a new memory: under the caller's id when it named one.
+    CREATED = "created"
+    # A write without an id repeated an active memory, which it reinforced (duplicateOf).
+    REINFORCED = "reinforced"
+    # The caller's id already held this content: a retry; nothing was written.
+    UNCHANGED = "unchanged"
+
+
 class EdgeType(StrEnum):
     """The relationship types between memories; the only ones Cypher will ever see."""
 

@@ -26,6 +26,7 @@ from strawberry.types import ExecutionResult
 from strawberry.types.unset import UnsetType
 
 from memlattice.core.errors import MemlatticeError
+from memlattice.core.fairness import Gate
 from memlattice.core.origins import OriginPolicy
 from memlattice.core.settings import Settings
 from memlattice.graph.entities import link_noun_phrases
@@ -47,6 +48,7 @@ from memlattice.server.observability.metrics import Metrics
 from memlattice.server.observability.view import GuardedView
 from memlattice.server.persisted_queries import PersistedQueries
 from memlattice.server.runtime import Runtime, configured_rerankers, open_runtime
+from memlattice.server.throttle import RefuseEarly, Throttle, build_gate
 from memlattice.server.ws_messages import CheckedTransportWS
 
 log = logging.getLogger(__name__)
@@ -75,9 +77,11 @@ class MemlatticeGraphQL(GuardedView, CodedHTTP, GraphQL[Context, None]):
     def __init__(self, runtime_holder: dict[str, Runtime],
                  graphql_schema: MemlatticeSchema = schema, *,
                  origins: OriginPolicy | None = None,
-                 persisted_queries: PersistedQueries | None = None, **kwargs: Any) -> None:
+                 persisted_queries: PersistedQueries | None = None, gate: Gate | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(graphql_schema, **kwargs)
         self._runtime = runtime_holder
+        self._gate = gate
         self.origins = origins or OriginPolicy(frozenset(), loopback=False)
         self.persisted_queries = (persisted_queries if persisted_queries is not None
                                   else PersistedQueries(0))
@@ -108,7 +112,8 @@ class MemlatticeGraphQL(GuardedView, CodedHTTP, GraphQL[Context, None]):
                        declared_actor=declared, events=runtime.events,
                        record_access=records_access(request.headers.get(RECORD_ACCESS_HEADER)),
                        consolidation=runtime.consolidation,
-                       session_facts=runtime.session_facts, principal=principal)
+                       session_facts=runtime.session_facts, principal=principal,
+                       gate=self._gate)
 
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
         """graphql-transport-ws `connection_init`: authenticate the key in its payload
@@ -183,7 +188,9 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
          LabelOperation],
         max_batch_operations=settings.limits.max_batch_operations)
     origins = origin_policy(settings)
-    graphql = MemlatticeGraphQL(holder, hardened, origins=origins, metrics=metrics,
+    # Per-key limits (memlattice.core.fairness): one gate per process.
+    gate = build_gate(settings.fairness, metrics)
+    graphql = MemlatticeGraphQL(holder, hardened, origins=origins, gate=gate, metrics=metrics,
                                 persisted_queries=PersistedQueries(
                                     settings.limits.persisted_queries_bytes),
                                 timeout_s=settings.limits.request_timeout_s,
@@ -198,7 +205,8 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
             # Every method reaches the view, which answers other than GET and POST
             # with a coded 405 (Starlette's own is plain text). Bookmarks come first,
             # so that the key check waits for them too.
-            Route("/graphql", CausalBookmarks(RequireKey(graphql, holder), metrics)),
+            Route("/graphql", CausalBookmarks(RefuseEarly(RequireKey(
+                Throttle(graphql, gate, metrics), holder), gate, metrics), metrics)),
             WebSocketRoute("/graphql", graphql),
             *explorer_routes(),
         ],
@@ -206,6 +214,7 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
     )
     app.state.runtime_holder = holder
     app.state.metrics = metrics
+    app.state.gate = gate
     app.add_middleware(RequestGuard, metrics=metrics,
                        max_body_bytes=settings.limits.max_body_bytes)
     # Outermost, so that every answer a page may read (a 413 too) carries CORS headers.

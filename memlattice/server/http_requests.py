@@ -18,6 +18,8 @@ with a coded GraphQL error and the request id:
     404     NOT_FOUND    GET without a query while GraphiQL is off
     200     PERSISTED_QUERY_NOT_FOUND  a persisted query's hash the caller's key has
                          not registered (memlattice.server.persisted_queries)
+    429     RATE_LIMITED the API key is over its request rate, concurrency or cost
+                         budget (memlattice.server.throttle); `Retry-After` says when
 
 Request errors carry no `data` entry (graphql-over-http: the request was not
 executed). The answer's media type follows `Accept` (memlattice.server.media_types):
@@ -47,7 +49,7 @@ from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from memlattice.core import nesting
-from memlattice.core.errors import BadRequest
+from memlattice.core.errors import BadRequest, RateLimited
 from memlattice.server.http_auth import principal_of
 from memlattice.server.media_types import GRAPHQL_RESPONSE, JSON, negotiate, ran
 from memlattice.server.observability.logs import REQUEST_ID
@@ -62,6 +64,7 @@ from memlattice.server.persisted_queries import (
 MEDIA_TYPE_KEY = "memlattice.media_type"
 RAN_KEY = "memlattice.ran"
 
+RATE_LIMITED_STATUS = 429
 SUBSCRIPTION_OVER_HTTP = (
     "subscriptions are not served over HTTP: open a WebSocket on /graphql with the"
     " graphql-transport-ws protocol")
@@ -119,6 +122,14 @@ def answer_as(response: Response, scope: Scope) -> Response:
     if outcomes and not any(outcomes) and response.status_code == 200:
         response.status_code = 400
     return response
+
+
+def too_many(error: RateLimited) -> RequestRefused:
+    """429 for a key over one of its limits (memlattice.server.throttle), `Retry-After`
+    in whole seconds; the operation did not run."""
+    retry_after = str(error.details.get("retryAfter", 1))
+    return RequestRefused(RATE_LIMITED_STATUS, error.message, code=error.code,
+                          headers={"Retry-After": retry_after}, **error.details)
 
 
 def _request_data(item: Any, *, batched: bool) -> GraphQLRequestData:
@@ -256,4 +267,7 @@ class CodedHTTP:
                                  headers={"Allow": "POST"}) from None
         except MissingQueryError:
             raise RequestRefused(400, "the request has no `query`") from None
+        for refused in result.errors or ():
+            if isinstance(refused.original_error, RateLimited):  # its key's cost budget
+                raise too_many(refused.original_error) from None
         return result

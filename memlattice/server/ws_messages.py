@@ -15,6 +15,11 @@ syntax error, nesting past the limit or several operations without
 caller's other operations. Strawberry closed the socket for a syntax error,
 sent a bare `complete` for a refusal raised by a document check (logging
 "Exception in worker task"), and a `next` for a variable that did not coerce.
+
+Each operation on the socket (a subscription, or a query or mutation sent over
+it) holds one of its key's live-subscription slots while it runs, after taking
+a request token (memlattice.core.fairness); a refused one gets an `error`
+message coded RATE_LIMITED with `retryAfter`, and the socket stays open.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
 )
 from strawberry.types import ExecutionResult
 
-from memlattice.core.errors import MemlatticeError
+from memlattice.core.errors import MemlatticeError, RateLimited
 from memlattice.resolvers.errors import with_code
 from memlattice.server.media_types import ran
 
@@ -95,3 +100,22 @@ class CheckedTransportWS(BaseGraphQLTransportWSHandler[Any, Any]):
         except GraphQLError as error:  # a syntax error, raised by the parser cache
             await operation.send_initial_errors([with_code(error)])
 
+
+    async def run_operation(self, operation: Operation[Any, Any]) -> None:
+        context = self.context
+        gate = getattr(context, "gate", None)
+        principal = getattr(context, "principal", None)
+        if gate is None or principal is None or principal.anonymous:
+            await super().run_operation(operation)
+            return
+        refusal = gate.admit(principal, stream=True)
+        if refusal is not None:
+            error = RateLimited(refusal.message, limit=refusal.limit.value,
+                                retryAfter=int(refusal.retry_after_header))
+            await operation.send_initial_errors([GraphQLError(
+                error.message, original_error=error, extensions=error.extensions())])
+            return
+        try:
+            await super().run_operation(operation)
+        finally:
+            gate.release(principal, stream=True)

@@ -23,8 +23,9 @@ from typing import Literal
 
 from memlattice.core.auth import Principal, namespace_pattern
 from memlattice.core.errors import NotFound, Unauthenticated, ValidationError
+from memlattice.core.fairness import UNSET_LIMITS, KeyLimits
 from memlattice.core.model import Scope, Sensitivity, utcnow
-from memlattice.graph.keys import ApiKeyGraph, StoredKey
+from memlattice.graph.keys import LIMIT_PROPERTIES, ApiKeyGraph, StoredKey
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,14 @@ def mint() -> tuple[str, str]:
 
 def digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def key_id_of(token: str | None) -> str | None:
+    """The key id a presented key names (`Bearer mlk_<id>_...`), unchecked; None if
+    it has not the shape of a key."""
+    key = bearer(token)
+    match = _TOKEN.match(key) if key else None
+    return match.group(1) if match else None
 
 
 def bearer(value: str | None) -> str | None:
@@ -64,6 +73,8 @@ class KeySpec:
     clearance: Sensitivity = Sensitivity.LOW
     can_write: bool = False
     admin: bool = False
+    # Its own limits (memlattice.core.fairness); None: the server's default, 0: none.
+    limits: KeyLimits = UNSET_LIMITS
 
     def validated(self) -> KeySpec:
         if not self.name.strip() or len(self.name) > 128:
@@ -71,14 +82,25 @@ class KeySpec:
         if self.admin:
             # An operator's key: every namespace, every scope, full clearance, writes.
             return KeySpec(name=self.name, namespaces=None, max_scope=Scope.AGENT,
-                           clearance=Sensitivity.HYPER, can_write=True, admin=True)
+                           clearance=Sensitivity.HYPER, can_write=True, admin=True,
+                           limits=checked_limits(self.limits))
         if not self.namespaces:
             raise ValidationError("a key must be bound to at least one namespace"
                                   " (or be an --admin key)", field="namespace")
         patterns = tuple(dict.fromkeys(namespace_pattern(n) for n in self.namespaces))
         return KeySpec(name=self.name, namespaces=None if "*" in patterns else patterns,
                        max_scope=self.max_scope, clearance=self.clearance,
-                       can_write=self.can_write, admin=False)
+                       can_write=self.can_write, admin=False,
+                       limits=checked_limits(self.limits))
+
+
+def checked_limits(limits: KeyLimits) -> KeyLimits:
+    """Refuse a negative limit (0 is none, None the server's default)."""
+    for name, value in vars(limits).items():
+        if value is not None and value < 0:
+            raise ValidationError(f"the limit {name} must be 0 (no limit) or more",
+                                  field=name)
+    return limits
 
 
 def principal_of(key: StoredKey) -> Principal:
@@ -86,7 +108,7 @@ def principal_of(key: StoredKey) -> Principal:
         key_id=key.id, name=key.name,
         namespaces=frozenset(key.namespaces) if key.namespaces is not None else None,
         max_scope=Scope(key.max_scope), clearance=Sensitivity(key.clearance),
-        can_write=key.can_write, admin=key.admin,
+        can_write=key.can_write, admin=key.admin, limits=key.limits,
     )
 
 
@@ -97,7 +119,7 @@ async def create_key(graph: ApiKeyGraph, spec: KeySpec) -> tuple[StoredKey, str]
     stored = await graph.create(
         id=key_id, name=spec.name, secret_hash=digest(token), namespaces=spec.namespaces,
         max_scope=spec.max_scope.value, clearance=spec.clearance.value,
-        can_write=spec.can_write, admin=spec.admin, now=utcnow(),
+        can_write=spec.can_write, admin=spec.admin, now=utcnow(), limits=spec.limits,
     )
     log.info("created API key %s", key_id)
     return stored, token
@@ -105,6 +127,21 @@ async def create_key(graph: ApiKeyGraph, spec: KeySpec) -> tuple[StoredKey, str]
 
 async def list_keys(graph: ApiKeyGraph) -> list[StoredKey]:
     return await graph.list()
+
+
+async def set_key_limits(graph: ApiKeyGraph, key_id: str, changes: KeyLimits,
+                         *, reset: Sequence[str] = ()) -> StoredKey:
+    """Change a live key's limits: the fields `changes` sets, and those named in `reset`
+    back to the server's default; the next request of the key sees them."""
+    checked_limits(changes)
+    props = {prop: getattr(changes, name) for name, prop in LIMIT_PROPERTIES.items()
+             if getattr(changes, name) is not None}
+    props.update({LIMIT_PROPERTIES[name]: None for name in reset})
+    stored = await graph.set_limits(key_id, props)
+    if stored is None:
+        raise NotFound(f"no API key {key_id}", id=key_id)
+    log.info("changed the limits of API key %s", key_id)
+    return stored
 
 
 async def revoke_key(graph: ApiKeyGraph, key_id: str) -> StoredKey:
@@ -153,4 +190,11 @@ def describe(keys: Sequence[StoredKey]) -> list[dict[str, str]]:
         "access": "admin" if k.admin else ("read-write" if k.can_write else "read-only"),
         "created": k.created_at.isoformat(timespec="seconds"),
         "revoked": k.revoked_at.isoformat(timespec="seconds") if k.revoked_at else "-",
+        "limits": describe_limits(k.limits),
     } for k in keys]
+
+
+def describe_limits(limits: KeyLimits) -> str:
+    """`rate=5,burst=10` for the limits a key sets itself; `default` when none."""
+    own = [f"{name}={value:g}" for name, value in vars(limits).items() if value is not None]
+    return ",".join(own) or "default"

@@ -13,10 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memlattice.core.auth import Tenant
-from memlattice.core.errors import ValidationError
+from memlattice.core.duplicates import content_hash
+from memlattice.core.errors import Conflict, ValidationError
 from memlattice.core.messages import ConversationInput, speaker_key, turn_content, turn_id
 from memlattice.core.model import MemoryInput, validated
 from memlattice.graph.codec import Memory
+from memlattice.graph.conversations import turn_hashes
 from memlattice.graph.session_keys import SessionKeyGraph, SessionKeys
 from memlattice.services.memories import MemoryService
 from memlattice.services.session_facts import SessionFacts
@@ -64,6 +66,7 @@ class ConversationService:
         for m in inputs:  # before embedding: a refused write costs no provider call
             tenant.check_record(namespace=m.namespace, scope=m.scope, sensitivity=m.sensitivity)
         known = await self.memories.existing_ids(conversation.namespace, ids, tenant=tenant)
+        await self._refuse_renamed(conversation, ids, known)
         prepared = await self.memories.prepare([m for m in inputs if m.id not in known])
         speakers = [message.who for message in conversation.messages]
         memories, written, keys = await self.memories.ingest_session(
@@ -74,6 +77,22 @@ class ConversationService:
             self.facts.schedule(session, memories, tenant=tenant, actor=actor)
         return IngestedConversation(session_id=session, memories=memories, created=len(written),
                                     session=keys)
+
+    async def _refuse_renamed(self, conversation: ConversationInput, ids: list[str],
+                              known: set[str]) -> None:
+        """A message that names its own id and was stored before must say the same again
+        (a re-sent conversation): another content under that id is CONFLICT, nothing
+        written. A message without an id is known by its content, so cannot differ."""
+        named = {turn: (i, content_hash(turn_content(m))) for i, (turn, m) in
+                 enumerate(zip(ids, conversation.messages)) if m.id is not None and turn in known}
+        stored = await turn_hashes(self.memories.graph.client, conversation.namespace,
+                                   list(named))
+        for turn, (index, hash) in named.items():
+            if stored.get(turn, hash) != hash:
+                message = conversation.messages[index]
+                raise Conflict(f"message {message.id} of session {conversation.session_id} was"
+                               " stored with other content; a message id names one message",
+                               field="messages", index=index, id=message.id)
 
     async def session(self, namespace: str, session: str, *, tenant: Tenant
                       ) -> SessionKeys | None:

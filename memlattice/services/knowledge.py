@@ -40,9 +40,10 @@ from memlattice.core.records.payloads import (
 from memlattice.core.records.summary import Bullet, extract
 from memlattice.core.search_config import SearchConfig
 from memlattice.graph.codec import Edge, Memory
+from memlattice.graph.explicit_ids import claim_record_id
 from memlattice.graph.facts import FactGraph, InvalidatePredicate, fact_id
 from memlattice.graph.hints import HintProbe, claim_of, find_candidates, link_hints
-from memlattice.graph.record_codec import Record
+from memlattice.graph.record_codec import Record, payload_json
 from memlattice.graph.records import RecordGraph
 from memlattice.graph.revisions import NewRecord, RevisionGraph
 from memlattice.graph.updates.store import detect_in, written_of
@@ -107,6 +108,11 @@ class KnowledgeService:
         auto = await self.memories.auto_supersede(input.namespace)
 
         async def work(tx: AsyncManagedTransaction) -> Written:
+            # A record that names its id: a retry of it is answered as it is (graph.explicit_ids).
+            again = await claim_record_id(tx, new.prepared, payload_json(new.payload),
+                                          tenant=tenant)
+            if again is not None:
+                return Written(record=again, created=False)
             record = await self.records.create(
                 new.prepared, type=new.type, payload=new.payload, valid_from=new.valid_from,
                 valid_to=new.valid_to, actor=actor, tx=tx, extra=new.extra)
@@ -121,6 +127,8 @@ class KnowledgeService:
             return Written(record=record, hints=tuple(hints), edges=tuple(edges))
 
         written: Written = await self.client.transaction(work)
+        if not written.created:
+            return written
         await self.events.written([written.record.memory], actor)
         await self.events.edges_added(input.namespace, written.edges, actor,
                                       known=[written.record.memory])

@@ -29,6 +29,7 @@ from memlattice.core.model import (
     MemoryInput,
     MemoryPatch,
     Scope,
+    WriteEffect,
     utcnow,
 )
 from memlattice.core.records.payloads import TYPED_MEMORY_TYPES, reserved_type_message
@@ -158,9 +159,11 @@ class MemoryService:
 
     async def write(self, inputs: Sequence[MemoryInput], *, tenant: Tenant,
                     actor: str) -> list[Memory]:
-        """Store the batch, one result per input: a write whose content an active memory
-        of its namespace and scope already holds reinforces that one and returns it with
-        `duplicate_of` (unless it allows duplicates); see memlattice.core.duplicates."""
+        """Store the batch, one result per input: a write without an id whose content an
+        active memory of its namespace and scope already holds reinforces that one and
+        returns it with `duplicate_of` (unless it allows duplicates); a write with an id
+        is stored under it, or is a retry answered unchanged, or CONFLICT (graph.explicit_ids);
+        `written` says which. See memlattice.core.duplicates."""
         if not inputs:
             raise ValidationError("writeMemories needs at least one memory")
         if len(inputs) > MAX_BATCH:
@@ -176,9 +179,10 @@ class MemoryService:
         outcomes = await DuplicateGraph(self.graph.client).create_or_reinforce(
             prepared, allow_duplicate=[m.allow_duplicate for m in inputs], tenant=tenant,
             actor=actor, auto_supersede=await self.auto_supersede(inputs[0].namespace))
-        created = {o.memory.id: o.memory for o in outcomes if o.duplicate_of is None}
+        created = {o.memory.id: o.memory for o in outcomes if o.written is WriteEffect.CREATED}
         reinforced = list({o.memory.id: o.memory for o in outcomes
-                           if o.memory.id not in created}.values())
+                           if o.written is WriteEffect.REINFORCED
+                           and o.memory.id not in created}.values())
         await self.events.written(created.values(), actor)
         if reinforced:
             await self.events.updated(reinforced, actor)

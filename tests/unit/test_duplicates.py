@@ -13,6 +13,7 @@ from memlattice.core.duplicates import (
     identity_of,
     near_duplicates,
     normalise_content,
+    plan_writes,
     reinforcement,
 )
 from memlattice.core.model import MAX_TAGS, MemoryInput, Scope, Sensitivity
@@ -132,3 +133,14 @@ def test_near_duplicates_with_different_numbers_contradict() -> None:
     (hint,) = near_duplicates("new", "The build needs Java 17",
                               [Claim("old", "The build needs Java 21", similarity=0.96)])
     assert hint.kind == "CONTRADICTS" and "numbers" in hint.reason
+
+
+def test_only_writes_without_an_id_are_deduplicated() -> None:
+    def m(content: str, id: str | None = None) -> MemoryInput:
+        return MemoryInput(namespace="ns", content=content, id=id)
+
+    inputs = [m("tea"), m("tea", "own"), m("Tea."), m("coffee"), m("coffee"), m("milk", "x")]
+    plan = plan_writes(inputs, [False, False, False, True, False, False])
+    assert plan.named == (1, 5)  # stored under their ids, or the same again, or refused
+    assert plan.fresh == (3,)  # allowDuplicate: stored as it is
+    assert plan.deduped == ((0, 2), (4,))  # grouped by identity, named ones left out

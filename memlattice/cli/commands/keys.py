@@ -1,4 +1,7 @@
-"""`memlattice keys`: create, list and revoke API keys (stored hashed in Neo4j).
+"""`memlattice keys`: create, list and revoke API keys (stored hashed in Neo4j), and
+set their limits (requests a second and burst, operations in flight, live
+subscriptions, query cost a second and its burst; unset: the server's
+MEMLATTICE_FAIRNESS_* defaults; 0: no limit).
 
 The secret is printed once, on creation; the graph keeps only its SHA-256.
 Revocation takes effect on the next request (the server does not cache keys).
@@ -28,6 +31,9 @@ EPILOG = textwrap.dedent("""\
       memlattice keys create --name crm-agent --namespace acme/crm --namespace 'acme/shared/*' \\
           --max-scope agent --clearance medium --read-write
       memlattice keys create --name ops --admin
+      memlattice keys create --name batch-loader --namespace acme/crm --read-write \
+          --rate 20 --burst 40 --concurrent 4 --cost-rate 50000
+      memlattice keys limits 3f9a0c1b2d4e --rate 5 --reset cost_rate
       memlattice keys list
       memlattice keys revoke 3f9a0c1b2d4e
     """)
@@ -55,13 +61,47 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         help="the key may also write")
     create.add_argument("--admin", action="store_true",
                         help="an operator's key: every namespace, scope and clearance, writes")
+    _limit_arguments(create)
     create.set_defaults(func=cmd_create, write=False)
+
+    limits = actions.add_parser("limits", help="change a key's limits; effective at once")
+    limits.add_argument("key_id")
+    _limit_arguments(limits)
+    limits.add_argument("--reset", action="append", default=[], choices=LIMITS,
+                        metavar="LIMIT", help="back to the server's default: one of"
+                        f" {', '.join(LIMITS)}; repeatable")
+    limits.set_defaults(func=cmd_limits)
 
     actions.add_parser("list", help="list keys (never their secrets)").set_defaults(
         func=cmd_list)
     revoke = actions.add_parser("revoke", help="revoke a key by id; effective at once")
     revoke.add_argument("key_id")
     revoke.set_defaults(func=cmd_revoke)
+
+
+# memlattice.core.fairness.KeyLimits' fields, spelled out for the same reason.
+LIMITS = ["rate", "burst", "concurrent", "streams", "cost_rate", "cost_burst"]
+_LIMIT_HELP = {
+    "rate": (float, "requests a second (HTTP requests and WebSocket operations)"),
+    "burst": (float, "requests at once above the rate (the bucket's size)"),
+    "concurrent": (int, "operations in flight at once"),
+    "streams": (int, "live WebSocket subscriptions at once"),
+    "cost_rate": (float, "estimated query cost a second (see docs/api.md, limits)"),
+    "cost_burst": (float, "query cost at once above that rate"),
+}
+
+
+def _limit_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("limits (unset: the server's default; 0: no limit)")
+    for name, (kind, help) in _LIMIT_HELP.items():
+        group.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind,
+                           metavar="N", help=help)
+
+
+def _limits_of(args: argparse.Namespace) -> object:
+    from memlattice.core.fairness import KeyLimits
+
+    return KeyLimits(**{name: getattr(args, name) for name in LIMITS})
 
 
 def _with_keys(settings: Settings, work: Callable[[ApiKeyGraph], Awaitable[T]]) -> T:
@@ -82,11 +122,12 @@ def cmd_create(args: argparse.Namespace, settings: Settings) -> None:
 
     spec = KeySpec(name=args.name, namespaces=tuple(args.namespace) or None,
                    max_scope=Scope(args.max_scope), clearance=Sensitivity(args.clearance),
-                   can_write=args.write, admin=args.admin)
+                   can_write=args.write, admin=args.admin, limits=_limits_of(args))  # type: ignore[arg-type]
     stored, secret = _with_keys(settings, lambda graph: create_key(graph, spec))
     (row,) = describe([stored])
     print(f"created key {row['id']} ({row['name']}): namespaces {row['namespaces']},"
-          f" max scope {row['max_scope']}, clearance {row['clearance']}, {row['access']}")
+          f" max scope {row['max_scope']}, clearance {row['clearance']}, {row['access']},"
+          f" limits {row['limits']}")
     print("secret (shown once; store it now):")
     print(secret)
 
@@ -110,3 +151,12 @@ def cmd_revoke(args: argparse.Namespace, settings: Settings) -> None:
 
     stored = _with_keys(settings, lambda graph: revoke_key(graph, args.key_id))
     print(f"revoked key {stored.id} ({stored.name})")
+
+
+def cmd_limits(args: argparse.Namespace, settings: Settings) -> None:
+    from memlattice.services.apikeys import describe, set_key_limits
+
+    stored = _with_keys(settings, lambda graph: set_key_limits(
+        graph, args.key_id, _limits_of(args), reset=args.reset))  # type: ignore[arg-type]
+    (row,) = describe([stored])
+    print(f"key {row['id']} ({row['name']}): limits {row['limits']}")

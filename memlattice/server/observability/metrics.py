@@ -8,6 +8,10 @@ in one process; a global registry would refuse the second set of metrics).
     memlattice_embedding_seconds{provider}       real embedding calls (cache hits excluded)
     memlattice_errors_total{code}                errors returned, by stable code
     memlattice_requests_in_flight                HTTP requests being handled
+    memlattice_rate_limited_total{key,limit}     refusals of a key over one of its limits
+                                                 (rate, concurrent, streams, cost)
+    memlattice_key_operations{key,kind}          a key's operations in flight in this
+                                                 process (kind: requests, streams)
     memlattice_session_fact_answers_total{outcome}  the facts model's answers (answered,
                                                  malformed, model_error, write_error)
     memlattice_session_facts_written_total       facts it wrote
@@ -28,6 +32,7 @@ from prometheus_client import (
     generate_latest,
 )
 
+from memlattice.core.fairness import Refusal
 from memlattice.embeddings.base import Embedder
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
@@ -52,6 +57,13 @@ class Metrics:
         self.in_flight = Gauge(
             "memlattice_requests_in_flight", "HTTP requests being handled.",
             registry=self.registry)
+        self.refusals = Counter(
+            "memlattice_rate_limited", "Operations refused because their API key was over"
+            " one of its limits, by key id and limit.", ["key", "limit"], registry=self.registry)
+        self.key_in_flight = Gauge(
+            "memlattice_key_operations", "An API key's operations in flight in this process"
+            " (requests, and WebSocket operations as streams).", ["key", "kind"],
+            registry=self.registry)
         self.fact_answers = Counter(
             "memlattice_session_fact_answers",
             "The write-side LLM's answers about sessions, by outcome.",
@@ -66,6 +78,13 @@ class Metrics:
             self.facts_written.inc(n)
         else:
             self.fact_answers.labels(outcome=outcome).inc(n)
+
+    def rate_limited(self, key: str, refusal: Refusal) -> None:
+        self.refusals.labels(key=key, limit=refusal.limit.value).inc()
+
+    def key_operations(self, key: str, requests: int, streams: int) -> None:
+        self.key_in_flight.labels(key=key, kind="requests").set(requests)
+        self.key_in_flight.labels(key=key, kind="streams").set(streams)
 
     def observe_query(self, label: str, seconds: float) -> None:
         self.neo4j.labels(query=label).observe(seconds)

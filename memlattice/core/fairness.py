@@ -1,0 +1,342 @@
+"""Fairness between tenants: what one API key may ask of one process (pure, no I/O).
+
+Three limits per key, each refused with a `Refusal` that says which and when to
+come back (HTTP 429 with `Retry-After`, GraphQL code RATE_LIMITED):
+
+    rate         requests per second, with a burst: a token bucket of `burst`
+                 tokens refilled at `rate` a second; each request (and each
+                 WebSocket operation) takes one
+    concurrent   operations of the key in flight at once (HTTP requests and
+                 queries or mutations sent over a WebSocket); a WebSocket
+                 subscription holds a slot of its own allowance, `streams`,
+                 for as long as it is open, so idle live streams never lock
+                 a key out of its requests (and a flood of them is bounded too)
+    cost         the query-cost analysis's estimate (resolvers.limits), from a
+                 bucket of `cost_burst` refilled at `cost_rate` a second; an
+                 operation is admitted when the bucket holds its cost (or is
+                 full, for one dearer than the whole bucket) and may leave it
+                 in debt, which later operations wait out
+
+Several processes: each enforces its share of every limit, `limits.share(n)`
+for n processes (`MEMLATTICE_FAIRNESS_PROCESSES`; `memlattice serve --workers`
+sets it). The shares add up to at most the key's limit, whatever process a
+request lands on, and cost nothing on the request path: no Neo4j round trip,
+no lock shared with other tenants. Where requests spread evenly over the
+processes (uvicorn workers sharing a socket, a round-robin balancer) the key
+gets its whole limit; where they do not, it gets less, never more.
+The clock is passed in (`now`, seconds on a monotonic scale), so the logic is
+tested without sleeping.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # core.auth holds a key's KeyLimits: it imports this module
+    from memlattice.core.auth import Principal
+
+
+class Limit(StrEnum):
+    RATE = "rate"
+    CONCURRENT = "concurrent"
+    STREAMS = "streams"
+    COST = "cost"
+
+
+@dataclass(frozen=True)
+class KeyLimits:
+    """One key's limits; None leaves the server's default (`FairnessSettings`), 0 is
+    no limit."""
+
+    rate: float | None = None
+    burst: float | None = None
+    concurrent: int | None = None
+    streams: int | None = None
+    cost_rate: float | None = None
+    cost_burst: float | None = None
+
+    def over(self, defaults: KeyLimits) -> KeyLimits:
+        """These limits, each unset one taken from `defaults`; then 0 (set on the key
+        or by default) means no limit, which is None from here on."""
+        merged = {name: value if value is not None else getattr(defaults, name)
+                  for name, value in vars(self).items()}
+        return KeyLimits(**{name: value or None for name, value in merged.items()})
+
+    def share(self, processes: int) -> KeyLimits:
+        """One process's share of these limits among `processes` (see the module
+        docstring): rates divided; bursts and counts divided, at least one."""
+        if processes <= 1:
+            return self
+        n = processes
+
+        def count(value: int | None) -> int | None:
+            return None if value is None else max(1, value // n)
+
+        def amount(value: float | None) -> float | None:
+            return None if value is None else max(1.0, value / n)
+
+        return KeyLimits(
+            rate=None if self.rate is None else self.rate / n, burst=amount(self.burst),
+            concurrent=count(self.concurrent), streams=count(self.streams),
+            cost_rate=None if self.cost_rate is None else self.cost_rate / n,
+            cost_burst=amount(self.cost_burst))
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why an operation was refused, and after how many seconds to try again."""
+
+    limit: Limit
+    retry_after: float
+    message: str
+
+    @property
+    def retry_after_header(self) -> str:
+        """`Retry-After` in whole seconds, at least 1 (RFC 9110: delay-seconds)."""
+        return str(max(1, math.ceil(self.retry_after)))
+
+
+@dataclass
+class TokenBucket:
+    """`capacity` tokens, refilled at `rate` a second; starts full."""
+
+    rate: float
+    capacity: float
+    tokens: float = field(default=-1.0)
+    stamp: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.tokens < 0:
+            self.tokens = self.capacity
+
+    def refill(self, now: float) -> None:
+        if now > self.stamp:
+            self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = max(self.stamp, now)
+
+    def take(self, amount: float, now: float) -> float:
+        """Take `amount` (0 seconds to wait) or nothing (the seconds until it could be
+        taken). An amount over the capacity is taken from a full bucket, into debt."""
+        self.refill(now)
+        needed = min(amount, self.capacity)
+        if self.tokens >= needed:
+            self.tokens -= amount
+            return 0.0
+        if self.rate <= 0:
+            return math.inf
+        return (needed - self.tokens) / self.rate
+
+
+@dataclass
+class _KeyState:
+    limits: KeyLimits
+    requests: TokenBucket | None
+    cost: TokenBucket | None
+    in_flight: int = 0
+    streams: int = 0
+
+
+class Limiter:
+    """Every key's buckets and counts in one process (asyncio: no locking needed).
+
+    `admit` before an operation runs, `release` when it ends (exactly once per
+    admitted operation); `charge` the operation's cost once it is measured.
+    A key's state follows its limits: when they change (the key was reconfigured),
+    its buckets start again full.
+    """
+
+    def __init__(self, defaults: KeyLimits, *, processes: int = 1) -> None:
+        self.defaults = defaults
+        self.processes = max(1, processes)
+        self._keys: dict[str, _KeyState] = {}
+
+    def limits_of(self, own: KeyLimits) -> KeyLimits:
+        """This process's share of a key's limits (its own over the defaults)."""
+        return own.over(self.defaults).share(self.processes)
+
+    def _state(self, key: str, own: KeyLimits, now: float) -> _KeyState:
+        limits = self.limits_of(own)
+        state = self._keys.get(key)
+        if state is None or state.limits != limits:
+            state = _KeyState(
+                limits=limits,
+                requests=_bucket(limits.rate, limits.burst, now),
+                cost=_bucket(limits.cost_rate, limits.cost_burst, now),
+                in_flight=state.in_flight if state else 0,
+                streams=state.streams if state else 0)
+            self._keys[key] = state
+        return state
+
+    def admit(self, key: str, own: KeyLimits, now: float, *,
+              stream: bool = False) -> Refusal | None:
+        """Admit one operation of `key` (a request, or with `stream` a subscription)."""
+        state = self._state(key, own, now)
+        limits = state.limits
+        held, cap, limit = ((state.streams, limits.streams, Limit.STREAMS) if stream
+                            else (state.in_flight, limits.concurrent, Limit.CONCURRENT))
+        if cap is not None and held >= cap:
+            what = "live subscriptions" if stream else "operations in flight"
+            return Refusal(limit, 1.0, f"this API key already has {held} {what} on this"
+                           f" server process, its share of the key's limit; try again")
+        if state.requests is not None:
+            wait = state.requests.take(1.0, now)
+            if wait > 0:
+                return Refusal(Limit.RATE, wait, "this API key is over its request rate"
+                               f" ({_per_second(limits.rate)} a second on this server process,"
+                               f" burst {_amount(limits.burst)}); slow down")
+        if stream:
+            state.streams += 1
+        else:
+            state.in_flight += 1
+        return None
+
+    def release(self, key: str, *, stream: bool = False) -> None:
+        state = self._keys.get(key)
+        if state is None:
+            return
+        if stream:
+            state.streams = max(0, state.streams - 1)
+        else:
+            state.in_flight = max(0, state.in_flight - 1)
+
+    def charge(self, key: str, own: KeyLimits, cost: float, now: float) -> Refusal | None:
+        """Charge an operation's estimated cost, or refuse it (nothing charged)."""
+        state = self._state(key, own, now)
+        if state.cost is None:
+            return None
+        wait = state.cost.take(cost, now)
+        if wait <= 0:
+            return None
+        return Refusal(Limit.COST, wait, f"this API key is over its cost budget"
+                       f" ({_per_second(state.limits.cost_rate)} cost units a second on this"
+                       f" server process; this operation costs {int(cost)}); slow down or ask"
+                       " for less (lower `first`/`limit`, fewer fields)")
+
+    def peek(self, key: str, now: float) -> Refusal | None:
+        """The refusal `admit` would give a request of `key` now, by its last known
+        limits, without taking anything (memlattice.server.throttle's early check)."""
+        state = self._keys.get(key)
+        if state is None:
+            return None
+        limits = state.limits
+        if limits.concurrent is not None and state.in_flight >= limits.concurrent:
+            return Refusal(Limit.CONCURRENT, 1.0, "this API key already has"
+                           f" {state.in_flight} operations in flight on this server process,"
+                           " its share of the key's limit; try again")
+        bucket = state.requests
+        if bucket is not None:
+            bucket.refill(now)
+            if bucket.tokens < 1.0:
+                return Refusal(Limit.RATE, (1.0 - bucket.tokens) / bucket.rate,
+                               "this API key is over its request rate"
+                               f" ({_per_second(limits.rate)} a second on this server process,"
+                               f" burst {_amount(limits.burst)}); slow down")
+        return None
+
+    def in_flight(self, key: str) -> tuple[int, int]:
+        """(operations in flight, live subscriptions) of `key` in this process."""
+        state = self._keys.get(key)
+        return (state.in_flight, state.streams) if state else (0, 0)
+
+
+def _bucket(rate: float | None, burst: float | None, now: float) -> TokenBucket | None:
+    if rate is None:
+        return None
+    capacity = burst if burst is not None else max(1.0, rate)
+    return TokenBucket(rate=rate, capacity=capacity, stamp=now)
+
+
+def _per_second(value: float | None) -> str:
+    return "unlimited" if value is None else f"{value:g}"
+
+
+def _amount(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+
+
+# How long a key's last authentication lets its refusals skip the Neo4j look-up.
+EARLY_REFUSAL_S = 1.0
+
+
+def key_of(principal: Principal) -> str:
+    """The name a principal's limits are kept under: its key id (keyless: one caller)."""
+    return principal.key_id or "keyless"
+
+
+class Gate:
+    """The process's Limiter on the process's clock, asked per principal; `refused` is
+    told of every refusal (the metrics), `counts` of every change in flight."""
+
+    def __init__(self, limiter: Limiter, *, clock: Callable[[], float] = time.monotonic,
+                 refused: Callable[[str, Refusal], None] | None = None,
+                 counts: Callable[[str, int, int], None] | None = None,
+                 early_s: float = EARLY_REFUSAL_S) -> None:
+        self.limiter = limiter
+        self.clock = clock
+        self._refused = refused
+        self._counts = counts
+        self.early_s = early_s
+        # key id -> (fingerprint of the secret it authenticated with, when)
+        self._seen: dict[str, tuple[str, float]] = {}
+
+    def seen(self, principal: Principal, fingerprint: str) -> None:
+        """Note that `principal` just authenticated with the secret of `fingerprint`."""
+        if principal.key_id is not None:
+            self._seen[principal.key_id] = (fingerprint, self.clock())
+
+    def early(self, key_id: str, fingerprint: str) -> Refusal | None:
+        """Refuse, before the key is looked up in Neo4j, a request of a key that
+        authenticated with this very secret less than `early_s` ago and would be
+        refused now anyway: a flood's refusals then cost no database read. A key
+        revoked or given other limits meanwhile is judged anew once the window ends;
+        a forged secret never matches the fingerprint, so it cannot spend a key's
+        budget."""
+        seen = self._seen.get(key_id)
+        if seen is None or seen[0] != fingerprint:
+            return None
+        now = self.clock()
+        if now - seen[1] >= self.early_s:
+            return None
+        refusal = self.limiter.peek(key_id, now)
+        if refusal is not None and self._refused is not None:
+            self._refused(key_id, refusal)
+        return refusal
+
+    def forget(self, key_id: str) -> None:
+        """Judge the key's next request after its full check (as the window's end does)."""
+        self._seen.pop(key_id, None)
+
+    def admit(self, principal: Principal, *, stream: bool = False) -> Refusal | None:
+        key = key_of(principal)
+        refusal = self.limiter.admit(key, principal.limits, self.clock(), stream=stream)
+        self._told(key, refusal)
+        return refusal
+
+    def release(self, principal: Principal, *, stream: bool = False) -> None:
+        key = key_of(principal)
+        self.limiter.release(key, stream=stream)
+        self._told(key, None)
+
+    def charge(self, principal: Principal, cost: float) -> Refusal | None:
+        key = key_of(principal)
+        refusal = self.limiter.charge(key, principal.limits, cost, self.clock())
+        if refusal is not None and self._refused is not None:
+            self._refused(key, refusal)
+        return refusal
+
+    def _told(self, key: str, refusal: Refusal | None) -> None:
+        if refusal is not None and self._refused is not None:
+            self._refused(key, refusal)
+        if self._counts is not None:
+            self._counts(key, *self.limiter.in_flight(key))
+
+
+# A key that sets none of its limits: the server's defaults apply to it.
+UNSET_LIMITS = KeyLimits()
