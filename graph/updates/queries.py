@@ -241,21 +241,23 @@ def newer_states(var: str, *, in_chain: bool) -> str:
     links, up to three steps), each the tenant may see and written by the search's
     `$now` (so `asOf` sees the state valid then), with the first link on the way:
 
-        COLLECT { MATCH p = (m)<-[:UPDATES]-{1,3}(n:Memory) WHERE <every link live,
-                  every memory on the way visible and written by $now>
-                  RETURN {hops, link, m: <projection of n>, eid} }
+        COLLECT { MATCH upath = (m)<-[:UPDATES]-{1,3}(unew:Memory) WHERE <every link
+                  live, every memory on the way visible and written by $now>
+                  RETURN {hops, link, m: <projection of unew>, eid} }
+    (its own variable names: the rows it sits in name theirs `n`, `p`, `r`, `x`)
     """
-    guard = f"x.createdAt <= $now AND {allowed('x')} AND x.namespace = $namespace"
+    guard = f"ux.createdAt <= $now AND {allowed('ux')} AND ux.namespace = $namespace"
     if in_chain:
-        guard += " AND x.scopeKey IN $scopeKeys"
+        guard += " AND ux.scopeKey IN $scopeKeys"
     return (
-        f"COLLECT {{ MATCH p = ({var})<-[:UPDATES]-{{1,3}}(n:Memory)"
-        " WHERE all(r IN relationships(p) WHERE r.kind = 'update'"
-        f" AND r.status IN ['candidate', 'confirmed']) AND all(x IN nodes(p)[1..] WHERE {guard})"
-        f" AND n.status = 'active' AND {tenant_visible('n')}"
-        " WITH p, n, relationships(p)[0] AS first"
-        f" RETURN {{hops: length(p), link: first {{.id, .kind, .status, .confidence, .reason,"
-        " .subject, .attribute, .matched, createdAt: first.createdAt.epochSeconds * 1000000"
-        " + first.createdAt.microsecond}, firstNewer: startNode(first).id,"
-        f" m: {project_memory('n')}, eid: elementId(n)}} }}"
+        f"COLLECT {{ MATCH upath = ({var})<-[:UPDATES]-{{1,3}}(unew:Memory)"
+        " WHERE all(ur IN relationships(upath) WHERE ur.kind = 'update'"
+        " AND ur.status IN ['candidate', 'confirmed'])"
+        f" AND all(ux IN nodes(upath)[1..] WHERE {guard})"
+        f" AND unew.status = 'active' AND {tenant_visible('unew')}"
+        " WITH upath, unew, relationships(upath)[0] AS ufirst"
+        f" RETURN {{hops: length(upath), link: ufirst {{.id, .kind, .status, .confidence,"
+        " .reason, .subject, .attribute, .matched, createdAt: ufirst.createdAt.epochSeconds"
+        " * 1000000 + ufirst.createdAt.microsecond}, firstNewer: startNode(ufirst).id,"
+        f" m: {project_memory('unew')}, eid: elementId(unew)}} }}"
     )

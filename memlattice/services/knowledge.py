@@ -2,8 +2,8 @@
 
 Between the resolvers and `graph/`: validate payloads, give a record its id,
 time and vector (through `MemoryService.prepare`, so records are embedded and
-cached like any memory), and turn candidate claims into contradiction hints
-inside the same transaction as the write.
+cached like any memory), and turn candidate claims into contradiction hints and
+update links (graph.updates) inside the same transaction as the write.
 
 Every method takes the caller's `Tenant` (namespace, clearance, scopes,
 writable): reads and writes see only what it may see, writes check it may
@@ -11,8 +11,7 @@ write, new records must lie inside its bounds. Committed changes are then
 announced on the event bus through the memory service's `ChangeEvents`
 (`memlattice.services.change_events`).
 
-Built once, with the app's other services, and reached through the resolver
-context like the memory service.
+Built once with the app's other services; reached through the resolver context.
 """
 
 from __future__ import annotations
@@ -120,7 +119,6 @@ class KnowledgeService:
             edges: list[Edge] = []
             if new.type is RecordType.SEMANTIC:
                 hints, edges = await self._hints(tx, record, tenant, probe)
-            # What it states, linked to what was stated before (graph.updates).
             await detect_in(tx, written_of([new.prepared], new.payload.model_dump()),
                             tenant=tenant, now=new.prepared.now, auto_supersede=auto,
                             actor=actor)

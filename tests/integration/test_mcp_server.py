@@ -136,7 +136,7 @@ async def test_recall_marks_an_outdated_memory_and_an_agent_confirms_the_update(
         found = await client.call_tool("recall", {
             "namespace": namespace, "query": "which port does the metrics exporter use"})
         hits = {h["id"]: h for h in found.structured_content["hits"]}
-        assert hits[old_id]["outdated_by"] == new_id and hits[new_id]["outdated_by"] is None
+        assert hits[old_id]["outdated_by"] == new_id and hits[new_id].get("outdated_by") is None
         assert f"OUTDATED by [{new_id}]" in found.content[0].text
         listed = await client.call_tool("updates", {"namespace": namespace})
         (update,) = listed.structured_content["updates"]
