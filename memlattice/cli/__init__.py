@@ -37,7 +37,16 @@ from typing import TYPE_CHECKING
 
 # The command modules import only what their parsers need: pydantic, the Neo4j
 # driver, strawberry and numpy load when a command runs, so `--help` answers at once.
-from memlattice.cli.commands import bench, consolidate, keys, mcp, reembed, transfer, wipe
+from memlattice.cli.commands import (
+    backup,
+    bench,
+    consolidate,
+    keys,
+    mcp,
+    reembed,
+    transfer,
+    wipe,
+)
 from memlattice.core.errors import MemlatticeError
 
 if TYPE_CHECKING:
@@ -176,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.register(sub)
     consolidate.register(sub)
     wipe.register(sub)
+    backup.register(sub)
     return parser
 
 
