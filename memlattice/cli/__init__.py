@@ -102,6 +102,16 @@ def cmd_neo4j(args: argparse.Namespace, settings: Settings) -> None:
         started = time.monotonic()
         neo4j_local.stop(local, timeout_s=args.timeout)
         print(f"stopped in {time.monotonic() - started:.1f}s")
+    elif args.action == "admin":
+        from memlattice.neo4j_local.admin import run_admin
+
+        arguments = [a for a in args.admin_args if a != "--"]
+        if neo4j_local.status(local).running and arguments[:2] in (
+                ["database", "dump"], ["database", "load"]):
+            print("stop the local Neo4j first (`memlattice neo4j stop`): an offline dump or"
+                  " load needs the database unmounted", file=sys.stderr)
+            sys.exit(1)
+        sys.exit(run_admin(local, arguments))
     else:
         status = neo4j_local.status(local)
         state = f"running (pid {status.pid})" if status.running else "not running"
@@ -158,8 +168,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n  memlattice neo4j install      # fetch the jars only (slow once)\n"
         "  memlattice neo4j start\n  memlattice neo4j status\n  memlattice neo4j stop\n"
         "  MEMLATTICE_NEO4J_BOLT_PORT=7700 MEMLATTICE_NEO4J_HOME=/tmp/n4j memlattice neo4j start")
-    neo4j.add_argument("action", choices=["start", "stop", "status", "install"],
-                       help="start (installing first if needed), stop, status, or install")
+    neo4j.add_argument("action", choices=["start", "stop", "status", "install", "admin"],
+                       help="start (installing first if needed), stop, status, install, or"
+                       " admin: neo4j-admin on this instance (e.g. `admin database dump neo4j"
+                       " --to-path=DIR` while stopped)")
+    neo4j.add_argument("admin_args", nargs=argparse.REMAINDER,
+                       help="admin: the neo4j-admin arguments")
     neo4j.add_argument("--timeout", type=float, default=15.0, metavar="SECONDS",
                        help="stop: how long Neo4j may take to shut down cleanly before it is"
                        " killed (default: 15; it recovers from its transaction log)")
