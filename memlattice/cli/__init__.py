@@ -7,7 +7,7 @@ explains a command with examples.
 run it
     memlattice serve              start Neo4j if needed, migrate, serve GraphQL
     memlattice mcp                the memory tools for MCP agents (stdio or HTTP)
-    memlattice neo4j start|stop|status|install   the locally provisioned Neo4j
+    memlattice neo4j start|stop|status|install|admin   the locally provisioned Neo4j
     memlattice migrate            apply pending schema migrations and exit
 access
     memlattice keys create|list|revoke   API keys (stored hashed in Neo4j)
@@ -17,6 +17,8 @@ data
     memlattice reembed            re-embed a namespace with another model
     memlattice consolidate        turn episodes into facts, decay, prune, now
     memlattice wipe               erase everything a namespace holds (dry run first)
+    memlattice backup             the whole server into one file, while it serves
+    memlattice restore            a backup into a fresh database, then migrate
 develop
     memlattice export-schema      print the GraphQL SDL (schema.graphql is this output)
     memlattice bench NAME         run a benchmark (latency, ingest, locomo, ...)
