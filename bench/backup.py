@@ -54,17 +54,17 @@ async def main() -> None:
     scale = 100_000 / args.count
     async with bench_service(dimension=args.dimension) as bench:
         ids: list[str] = []
-        for i in range(0, args.count, 1000):
+        for i in range(0, args.count, 200):
             written = await bench.gql(WRITE, {"inputs": [
                 {"namespace": ns, "content": text, "embedding": vector.tolist(),
                  "tags": [f"t{j % 7}"]}
-                for j, (text, vector) in enumerate(zip(texts[i:i + 1000],
-                                                       vectors[i:i + 1000]), start=i)]})
+                for j, (text, vector) in enumerate(zip(texts[i:i + 200],
+                                                       vectors[i:i + 200]), start=i)]})
             ids += [m["id"] for m in written["writeMemories"]]
-        for i in range(0, len(ids) - 1, 2000):
+        for i in range(0, len(ids) - 1, 400):
             await bench.gql(EDGES, {"ns": ns, "inputs": [
                 {"sourceId": ids[j], "targetId": ids[j + 1], "type": "RELATED"}
-                for j in range(i, min(i + 2000, len(ids) - 1), 2)]})
+                for j in range(i, min(i + 400, len(ids) - 1), 2)]})
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "store.backup.gz"
             scanned = await bare_scan(bench.graph)
