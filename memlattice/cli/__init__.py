@@ -7,7 +7,7 @@ explains a command with examples.
 run it
     memlattice serve              start Neo4j if needed, migrate, serve GraphQL
     memlattice mcp                the memory tools for MCP agents (stdio or HTTP)
-    memlattice neo4j start|stop|status|install   the locally provisioned Neo4j
+    memlattice neo4j start|stop|status|install|admin   the locally provisioned Neo4j
     memlattice migrate            apply pending schema migrations and exit
 access
     memlattice keys create|list|revoke   API keys (stored hashed in Neo4j)
@@ -17,6 +17,8 @@ data
     memlattice reembed            re-embed a namespace with another model
     memlattice consolidate        turn episodes into facts, decay, prune, now
     memlattice wipe               erase everything a namespace holds (dry run first)
+    memlattice backup             the whole server into one file, while it serves
+    memlattice restore            a backup into a fresh database, then migrate
 develop
     memlattice export-schema      print the GraphQL SDL (schema.graphql is this output)
     memlattice bench NAME         run a benchmark (latency, ingest, locomo, ...)
@@ -38,7 +40,16 @@ from typing import TYPE_CHECKING
 
 # The command modules import only what their parsers need: pydantic, the Neo4j
 # driver, strawberry and numpy load when a command runs, so `--help` answers at once.
-from memlattice.cli.commands import bench, consolidate, keys, mcp, reembed, transfer, wipe
+from memlattice.cli.commands import (
+    backup,
+    bench,
+    consolidate,
+    keys,
+    mcp,
+    reembed,
+    transfer,
+    wipe,
+)
 from memlattice.core.errors import MemlatticeError
 
 if TYPE_CHECKING:
@@ -97,6 +108,16 @@ def cmd_neo4j(args: argparse.Namespace, settings: Settings) -> None:
         started = time.monotonic()
         neo4j_local.stop(local, timeout_s=args.timeout)
         print(f"stopped in {time.monotonic() - started:.1f}s")
+    elif args.action == "admin":
+        from memlattice.neo4j_local.admin import run_admin
+
+        arguments = [a for a in args.admin_args if a != "--"]
+        if neo4j_local.status(local).running and arguments[:2] in (
+                ["database", "dump"], ["database", "load"]):
+            print("stop the local Neo4j first (`memlattice neo4j stop`): an offline dump or"
+                  " load needs the database unmounted", file=sys.stderr)
+            sys.exit(1)
+        sys.exit(run_admin(local, arguments))
     else:
         status = neo4j_local.status(local)
         state = f"running (pid {status.pid})" if status.running else "not running"
@@ -153,8 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n  memlattice neo4j install      # fetch the jars only (slow once)\n"
         "  memlattice neo4j start\n  memlattice neo4j status\n  memlattice neo4j stop\n"
         "  MEMLATTICE_NEO4J_BOLT_PORT=7700 MEMLATTICE_NEO4J_HOME=/tmp/n4j memlattice neo4j start")
-    neo4j.add_argument("action", choices=["start", "stop", "status", "install"],
-                       help="start (installing first if needed), stop, status, or install")
+    neo4j.add_argument("action", choices=["start", "stop", "status", "install", "admin"],
+                       help="start (installing first if needed), stop, status, install, or"
+                       " admin: neo4j-admin on this instance (e.g. `admin database dump neo4j"
+                       " --to-path=DIR` while stopped)")
+    neo4j.add_argument("admin_args", nargs=argparse.REMAINDER,
+                       help="admin: the neo4j-admin arguments")
     neo4j.add_argument("--timeout", type=float, default=15.0, metavar="SECONDS",
                        help="stop: how long Neo4j may take to shut down cleanly before it is"
                        " killed (default: 15; it recovers from its transaction log)")
@@ -180,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.register(sub)
     consolidate.register(sub)
     wipe.register(sub)
+    backup.register(sub)
     return parser
 
 

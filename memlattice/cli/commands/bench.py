@@ -39,6 +39,7 @@ BENCHMARKS = {
     "locomo": "bench.locomo",
     "filtered-recall": "bench.filtered_recall",
     "provision": "bench.provision",
+    "backup": "bench.backup",
 }
 
 EPILOG = textwrap.dedent("""\

@@ -1,0 +1,83 @@
+"""`memlattice backup` and `memlattice restore`: the whole server, online, and back.
+
+`backup FILE` reads every node and relationship of the database (memories
+with their vectors in every space, revisions, relationships, audit trail,
+event log, API keys, namespace configurations, sessions, entities, migration
+state: whatever it holds) in one read transaction while the service keeps
+serving, into a gzipped JSONL file (memlattice.portability.backup).
+`restore FILE` loads such a file into a fresh database (one that
+`memlattice migrate` or `./dev up` prepared, or an empty one), recreates the
+backed-up indexes, then applies this release's migrations, so a backup of an
+earlier release comes back upgraded. A database holding any data is refused.
+What a backup taken during writes holds: docs/operating.md, "Backup and restore".
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import textwrap
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where used: `memlattice --help` must not load the driver
+    from memlattice.core.settings import Settings
+
+BACKUP_EPILOG = textwrap.dedent("""\
+    examples:
+      memlattice backup memlattice-$(date +%F).backup.gz
+      NEO4J_URI=bolt://db:7687 NEO4J_PASSWORD=... memlattice backup /backups/nightly.gz
+    """)
+RESTORE_EPILOG = textwrap.dedent("""\
+    examples:
+      memlattice restore memlattice-2026-11-26.backup.gz       # into the local Neo4j
+      NEO4J_URI=bolt://new:7687 NEO4J_PASSWORD=... memlattice restore nightly.gz
+    """)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    raw = argparse.RawDescriptionHelpFormatter
+    backup = sub.add_parser("backup", help="the whole server into one file, while it serves",
+                            description=__doc__, epilog=BACKUP_EPILOG, formatter_class=raw)
+    backup.add_argument("output", type=Path, help="the file to write (gzipped JSONL)")
+    backup.set_defaults(func=run_backup)
+    restore = sub.add_parser("restore", help="a backup into a fresh database, then migrate",
+                             description=__doc__, epilog=RESTORE_EPILOG, formatter_class=raw)
+    restore.add_argument("input", type=Path, help="a file `memlattice backup` wrote")
+    restore.add_argument("--batch", type=int, default=1000,
+                         help="nodes or relationships per transaction (default: 1000)")
+    restore.set_defaults(func=run_restore)
+
+
+def run_backup(args: argparse.Namespace, settings: Settings) -> None:
+    from memlattice.portability.backup import back_up
+    from memlattice.server.runtime import open_graph
+
+    async def run() -> None:
+        started = time.perf_counter()
+        async with open_graph(settings, migrate_schema=False) as graph:
+            report = await back_up(graph.client, args.output)
+        print(f"backed up {report.nodes} nodes and {report.relationships} relationships"
+              f" to {report.path} in {time.perf_counter() - started:.1f}s")
+
+    asyncio.run(run())
+
+
+def run_restore(args: argparse.Namespace, settings: Settings) -> None:
+    from memlattice.portability.restore import restore_store
+    from memlattice.server.runtime import open_graph
+
+    async def run() -> None:
+        started = time.perf_counter()
+        async with open_graph(settings, migrate_schema=False) as graph:
+            report, applied = await restore_store(
+                graph.client, args.input, dimension=settings.embedding.dimension,
+                index=settings.vector_index, batch=args.batch)
+        skipped = (f"; {report.skipped_relationships} relationships skipped (an endpoint was"
+                   " deleted while the backup read)" if report.skipped_relationships else "")
+        print(f"restored {report.nodes} nodes and {report.relationships} relationships"
+              f" from {args.input} in {time.perf_counter() - started:.1f}s"
+              f"; migrations applied: {applied or 'none'}{skipped}")
+
+    asyncio.run(run())

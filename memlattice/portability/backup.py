@@ -1,0 +1,97 @@
+"""`memlattice backup`: the whole server into one gzipped JSONL file, while it serves.
+
+Lines, in order (each a JSON object with `t`):
+
+- `header`: `format: "memlattice-backup"`, `version`, `startedAt`, the
+  migrations the store had, and the event log's position per namespace when
+  the backup began (`eventPositions`: every event up to there is in it);
+- `node`: `k` (the node's element id in this database, only a key for the
+  relationships), `l` labels, `p` properties (memlattice.portability.backup_values);
+- `rel`: `k`, `y` type, `s` / `e` the endpoints' `k`, `p` properties;
+- `end` (last): counts per label and type, the schema (every constraint and
+  index with the statement that creates it) and `finishedAt`. A file without
+  it is refused by `restore`.
+
+Every label, type and property the database holds is carried, whatever it is:
+nothing here names Memlattice's own. The file is written beside its final
+name and renamed when complete. What "consistent" means while writes go on:
+graph/backup/reads.py and docs/operating.md.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from memlattice.core.model import utcnow
+from memlattice.graph.backup import reads
+from memlattice.graph.client import GraphClient
+from memlattice.portability.backup_values import encode_properties
+
+FORMAT = "memlattice-backup"
+VERSION = 1
+
+
+@dataclass
+class BackupReport:
+    path: Path
+    nodes: int = 0
+    relationships: int = 0
+    late_nodes: int = 0  # endpoints created during the scan, read after it
+    labels: Counter[str] = field(default_factory=Counter)
+    types: Counter[str] = field(default_factory=Counter)
+
+
+def _line(out: IO[str], record: dict[str, Any]) -> None:
+    out.write(json.dumps(record, separators=(",", ":"), ensure_ascii=False))
+    out.write("\n")
+
+
+async def back_up(client: GraphClient, path: Path, *, compresslevel: int = 1) -> BackupReport:
+    """Write the whole database to `path` (see the module docstring); return the counts."""
+    report = BackupReport(path)
+    partial = path.with_name(path.name + ".partial")
+    started = utcnow()
+    header = {"t": "header", "format": FORMAT, "version": VERSION,
+              "startedAt": started.isoformat(),
+              "migrations": await reads.migration_versions(client),
+              "eventPositions": await reads.event_positions(client)}
+    seen: set[str] = set()
+    with gzip.open(partial, "wt", encoding="utf-8", compresslevel=compresslevel) as out:
+        _line(out, header)
+        async with reads.store_snapshot(client) as snapshot:
+            async for node in snapshot.nodes():
+                _write_node(out, node, report)
+                seen.add(node.key)
+            missing: set[str] = set()
+            async for rel in snapshot.relationships():
+                _line(out, {"t": "rel", "k": rel.key, "y": rel.type, "s": rel.start,
+                            "e": rel.end, "p": encode_properties(rel.props)})
+                report.relationships += 1
+                report.types[rel.type] += 1
+                missing.update(k for k in (rel.start, rel.end) if k not in seen)
+            late = sorted(missing)
+            for at in range(0, len(late), 1000):
+                for node in await snapshot.nodes_by_key(late[at:at + 1000]):
+                    _write_node(out, node, report)
+                    report.late_nodes += 1
+        schema = await reads.schema(client)
+        _line(out, {"t": "end", "nodes": report.nodes, "relationships": report.relationships,
+                    "labels": dict(sorted(report.labels.items())),
+                    "types": dict(sorted(report.types.items())),
+                    "schema": [{"name": s.name, "statement": s.statement} for s in schema],
+                    "finishedAt": utcnow().isoformat()})
+    os.replace(partial, path)
+    return report
+
+
+def _write_node(out: IO[str], node: reads.NodeRow, report: BackupReport) -> None:
+    _line(out, {"t": "node", "k": node.key, "l": node.labels,
+                "p": encode_properties(node.props)})
+    report.nodes += 1
+    report.labels.update(node.labels)

@@ -1,0 +1,142 @@
+"""`memlattice restore`: a `memlattice backup` file into a fresh database.
+
+Three passes over the file: the first only checks it (gzip intact, a header
+of this format, the `end` line present) and writes nothing; the second creates
+the nodes, the third the relationships, in batches (graph/backup/writes.py).
+Then the backed-up schema is recreated where the database lacks it, the
+temporary restore keys go, and the current migrations run, which bring a
+store of an earlier release up to date (`restore_store`). A relationship whose endpoint is not in the file (its node was
+deleted while the backup read) is skipped and counted.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memlattice.core.errors import ValidationError
+from memlattice.core.settings import VectorIndexSettings
+from memlattice.graph.backup.writes import StoreLoader
+from memlattice.graph.client import GraphClient
+from memlattice.graph.migrations import migrate
+from memlattice.graph.vector_spaces import VectorSpaceGraph
+from memlattice.portability.backup import FORMAT, VERSION
+from memlattice.portability.backup_values import BackupValueError, decode_properties
+
+
+@dataclass
+class RestoreReport:
+    nodes: int = 0
+    relationships: int = 0
+    skipped_relationships: int = 0
+    schema_created: tuple[str, ...] = ()
+    header: dict[str, Any] | None = None
+
+
+def _records(path: Path) -> Iterator[dict[str, Any]]:
+    with gzip.open(path, "rt", encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValidationError(f"{path}: line {number} is not JSON") from exc
+            if not isinstance(record, dict):
+                raise ValidationError(f"{path}: line {number} is not an object")
+            yield record
+
+
+def check(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The file's header and end line; refuses a file that is not a whole backup."""
+    header: dict[str, Any] | None = None
+    last = b""
+    try:
+        with gzip.open(path, "rb") as raw:
+            first = raw.readline()
+            header = json.loads(first) if first.strip() else None
+            for line in raw:
+                last = line
+    except (OSError, EOFError, json.JSONDecodeError) as exc:
+        raise ValidationError(f"{path} is not a complete gzip backup ({exc})") from exc
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise ValidationError(f"{path} is not a Memlattice backup (no `{FORMAT}` header)")
+    if header.get("version") != VERSION:
+        raise ValidationError(f"{path} is backup format version {header.get('version')};"
+                              f" this release reads version {VERSION}")
+    try:
+        end = json.loads(last)
+    except json.JSONDecodeError:
+        end = None
+    if not isinstance(end, dict) or end.get("t") != "end":
+        raise ValidationError(f"{path} has no `end` line: the backup was cut short")
+    return header, end
+
+
+async def restore(client: GraphClient, path: Path, *, batch: int = 1000) -> RestoreReport:
+    """Restore `path` into the database of `client`, which must hold no data."""
+    header, end = check(path)
+    report = RestoreReport(header=header)
+    loader = StoreLoader(client)
+    await loader.prepare()
+    for kind in ("node", "rel"):
+        rows: list[dict[str, Any]] = []
+        for record in _records(path):
+            if record.get("t") != kind:
+                continue
+            try:
+                props = decode_properties(record["p"])
+            except (BackupValueError, KeyError, TypeError) as exc:
+                raise ValidationError(f"{path}: a {kind} with a bad property: {exc}") from exc
+            if kind == "node":
+                rows.append({"key": record["k"], "labels": record["l"], "props": props})
+            else:
+                rows.append({"type": record["y"], "start": record["s"], "end": record["e"],
+                             "props": props})
+            if len(rows) >= batch:
+                await _flush(loader, kind, rows, report)
+                rows = []
+        if rows:
+            await _flush(loader, kind, rows, report)
+    report.skipped_relationships = int(end["relationships"]) - report.relationships
+    created = await loader.create_schema(
+        (item["name"], item["statement"]) for item in end.get("schema", [])
+        if item.get("statement"))
+    report.schema_created = tuple(created)
+    await loader.finish()
+    return report
+
+
+async def restore_store(client: GraphClient, path: Path, *, dimension: int,
+                        index: VectorIndexSettings, batch: int = 1000
+                        ) -> tuple[RestoreReport, list[int]]:
+    """The whole operation `memlattice restore` runs; returns the report and the
+    migrations applied after the load (those the backed-up release lacked).
+
+    The database is first migrated as `./dev up` would (so an empty one gets
+    this release's indexes: Neo4j does not give a creating statement for every
+    index, the vector indexes with filter properties among them), then loaded
+    (which replaces the migration records with the backup's), then migrated
+    again, and every side vector space the store searches or builds gets its
+    index with this server's settings, as an import does.
+    """
+    check(path)
+    await StoreLoader(client).refuse_unless_fresh()
+    await migrate(client, dimension=dimension, index=index)
+    report = await restore(client, path, batch=batch)
+    applied = await migrate(client, dimension=dimension, index=index)
+    spaces = VectorSpaceGraph(client)
+    for state in [*await spaces.serving_side_spaces(), *await spaces.building()]:
+        for space in state.side_spaces:
+            await spaces.ensure_index(space, index)
+    return report, applied
+
+
+async def _flush(loader: StoreLoader, kind: str, rows: list[dict[str, Any]],
+                 report: RestoreReport) -> None:
+    if kind == "node":
+        report.nodes += await loader.nodes(rows)
+    else:
+        report.relationships += await loader.relationships(rows)
