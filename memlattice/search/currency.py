@@ -13,10 +13,13 @@ it), and the older one follows it. Pure: no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from memlattice.core.lucene import words as lucene_words
+from memlattice.core.query_words import content_words, is_stop_word
+from memlattice.core.statements.tokens import stem
 from memlattice.search.ranking import Scored, Step
 
 # English marks a question about an earlier state with these words and phrases
@@ -38,18 +41,33 @@ def asks_past(query: str | None, named_end: datetime | None, now: datetime) -> b
     return bool(_PAST.search(query))
 
 
+def asks_about(query: str | None, words: Iterable[str]) -> bool:
+    """Whether a query is about an updated attribute: it names one of the content words
+    its link matched on (the subject, the attribute, the topic or a value), compared
+    as stems. A memory's update says nothing to a question about something else, so
+    it must not reorder that question's answers."""
+    if not query:
+        return False
+    asked = {stem(w) for w in content_words(lucene_words(query))}
+    return any(stem(w) in asked for text in words for w in lucene_words(text)
+               if not is_stop_word(w))
+
+
 def prefer_current(scored: Sequence[Scored], current: Mapping[str, str], *,
                    past: bool) -> list[Scored]:
     """`scored` with every outdated memory (a key of `current`, which names the
     newest state that updates it) next to that state: after it for a present
-    question, before it for a past one. A state the list lacks enters at the
-    outdated memory's place with its score, reached along `UPDATES`."""
+    question, before it for a past one. For a present question, a state the list
+    lacks enters at the outdated memory's place with its score, reached along
+    `UPDATES`; a past question leaves the list as it is."""
     order = [s.id for s in scored]
     by_id = {s.id: s for s in scored}
     for old_id, new_id in current.items():
         if old_id not in by_id or new_id == old_id:
             continue
         if new_id not in by_id:
+            if past:
+                continue  # a question about the past gains nothing from a later state
             by_id[new_id] = Scored(id=new_id, score=by_id[old_id].score, expanded=True,
                                    path=(Step(type="UPDATES", source=new_id, target=old_id),))
             order.insert(order.index(old_id), new_id)

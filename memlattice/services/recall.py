@@ -33,7 +33,7 @@ from memlattice.embeddings import check_dimension
 from memlattice.graph.codec import Memory, memory_from_properties, to_datetime
 from memlattice.graph.recall_rows import NewerState, SearchResult
 from memlattice.graph.updates.store import UpdateLink, link_from
-from memlattice.search.currency import asks_past, prefer_current
+from memlattice.search.currency import asks_about, asks_past, prefer_current
 from memlattice.search.entity_signal import entity_signal, named_entities
 from memlattice.search.lexical import Bm25, Field, document_text, query_terms
 from memlattice.search.pool import factor_ceiling, first_pool, settled, similarity_bounded
@@ -240,8 +240,9 @@ async def recall(service: MemoryService, request: SearchRequest, *,
             for state in states:
                 props.setdefault(str(state.props["id"]), state.props)
         named = intent.named if intent is not None else None
-        scored = prefer_current(scored, current_states(result.newer), past=asks_past(
-            request.query, named.end if named is not None else None, now))
+        scored = prefer_current(scored, current_states(result.newer, request.query),
+                                past=asks_past(request.query,
+                                               named.end if named is not None else None, now))
     kept = successors_first(finish(scored, min_score=config.min_score, limit=len(scored)),
                             {id: p.get("supersededBy") for id, p in props.items()})
     hits: list[SearchHit] = []
@@ -285,12 +286,20 @@ async def _rerank(
 
 
 
-def current_states(newer: Mapping[str, Sequence[NewerState]]) -> dict[str, str]:
-    """Each outdated candidate's newest state: the latest written of those that
-    update it."""
+def current_states(newer: Mapping[str, Sequence[NewerState]],
+                   query: str | None) -> dict[str, str]:
+    """Each outdated candidate's newest state (the latest written of those that update
+    it), when the query asks about what its links updated (memlattice.search.currency)."""
     return {old: str(max(states, key=lambda x: (x.props.get("createdAt") or 0,
                                                str(x.props["id"]))).props["id"])
-            for old, states in newer.items() if states}
+            for old, states in newer.items()
+            if states and asks_about(query, [word for x in states for word in _link_words(x)])}
+
+
+def _link_words(state: NewerState) -> list[str]:
+    link = state.link
+    return [str(link.get("subject") or ""), str(link.get("attribute") or ""),
+            *(str(w) for w in link.get("matched") or ())]
 
 
 def outdating(states: Sequence[NewerState]) -> tuple[Memory | None, UpdateLink | None]:

@@ -12,7 +12,7 @@ from memlattice.core.statements.compare import compare
 from memlattice.core.statements.contrast import Profile, contrast, profile
 from memlattice.core.statements.extract import Statement, extract
 from memlattice.core.statements.linking import Stated, links
-from memlattice.search.currency import asks_past, prefer_current
+from memlattice.search.currency import asks_about, asks_past, prefer_current
 from memlattice.search.ranking import Scored
 
 
@@ -148,7 +148,7 @@ def test_a_question_about_the_past_gets_the_older_state_first() -> None:
 @given(st.permutations(["a", "b", "c", "d", "e"]), st.booleans())
 def test_reordering_never_drops_or_duplicates_a_memory(ids: list[str], past: bool) -> None:
     order = prefer_current(scored(*ids), {"a": "b", "c": "z"}, past=past)
-    assert sorted(s.id for s in order) == sorted([*ids, "z"])
+    assert sorted(s.id for s in order) == sorted([*ids] if past else [*ids, "z"])
 
 
 @pytest.mark.parametrize(("query", "past"), [
@@ -203,3 +203,11 @@ def test_contrast_reads_another_value_of_the_same_subject_with_a_word_of_change(
 def test_contrast_links_nothing_that_both_holds_or_asserts_nothing(older: str,
                                                                    newer: str) -> None:
     assert contrast(read(older), read(newer), same_source=True) is None
+
+
+def test_only_a_question_about_the_updated_attribute_is_reordered() -> None:
+    link = ["ines", "residence", "live", "in", "bergen", "moved", "tromsø"]
+    assert asks_about("Where does Ines live?", link)
+    assert asks_about("Is she still in Bergen?", link)
+    assert not asks_about("What did Caroline paint last summer?", link)
+    assert not asks_about(None, link)
