@@ -61,11 +61,10 @@ class Reached(_Row):
 @dataclass(frozen=True)
 class NewerState:
     """A memory that updates a candidate (graph.updates): `hops` links away, the first
-    link on the way (`link`, whose newer side is `first_newer`), and its properties."""
+    link on the way (`link`), and its properties."""
 
     hops: int
     link: Mapping[str, Any]
-    first_newer: str
     props: Mapping[str, Any]
 
 
@@ -109,7 +108,7 @@ def search_result(record: Mapping[str, Any]) -> SearchResult:
                 continue
             listed = newer.setdefault(x["m"]["id"], [])
             if all(s.props["id"] != n["m"]["id"] for s in listed):
-                listed.append(NewerState(int(n["hops"]), n["link"], str(n["firstNewer"]), n["m"]))
+                listed.append(NewerState(int(n["hops"]), n["link"], n["m"]))
         if not x["conflicts"]:
             return  # the common case
         seen = conflicts.setdefault(x["m"]["id"], [])

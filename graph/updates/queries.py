@@ -27,7 +27,6 @@ EARLIER_PER_KEY = 20
 # contrast): its best fulltext matches and its speaker's latest turns.
 CONTRAST_PER_MEMORY = 20
 CONTRAST_PER_SPEAKER = 10
-LIVE = ("candidate", "confirmed")
 
 
 def lock_attributes(namespace: str, keys: Sequence[str], now: datetime) -> Query:
@@ -258,6 +257,6 @@ def newer_states(var: str, *, in_chain: bool) -> str:
         " WITH upath, unew, relationships(upath)[0] AS ufirst"
         f" RETURN {{hops: length(upath), link: ufirst {{.id, .kind, .status, .confidence,"
         " .reason, .subject, .attribute, .matched, createdAt: ufirst.createdAt.epochSeconds"
-        " * 1000000 + ufirst.createdAt.microsecond}, firstNewer: startNode(ufirst).id,"
+        " * 1000000 + ufirst.createdAt.microsecond},"
         f" m: {project_memory('unew')}, eid: elementId(unew)}} }}"
     )

@@ -24,7 +24,7 @@ from memlattice.core.lucene import any_terms
 from memlattice.core.statements.contrast import Profile, contrast, profile
 from memlattice.core.statements.extract import Statement
 from memlattice.core.statements.linking import Link, Stated, links
-from memlattice.core.statements.of_memory import statements_of, voice_of, without_speaker
+from memlattice.core.statements.of_memory import statements_of, without_speaker
 from memlattice.graph.client import GraphClient, run
 from memlattice.graph.codec import Memory, memory_from_properties, to_datetime
 from memlattice.graph.indexes import fenced_lucene
@@ -79,9 +79,9 @@ def written_of(memories: Sequence[PreparedMemory],
     record's `payload` states its triple; `id` when it was stored under another."""
     out = []
     for m in memories:
-        source, statements = statements_of(m.input, payload)
+        source, text, statements = statements_of(m.input, payload)
         out.append(Written(id=id or m.id, at=m.now, source=source, statements=statements,
-                           text=voice_of(m.input)[1], stating=m.input.memory_type != "episodic"))
+                           text=text, stating=m.input.memory_type != "episodic"))
     return out
 
 

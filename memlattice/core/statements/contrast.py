@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from memlattice.core.entities import CALENDAR_WORDS, SENTENCE_OPENERS, entity_key
 from memlattice.core.query_words import is_stop_word
-from memlattice.core.statements.compare import Kind, Verdict
+from memlattice.core.statements.compare import Verdict
 from memlattice.core.statements.lexicon import COUNT_WORDS
 from memlattice.core.statements.tokens import stem
 from memlattice.core.statements.values import value_kind
@@ -231,11 +231,10 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | 
             continue  # a new name needs its topic, and its owner talking or a replacement
         confidence = (0.6 + 0.05 * min(len(shared), 4) + (0.1 if same_source else 0.0)
                       + (0.05 if strong else 0.0))
-        kind_of: Kind = "update"
         what = f"{min(before)!r} -> {min(fresh)!r}"
         about = ", ".join(sorted(shared)[:4]) or newer.voice or ""
         return Verdict(
-            kind=kind_of, confidence=round(min(confidence, 0.9), 2),
+            kind="update", confidence=round(min(confidence, 0.9), 2),
             reason=f"another {kind} for the same subject ({about}): {what};"
                    f" change said by {', '.join(dict.fromkeys(newer.change))}",
             subject=about, attribute=kind,

@@ -44,17 +44,17 @@ def voice_of(memory: MemoryInput) -> tuple[str | None, str]:
 
 
 def statements_of(memory: MemoryInput, payload: Mapping[str, Any] | None = None,
-                  ) -> tuple[str | None, tuple[Statement, ...]]:
-    """(the memory's source, what it states).
+                  ) -> tuple[str | None, str, tuple[Statement, ...]]:
+    """(the memory's source, its text in that voice, what it states).
 
     Besides its text: a memory written under a `key` states that key's value (the
     latest write of a key is its value, as in any key-value store), and a semantic
     record states its payload's (subject, predicate, object), read like the
     sentence they make ("Alice" "lives in" "Lisbon") or, when no frame reads it,
     as the predicate itself of the subject."""
-    if memory.memory_type in _NOT_STATEMENTS:
-        return None, ()
     speaker, text = voice_of(memory)
+    if memory.memory_type in _NOT_STATEMENTS:
+        return speaker, text, ()
     found = list(extract(text, speaker=speaker)) if memory.memory_type != "semantic" else []
     if memory.key:
         found.append(Statement(owner=None, thing=("key", memory.key.casefold()),
@@ -63,7 +63,7 @@ def statements_of(memory: MemoryInput, payload: Mapping[str, Any] | None = None,
                                thing_text=memory.key))
     if payload is not None and memory.memory_type == "semantic":
         found.extend(_triple(payload))
-    return speaker, tuple(found)
+    return speaker, text, tuple(found)
 
 
 def _triple(payload: Mapping[str, Any]) -> list[Statement]:
