@@ -152,6 +152,10 @@ class SearchInput:
         " many steps either way count as weaker lexical fields of it (default 3; 0: off)."))
     context_decay: float | None = strawberry.field(default=None, description=(
         "The weight of those neighbours' words per step away (default 0.75)."))
+    question_discount: float | None = strawberry.field(default=None, description=(
+        "How much a memory that only asks loses: its score is multiplied by 1 minus this"
+        " times the share of its words in questions (a question records what someone"
+        " wanted to know, not what is so); 0-1, default 0.25; 0: off."))
     reranker: str | None = strawberry.field(
         default=None, description=(
             "The name of a reranker configured on the server to reorder the hits; null: none."
@@ -182,7 +186,7 @@ class SearchInput:
             for name in ("mode", "scoring", "decay_half_life_days", "key_boost", "tag_boost",
                          "use_confidence", "use_salience", "mmr_lambda", "reranker",
                          "min_score", "min_relevance", "limit", "candidates", "context_hops",
-                         "context_decay")
+                         "context_decay", "question_discount")
             if getattr(self, name) is not None
         }
         if self.weights is not None:

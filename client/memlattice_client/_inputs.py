@@ -171,6 +171,7 @@ class SearchOptions(TypedDict, total=False):
     candidates: int
     context_hops: int
     context_decay: float
+    question_discount: float
     now: datetime
     vector: Sequence[float]  # deprecated: `embedding` (warns)
     context: SearchContext  # deprecated: the ids as keywords (warns)

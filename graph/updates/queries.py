@@ -141,6 +141,20 @@ def create_links(links: list[dict[str, Any]], *, namespace: str, now: datetime) 
     return query, {"links": links, "namespace": namespace, "now": now}
 
 
+def auto_superseded(*, tenant: Tenant, newer_ids: Sequence[str]) -> Query:
+    """The memories that `newer_ids` superseded on being written: their links were
+    confirmed by the namespace's `autoSupersede` when they were made (decided the
+    moment they were created), unlike a later `confirmUpdate`."""
+    query = (
+        "CYPHER 25\n"
+        "UNWIND $ids AS id\n"
+        "MATCH (n:Memory {id: id})-[u:UPDATES {status: 'confirmed'}]->(old:Memory)\n"
+        f"WHERE {owned('n')} AND {owned('old')} AND u.decidedAt = u.createdAt\n"
+        f"RETURN {project('old')} AS previous, {project('n')} AS current"
+    )
+    return query, {**tenant.params(), "ids": list(newer_ids)}
+
+
 _LINK = ("u {.id, .kind, .status, .confidence, .reason, .subject, .attribute, .matched,"
          " .decidedBy, .note, createdAt: u.createdAt.epochSeconds * 1000000"
          " + u.createdAt.microsecond, decidedAt: u.decidedAt.epochSeconds * 1000000"

@@ -262,6 +262,17 @@ class UpdateGraph:
         return [link_from(r["link"], memory_from_properties(r["newer"]),
                           memory_from_properties(r["older"])) for r in rows]
 
+    async def auto_superseded(self, *, tenant: Tenant, newer_ids: Sequence[str],
+                              ) -> builtins.list[tuple[Memory, Memory]]:
+        """(superseded, successor) for what `newer_ids` superseded as they were written
+        (a namespace's `autoSupersede`), so the write can announce it."""
+        if not newer_ids:
+            return []
+        rows = await self.client.read(queries.auto_superseded(tenant=tenant,
+                                                              newer_ids=newer_ids))
+        return [(memory_from_properties(r["previous"]), memory_from_properties(r["current"]))
+                for r in rows]
+
     async def confirm(self, *, tenant: Tenant, id: str, actor: str,
                       now: datetime) -> tuple[UpdateLink, Memory | None, Memory | None]:
         """(the link, the memory superseded, its successor); the memories are None

@@ -82,3 +82,10 @@ def require_name(value: str, field: str) -> str:
     if problem is not None:
         raise ValidationError(f"{field} {problem}", field=field)
     return value
+
+
+def require_names(**fields: str | None) -> None:
+    """Each given argument that names something is a valid name (`require_name`)."""
+    for field, value in fields.items():
+        if value is not None:
+            require_name(value, field)

@@ -88,6 +88,10 @@ class SearchConfig(_Frozen):
     # `context_decay ** steps` (memlattice.search.lexical.context_fields); 0 turns it off.
     context_hops: int = Field(default=3, ge=0, le=5)
     context_decay: float = Field(default=0.75, gt=0, le=1)
+    # A memory's score is multiplied by 1 - question_discount x the share of its words
+    # in questions (memlattice.search.information.asked_share): a question records
+    # what someone wanted to know, not what is so. 0 turns it off.
+    question_discount: float = Field(default=0.25, ge=0, le=1)
     min_score: float | None = None
     # Hits whose relevance (memlattice.search.relevance: evidence in [0, 1] that they
     # answer the query, the same in every mode) is below this are left out.

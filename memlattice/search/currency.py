@@ -6,14 +6,18 @@ wants the newest state first; a question about the past ("before", "used to",
 "at first", "in 2022") wants the state that held then. This module reorders a
 ranked list accordingly, and nothing else: every memory stays in the list (a
 wrong link must never hide a memory), the newest state takes the place of the
-best-ranked older one (entering the list there when the search did not find
-it), and the older one follows it. Pure: no I/O.
+best-ranked older one, and the older one follows it.
+
+Two states the search found both are only put in order, which changes no
+memory's presence in the list; a state the search did not find enters it only
+for a question about what the link updated (`asks_about`), since it takes a
+place another memory held. Pure: no I/O.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -54,20 +58,21 @@ def asks_about(query: str | None, words: Iterable[str]) -> bool:
 
 
 def prefer_current(scored: Sequence[Scored], current: Mapping[str, str], *,
-                   past: bool) -> list[Scored]:
+                   past: bool, asked: Collection[str] | None = None) -> list[Scored]:
     """`scored` with every outdated memory (a key of `current`, which names the
     newest state that updates it) next to that state: after it for a present
-    question, before it for a past one. For a present question, a state the list
-    lacks enters at the outdated memory's place with its score, reached along
-    `UPDATES`; a past question leaves the list as it is."""
+    question, before it for a past one. For a present question about what the
+    link updated (the outdated ids in `asked`; all of them when None), a state the
+    list lacks enters at the outdated memory's place with its score, reached along
+    `UPDATES`; otherwise the list keeps its members."""
     order = [s.id for s in scored]
     by_id = {s.id: s for s in scored}
     for old_id, new_id in current.items():
         if old_id not in by_id or new_id == old_id:
             continue
         if new_id not in by_id:
-            if past:
-                continue  # a question about the past gains nothing from a later state
+            if past or (asked is not None and old_id not in asked):
+                continue  # the past gains nothing from a later state; nor another question
             by_id[new_id] = Scored(id=new_id, score=by_id[old_id].score, expanded=True,
                                    path=(Step(type="UPDATES", source=new_id, target=old_id),))
             order.insert(order.index(old_id), new_id)

@@ -25,6 +25,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -57,6 +58,29 @@ class Rarity:
         if self.mean_mass <= 0.0:
             return 1.0
         return min(1.0, self.mass(text) / self.mean_mass)
+
+
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+_WORD = re.compile(r"\w+")
+
+
+@lru_cache(maxsize=16_384)
+def asked_share(text: str) -> float:
+    """The share of `text`'s words that lie in questions (sentences ending in "?").
+
+    A memory records what was said; a question says what someone wanted to know,
+    not what is so, yet it shares a question's words and, in an embedding, its
+    form: "When is my car due for its service?" is closer to "What car does Dario
+    drive?" than the turn that names the car. Ranking discounts a memory by this
+    share (SearchConfig.question_discount), so a turn that only asks yields to one
+    that answers; a turn that asks and tells keeps the part that tells."""
+    total = asked = 0
+    for sentence in _SENTENCE.findall(text):
+        n = len(_WORD.findall(sentence))
+        total += n
+        if sentence.rstrip().endswith("?"):
+            asked += n
+    return asked / total if total else 0.0
 
 
 @lru_cache(maxsize=16_384)

@@ -58,6 +58,8 @@ class Candidate:
     key: str | None = None
     tags: tuple[str, ...] = ()
     embedding: Sequence[float] | None = None
+    # The share of its words in questions (memlattice.search.information.asked_share).
+    asked: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -203,6 +205,7 @@ def base_scores(
             factor *= c.confidence
         if config.use_salience and c.salience is not None:
             factor *= c.salience
+        factor *= 1.0 - config.question_discount * c.asked
         scored.append(Scored(
             id=id, score=base * factor, similarity=c.similarity, fts=c.fts, recency=rec,
             popularity=pop, boost=boost, similarity_rank=sim_rank.get(id),

@@ -91,6 +91,12 @@ class ChangeEvents:
         await self._publish([_event(EventKind.FORGOTTEN, m, actor, at=at,
                               related=successors([m], known or {})) for m in memories])
 
+    async def superseded(self, pairs: Iterable[tuple[Memory, Memory]], actor: str) -> None:
+        """SUPERSEDED for each (old, successor) whose successor was announced already
+        (a write that superseded on its own: a namespace's `autoSupersede`)."""
+        await self._publish([_event(EventKind.SUPERSEDED, old, actor, ids=(old.id, new.id),
+                                    related=(new,)) for old, new in pairs])
+
     async def replaced(self, current: Memory, previous: Iterable[Memory], actor: str) -> None:
         """A successor (supersede, merge): WRITTEN for it, then SUPERSEDED for each old
         record with `memory_ids` [old, new]."""

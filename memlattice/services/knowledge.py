@@ -27,7 +27,7 @@ from memlattice.core.auth import Tenant
 from memlattice.core.errors import Conflict, ValidationError
 from memlattice.core.lucene import all_terms, query_any_terms, words
 from memlattice.core.model import MemoryFilter, Status, camel, utcnow
-from memlattice.core.names import require_name
+from memlattice.core.names import require_name, require_names
 from memlattice.core.records.hints import Hint, hints_for
 from memlattice.core.records.inputs import FactInput, RecordInput
 from memlattice.core.records.payloads import (
@@ -46,6 +46,7 @@ from memlattice.graph.record_codec import Record, payload_json
 from memlattice.graph.records import RecordGraph
 from memlattice.graph.revisions import NewRecord, RevisionGraph
 from memlattice.graph.updates.store import detect_in, written_of
+from memlattice.services.auto_supersede import announce_auto_superseded
 from memlattice.services.memories import MemoryService
 from memlattice.services.recall import SearchRequest
 
@@ -128,6 +129,8 @@ class KnowledgeService:
         if not written.created:
             return written
         await self.events.written([written.record.memory], actor)
+        await announce_auto_superseded(self.client, self.events, [written.record.memory],
+                                       auto=auto, tenant=tenant, actor=actor)
         await self.events.edges_added(input.namespace, written.edges, actor,
                                       known=[written.record.memory])
         await self.memories.embed_side_spaces(input.namespace, [written.record.memory])
@@ -176,7 +179,7 @@ class KnowledgeService:
         (a lexical search that, unlike `search`, also travels in time with `as_of`)."""
         if not 1 <= limit <= 500:
             raise ValidationError("limit must be between 1 and 500", field="limit")
-        _names(threadId=thread_id, taskId=task_id)
+        require_names(threadId=thread_id, taskId=task_id)
         for tag in tags:
             require_name(tag, "tags")
         lucene = query_any_terms(query) if query is not None else None
@@ -227,6 +230,8 @@ class KnowledgeService:
             written = await self.client.transaction(work)
         if written.created:
             await self.events.written([written.record.memory], actor)
+            await announce_auto_superseded(self.client, self.events, [written.record.memory],
+                                           auto=auto, tenant=tenant, actor=actor)
             await self.memories.embed_side_spaces(input.namespace, [written.record.memory])
         else:
             await self.events.updated([written.record.memory], actor)
@@ -269,7 +274,7 @@ class KnowledgeService:
         tenant.require_write()
         # A blank field matches nothing today, and would match everything if the
         # query ever treated it as a substring: refused, like forget's predicate.
-        _names(**{f"predicate.{camel(k)}": v for k, v in predicate.__dict__.items()
+        require_names(**{f"predicate.{camel(k)}": v for k, v in predicate.__dict__.items()
                   if isinstance(v, str) and k != "claim"})
         if predicate.claim is not None and not words(predicate.claim):
             raise ValidationError("claim has no word to match", field="predicate.claim")
@@ -289,7 +294,7 @@ class KnowledgeService:
     async def by_evidence(
         self, *, tenant: Tenant, ref: str, kind: str | None,
     ) -> builtins.list[Record]:
-        _names(ref=ref, kind=kind)
+        require_names(ref=ref, kind=kind)
         return await self.facts.by_evidence(namespace=tenant.namespace, ref=ref, kind=kind,
                                             now=utcnow(), clearance=tenant)
 
@@ -384,13 +389,6 @@ class KnowledgeService:
                                       known=[r.memory for r in revised.records])
         await self.memories.embed_side_spaces(tenant.namespace, [merged.memory])
         return merged, sources
-
-
-def _names(**fields: str | None) -> None:
-    """Each given argument that names something must be a valid name (memlattice.core.names)."""
-    for field, value in fields.items():
-        if value is not None:
-            require_name(value, field)
 
 
 def _same_namespace(namespace: str, other: str, field: str) -> None:

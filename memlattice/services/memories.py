@@ -58,6 +58,7 @@ from memlattice.search.index_shares import IndexShares
 from memlattice.search.lexical_stats import LexicalStatistics
 from memlattice.search.rerank import RerankerRegistry
 from memlattice.services.access import AccessRecorder
+from memlattice.services.auto_supersede import announce_auto_superseded
 from memlattice.services.change_events import ChangeEvents
 from memlattice.services.events import EventBus
 from memlattice.services.namespace_directory import NamespaceDirectory
@@ -178,12 +179,14 @@ class MemoryService:
         # The same content again reinforces the memory that holds it (graph.duplicates).
         outcomes = await DuplicateGraph(self.graph.client).create_or_reinforce(
             prepared, allow_duplicate=[m.allow_duplicate for m in inputs], tenant=tenant,
-            actor=actor, auto_supersede=await self.auto_supersede(inputs[0].namespace))
+            actor=actor, auto_supersede=(auto := await self.auto_supersede(inputs[0].namespace)))
         created = {o.memory.id: o.memory for o in outcomes if o.written is WriteEffect.CREATED}
         reinforced = list({o.memory.id: o.memory for o in outcomes
                            if o.written is WriteEffect.REINFORCED
                            and o.memory.id not in created}.values())
         await self.events.written(created.values(), actor)
+        await announce_auto_superseded(self.graph.client, self.events, created.values(),
+                                       auto=auto, tenant=tenant, actor=actor)
         if reinforced:
             await self.events.updated(reinforced, actor)
         await self.embed_side_spaces(inputs[0].namespace, list(created.values()))
@@ -200,8 +203,10 @@ class MemoryService:
         turns, written, keys = await self.graph.ingest_session(
             memories, session=session, turn_ids=turn_ids, speakers=speakers,
             namespace=namespace, tenant=tenant, actor=actor,
-            auto_supersede=await self.auto_supersede(namespace))
+            auto_supersede=(auto := await self.auto_supersede(namespace)))
         await self.events.written(written, actor)
+        await announce_auto_superseded(self.graph.client, self.events, written, auto=auto,
+                                       tenant=tenant, actor=actor)
         await self.embed_side_spaces(namespace, written)
         return turns, written, keys
 

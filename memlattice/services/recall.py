@@ -35,6 +35,7 @@ from memlattice.graph.recall_rows import NewerState, SearchResult
 from memlattice.graph.updates.store import UpdateLink, link_from
 from memlattice.search.currency import asks_about, asks_past, prefer_current
 from memlattice.search.entity_signal import entity_signal, named_entities
+from memlattice.search.information import asked_share
 from memlattice.search.lexical import Bm25, Field, document_text, query_terms
 from memlattice.search.pool import factor_ceiling, first_pool, settled, similarity_bounded
 from memlattice.search.ranking import (
@@ -240,9 +241,10 @@ async def recall(service: MemoryService, request: SearchRequest, *,
             for state in states:
                 props.setdefault(str(state.props["id"]), state.props)
         named = intent.named if intent is not None else None
-        scored = prefer_current(scored, current_states(result.newer, request.query),
+        scored = prefer_current(scored, current_states(result.newer),
                                 past=asks_past(request.query,
-                                               named.end if named is not None else None, now))
+                                               named.end if named is not None else None, now),
+                                asked=asked_about(result.newer, request.query))
     kept = successors_first(finish(scored, min_score=config.min_score, limit=len(scored)),
                             {id: p.get("supersededBy") for id, p in props.items()})
     hits: list[SearchHit] = []
@@ -286,13 +288,19 @@ async def _rerank(
 
 
 
-def current_states(newer: Mapping[str, Sequence[NewerState]],
-                   query: str | None) -> dict[str, str]:
-    """Each outdated candidate's newest state (the latest written of those that update
-    it), when the query asks about what its links updated (memlattice.search.currency)."""
+def current_states(newer: Mapping[str, Sequence[NewerState]]) -> dict[str, str]:
+    """Each outdated candidate's newest state (the latest written of those that
+    update it)."""
     return {old: str(max(states, key=lambda x: (x.props.get("createdAt") or 0,
                                                str(x.props["id"]))).props["id"])
-            for old, states in newer.items()
+            for old, states in newer.items() if states}
+
+
+def asked_about(newer: Mapping[str, Sequence[NewerState]], query: str | None) -> set[str]:
+    """The outdated candidates whose links the query asks about
+    (memlattice.search.currency.asks_about): only their newest states may enter a
+    list the search did not put them in."""
+    return {old for old, states in newer.items()
             if states and asks_about(query, [word for x in states for word in _link_words(x)])}
 
 
@@ -345,4 +353,5 @@ def _candidate(id: str, props: Mapping[str, Any], *, similarity: float | None,
         access_count=int(props.get("accessCount") or 0),
         confidence=float(props.get("confidence", 1.0)), salience=props.get("salience"),
         key=props.get("key"), tags=tuple(props.get("tags") or ()),
+        asked=asked_share(str(props.get("content") or "")),
     )

@@ -40,7 +40,8 @@ class UpdateService:
         link, previous, current = await self.graph.confirm(tenant=tenant, id=id, actor=actor,
                                                            now=utcnow())
         if previous is not None and current is not None:
-            await self.memories.events.replaced(current, [previous], actor)
+            # The newer memory was announced when it was written; only the older changed.
+            await self.memories.events.superseded([(previous, current)], actor)
         return link
 
     async def reject(self, *, tenant: Tenant, id: str, note: str | None,

@@ -228,3 +228,24 @@ async def test_consolidation_announces_what_it_derived(
                            + [("EDGE_ADDED", d) for d in [*derived, skill, skill]])
     assert {(e["edge"]["sourceId"], e["edge"]["targetId"]) for e in after_second
             if e["kind"] == "EDGE_ADDED"} == {(skill, e1), (skill, e2), *((d, e2) for d in derived)}
+
+
+async def test_a_namespace_that_supersedes_on_its_own_announces_it(
+    session_app: tuple[Any, Any], gql: GraphQLClient, namespace: str, admin: dict[str, Any],
+) -> None:
+    """With `autoSupersede`, a confident update confirmed on write is announced like a
+    confirmation: the old state's SUPERSEDED after the new one's WRITTEN."""
+    from tests.integration.test_knowledge_updates import INGEST, chat, turn_id
+
+    await gql.ok("""mutation($ns: String!) { configureNamespace(namespace: $ns,
+      input: {autoSupersede: 0.6}) { version } }""", {"ns": namespace})
+    async with subscribed(session_app[1], namespace, admin) as ws:
+        await gql.ok(INGEST, {"input": chat(namespace)})
+        events = [await next_event(ws) for _ in range(9)]
+    bergen, tromso = turn_id(namespace, "bergen"), turn_id(namespace, "tromso")
+    assert [e["kind"] for e in events] == ["WRITTEN"] * 8 + ["SUPERSEDED"]
+    assert events[-1]["memoryIds"] == [bergen, tromso]
+    assert events[-1]["memory"]["status"] == "SUPERSEDED"
+    found = (await gql.ok("""query($ns: String!) { memoryUpdates(namespace: $ns,
+      statuses: [CONFIRMED]) { older { id } newer { id } } }""", {"ns": namespace}))
+    assert found["memoryUpdates"] == [{"older": {"id": bergen}, "newer": {"id": tromso}}]

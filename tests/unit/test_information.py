@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memlattice.search.information import rarity
+from memlattice.search.information import asked_share, rarity
 from memlattice.search.lexical import Bm25, NamespaceStats
 
 SAMPLE = [
@@ -49,3 +49,33 @@ def test_context_fields_weigh_as_much_as_the_turn_says() -> None:
     assert [f.weight for f in full] == [0.5, 0.25]
     assert [f.weight for f in part] == pytest.approx([0.1, 0.05])
     assert bm25.score_fields(part) < bm25.score_fields(full)
+
+
+@pytest.mark.parametrize(("text", "share"), [
+    ("Dario: When is my car due for its service?", 1.0),
+    ("Jonas: I switched to an iPhone 15 last week.", 0.0),
+    ("Is it true? Yes, I live in Oslo now.", 1 / 3),  # it asks, then tells
+    ("", 0.0),
+])
+def test_the_share_of_a_memory_that_only_asks(text: str, share: float) -> None:
+    assert asked_share(text) == pytest.approx(share)
+
+
+def test_a_memory_that_only_asks_ranks_below_one_that_tells_with_the_same_evidence() -> None:
+    from datetime import UTC, datetime
+
+    from memlattice.core.search_config import SearchConfig
+    from memlattice.search.ranking import Candidate, base_scores
+
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    same = {"similarity": 0.6, "fts": 2.0, "created_at": now}
+    order = base_scores([Candidate(id="asks", asked=1.0, **same),
+                         Candidate(id="tells", asked=0.0, **same),
+                         Candidate(id="other", similarity=0.1, fts=0.2, created_at=now)],
+                        SearchConfig(), now=now, query="what car")
+    assert [s.id for s in order][:2] == ["tells", "asks"]
+    off = base_scores([Candidate(id="asks", asked=1.0, **same),
+                       Candidate(id="tells", asked=0.0, **same)],
+                      SearchConfig(question_discount=0.0), now=now, query="what car")
+    assert off[0].score == off[1].score
+

@@ -140,6 +140,18 @@ def test_a_state_the_search_missed_enters_where_the_outdated_one_stood() -> None
     assert order[1].expanded and order[1].path[0].type == "UPDATES"
 
 
+def test_two_states_the_search_found_are_ordered_whatever_the_question() -> None:
+    order = prefer_current(scored("old", "x", "new"), {"old": "new"}, past=False, asked=())
+    assert [s.id for s in order] == ["new", "old", "x"]
+
+
+def test_a_missing_state_enters_only_for_a_question_about_its_link() -> None:
+    unasked = prefer_current(scored("x", "old"), {"old": "new"}, past=False, asked=())
+    assert [s.id for s in unasked] == ["x", "old"]
+    asked = prefer_current(scored("x", "old"), {"old": "new"}, past=False, asked={"old"})
+    assert [s.id for s in asked] == ["x", "new", "old"]
+
+
 def test_a_question_about_the_past_gets_the_older_state_first() -> None:
     order = prefer_current(scored("new", "x", "old"), {"old": "new"}, past=True)
     assert [s.id for s in order] == ["old", "new", "x"]
