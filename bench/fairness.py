@@ -72,12 +72,16 @@ def outcome(status: int, answer: bytes) -> str:
         body = json.loads(answer)
     except ValueError:
         return f"HTTP {status} (not JSON)"
-    codes = [str((e.get("extensions") or {}).get("code")) for e in body.get("errors") or []]
+    errors = body.get("errors") or []
+    codes = [str((e.get("extensions") or {}).get("code")) for e in errors]
     if status == 429 and codes == ["RATE_LIMITED"]:
         return "rate_limited"
     if status == 200 and not codes and body.get("data"):
         return "served"
-    return f"HTTP {status} {','.join(codes) or 'no code'}"
+    # The first error's message says which failure a code stands for (UNAVAILABLE is
+    # a refused connection, a pool that had none free, or a transient Neo4j error).
+    said = str(errors[0].get("message") or "")[:80] if errors else ""
+    return f"HTTP {status} {','.join(codes) or 'no code'}" + (f": {said}" if said else "")
 
 
 async def quiet_client(base: str, key: str, phase: Phase, until: float, seed: int,

@@ -275,7 +275,7 @@ class KnowledgeService:
         # A blank field matches nothing today, and would match everything if the
         # query ever treated it as a substring: refused, like forget's predicate.
         require_names(**{f"predicate.{camel(k)}": v for k, v in predicate.__dict__.items()
-                  if isinstance(v, str) and k != "claim"})
+                         if isinstance(v, str) and k != "claim"})
         if predicate.claim is not None and not words(predicate.claim):
             raise ValidationError("claim has no word to match", field="predicate.claim")
         lucene = all_terms(query) if query is not None else None
