@@ -21,6 +21,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from memlattice.core.entities import entity_key
 from memlattice.core.lucene import words as lucene_words
 from memlattice.core.query_words import content_words, is_stop_word
 from memlattice.core.statements.tokens import stem
@@ -55,6 +56,38 @@ def asks_about(query: str | None, words: Iterable[str]) -> bool:
     asked = {stem(w) for w in content_words(lucene_words(query))}
     return any(stem(w) in asked for text in words for w in lucene_words(text)
                if not is_stop_word(w))
+
+
+# What kind of value a question asks for, by its question word (answer typing, as in
+# question classification): the attributes and value kinds of memlattice.core.statements
+# that can answer it. "what"/"which" alone name no kind and are left out.
+_ANSWER_KINDS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
+    (re.compile(r"(?i)\b(?:who|whom|whose)\b"),
+     frozenset({"name", "partner", "owner", "employer", "role"})),
+    (re.compile(r"(?i)\bwhere\b"),
+     frozenset({"residence", "employer", "school", "endpoint", "address", "host", "name"})),
+    (re.compile(r"(?i)\bwhen\b|\b(?:what|which)\s+(?:time|day|date|weekday)\b"),
+     frozenset({"when", "time", "weekday", "date", "schedule", "deadline"})),
+    (re.compile(r"(?i)\bhow\s+(?:many|much)\b"), frozenset({"count", "number", "amount",
+                                                            "money"})),
+    (re.compile(r"(?i)\b(?:what|which)\s+version\b"), frozenset({"version"})),
+)
+
+
+def asks_for(query: str | None, attribute: str) -> bool:
+    """Whether a query's question word asks for the kind of value an update changed
+    ("Who is Marco's employer now?" for a new name, "When is the standup?" for a
+    time)."""
+    return bool(query) and any(attribute in kinds for pattern, kinds in _ANSWER_KINDS
+                               if pattern.search(query or ""))
+
+
+def names(query: str | None, subject: str | None) -> bool:
+    """Whether a query names a subject (an entity key such as a speaker's), as a word."""
+    if not query or not subject:
+        return False
+    asked = {entity_key(w) for w in lucene_words(query)}  # "Marco's" names Marco
+    return all(entity_key(w) in asked for w in lucene_words(subject))
 
 
 def prefer_current(scored: Sequence[Scored], current: Mapping[str, str], *,

@@ -33,7 +33,7 @@ from memlattice.embeddings import check_dimension
 from memlattice.graph.codec import Memory, memory_from_properties, to_datetime
 from memlattice.graph.recall_rows import NewerState, SearchResult
 from memlattice.graph.updates.store import UpdateLink, link_from
-from memlattice.search.currency import asks_about, asks_past, prefer_current
+from memlattice.search.currency import asks_about, asks_for, asks_past, names, prefer_current
 from memlattice.search.entity_signal import entity_signal, named_entities
 from memlattice.search.information import asked_share
 from memlattice.search.lexical import Bm25, Field, document_text, query_terms
@@ -297,11 +297,22 @@ def current_states(newer: Mapping[str, Sequence[NewerState]]) -> dict[str, str]:
 
 
 def asked_about(newer: Mapping[str, Sequence[NewerState]], query: str | None) -> set[str]:
-    """The outdated candidates whose links the query asks about
-    (memlattice.search.currency.asks_about): only their newest states may enter a
-    list the search did not put them in."""
+    """The outdated candidates whose links the query asks about: it names a word a link
+    matched on, or it names the newer memory's speaker and asks for the kind of value
+    the link changed (memlattice.search.currency). Only their newest states may enter
+    a list the search did not put them in."""
     return {old for old, states in newer.items()
-            if states and asks_about(query, [word for x in states for word in _link_words(x)])}
+            if states and (asks_about(query, [word for x in states for word in _link_words(x)])
+                           or any(names(query, _speaker(x.props))
+                                  and asks_for(query, str(x.link.get("attribute") or ""))
+                                  for x in states))}
+
+
+def _speaker(props: Mapping[str, Any]) -> str | None:
+    """Who said a conversation turn (its metadata's speaker), if it is one."""
+    metadata = memory_from_properties(props).metadata or {}
+    speaker = metadata.get("speaker")
+    return speaker if isinstance(speaker, str) else None
 
 
 def _link_words(state: NewerState) -> list[str]:

@@ -12,7 +12,7 @@ from memlattice.core.statements.compare import compare
 from memlattice.core.statements.contrast import Profile, contrast, profile
 from memlattice.core.statements.extract import Statement, extract
 from memlattice.core.statements.linking import Stated, links
-from memlattice.search.currency import asks_about, asks_past, prefer_current
+from memlattice.search.currency import asks_about, asks_for, asks_past, names, prefer_current
 from memlattice.search.ranking import Scored
 
 
@@ -223,3 +223,28 @@ def test_only_a_question_about_the_updated_attribute_is_reordered() -> None:
     assert asks_about("Is she still in Bergen?", link)
     assert not asks_about("What did Caroline paint last summer?", link)
     assert not asks_about(None, link)
+
+
+@pytest.mark.parametrize(("query", "attribute", "asked"), [
+    ("Who is Marco's employer now?", "name", True),
+    ("Where does Ines live?", "residence", True),
+    ("When is the platform standup?", "time", True),
+    ("What time is the standup now?", "when", True),
+    ("How many rabbits does Lea have?", "count", True),
+    ("Which version of Postgres runs the orders cluster?", "version", True),
+    ("Where does Ines live?", "time", False),
+    ("What does Hannah drink in the morning?", "name", False),  # "what" names no kind
+    (None, "name", False),
+])
+def test_a_question_word_asks_for_a_kind_of_value(query: str | None, attribute: str,
+                                                  asked: bool) -> None:
+    assert asks_for(query, attribute) is asked
+
+
+def test_a_question_names_a_speaker_as_a_word() -> None:
+    assert names("Who is Marco's employer now?", "Marco")
+    assert names("Where does Mei Lin work?", "Mei Lin")
+    assert not names("Where does Mei work?", "Mei Lin")
+    assert not names("Who is the Marcos team lead?", "Marco")
+    assert not names("Who is it?", None)
+
