@@ -115,6 +115,19 @@ def document_text(content: str, summary: str | None = None, key: str | None = No
     return " ".join([content, summary or "", key or "", *tags])
 
 
+def split_speaker(content: str, speaker: str | None) -> tuple[str | None, str]:
+    """(the speaker, the words) of a conversation turn stored as "speaker: words"
+    (memlattice.core.messages.turn_content); (None, content) for any other memory.
+
+    Who said a turn is a field of it, like an e-mail's sender, not part of what it
+    says: in one text, a question that names the speaker matched every turn of
+    theirs and gave the shortest the most (BM25 normalises by length), so "Good
+    idea, yes please." outranked what the speaker said about the question's topic."""
+    if speaker and content.startswith(f"{speaker}: "):
+        return speaker, content[len(speaker) + 2:]
+    return None, content
+
+
 @dataclass(frozen=True, slots=True)
 class NamespaceStats:
     """The namespace's side of BM25: how many memories it holds and their mean length."""
@@ -183,6 +196,13 @@ class Bm25:
             for term, tf in found.items():
                 counts[term] = counts.get(term, 0) + tf
         return Field(counts, size, weight, mean_length)
+
+    def speaker_field(self, speaker: str) -> Field:
+        """Who said a turn, as a field of its own whose length is not normalised: a
+        question that names the speaker matches each of their turns alike, long or
+        short (`split_speaker`)."""
+        counts, size = self.count(speaker)
+        return Field(counts, size, 1.0, float(max(size, 1)))
 
     def score(self, document_terms: Sequence[str], document_length: int) -> float:
         """Plain BM25 of one text's terms (`document_length` may differ from their

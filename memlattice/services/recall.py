@@ -17,6 +17,7 @@ The steps, each in its own pure module where it is not I/O:
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -36,7 +37,7 @@ from memlattice.graph.updates.store import UpdateLink, link_from
 from memlattice.search.currency import asks_about, asks_for, asks_past, names, prefer_current
 from memlattice.search.entity_signal import entity_signal, named_entities
 from memlattice.search.information import asked_share
-from memlattice.search.lexical import Bm25, Field, document_text, query_terms
+from memlattice.search.lexical import Bm25, Field, document_text, query_terms, split_speaker
 from memlattice.search.pool import factor_ceiling, first_pool, settled, similarity_bounded
 from memlattice.search.ranking import (
     Candidate,
@@ -343,11 +344,25 @@ def lexical_fields(bm25: Bm25, props: Mapping[str, Any], context: Sequence[tuple
     counts every tenant's memories: its own text, and the turns around it when
     it has some (`context`), as much as its own text says something
     (memlattice.search.information)."""
-    text = document_text(str(props.get("content") or ""), props.get("summary"), props.get("key"),
-                         props.get("tags") or ())
+    speaker, words = split_speaker(str(props.get("content") or ""), _said_by(props))
+    text = document_text(words, props.get("summary"), props.get("key"), props.get("tags") or ())
     own = bm25.rarity.own_share(text) if bm25.rarity is not None and context else 1.0
-    return [bm25.field([text]), *bm25.context_fields(
-        context, hops=config.context_hops, decay=config.context_decay, own=own)]
+    return [bm25.field([text]), *([bm25.speaker_field(speaker)] if speaker else []),
+            *bm25.context_fields(context, hops=config.context_hops,
+                                 decay=config.context_decay, own=own)]
+
+
+def _said_by(props: Mapping[str, Any]) -> str | None:
+    """Who a conversation turn names as its author at the start of its content (its
+    metadata's speaker, else its role: memlattice.core.messages)."""
+    content, stored = str(props.get("content") or ""), props.get("metadataJson")
+    if not isinstance(stored, str) or ": " not in content[:258]:
+        return None  # not "who: words" (a speaker's name is at most 256 characters)
+    metadata = json.loads(stored)
+    if not isinstance(metadata, dict):
+        return None
+    who = metadata.get("speaker") or metadata.get("role")
+    return who if isinstance(who, str) else None
 
 
 def _timing(props: Mapping[str, Any]) -> Timing:
