@@ -61,6 +61,14 @@ def rate_limited_response(error: RateLimited) -> Response:
     return refusal(too_many(error))
 
 
+async def _refuse(refusal: Refusal, metrics: Metrics | None, scope: Scope, receive: Receive,
+                  send: Send) -> None:
+    """Answer 429 RATE_LIMITED for a refused request, counted as that error."""
+    if metrics is not None:
+        metrics.error(RateLimited.code)
+    await rate_limited_response(rate_limited(refusal))(scope, receive, send)
+
+
 def _fingerprint(scope: Scope) -> tuple[str, str] | None:
     """(key id, digest of the secret) a request presents, or None without a key."""
     token = presented_key(HTTPConnection(scope).headers)
@@ -85,9 +93,7 @@ class RefuseEarly:
             presented = _fingerprint(scope)
             refusal = self.gate.early(*presented) if presented else None
             if refusal is not None:
-                if self.metrics is not None:
-                    self.metrics.error(RateLimited.code)
-                await rate_limited_response(rate_limited(refusal))(scope, receive, send)
+                await _refuse(refusal, self.metrics, scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -112,9 +118,7 @@ class Throttle:
             self.gate.seen(principal, presented[1])
         refusal = self.gate.admit(principal)
         if refusal is not None:
-            if self.metrics is not None:
-                self.metrics.error(RateLimited.code)
-            await rate_limited_response(rate_limited(refusal))(scope, receive, send)
+            await _refuse(refusal, self.metrics, scope, receive, send)
             return
         try:
             await self.app(scope, receive, send)

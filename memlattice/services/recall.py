@@ -21,6 +21,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from memlattice.core.auth import Tenant
@@ -358,10 +359,15 @@ def _said_by(props: Mapping[str, Any]) -> str | None:
     content, stored = str(props.get("content") or ""), props.get("metadataJson")
     if not isinstance(stored, str) or ": " not in content[:258]:
         return None  # not "who: words" (a speaker's name is at most 256 characters)
-    metadata = json.loads(stored)
-    if not isinstance(metadata, dict):
-        return None
-    who = metadata.get("speaker") or metadata.get("role")
+    return _author(stored)
+
+
+@lru_cache(maxsize=16_384)
+def _author(metadata_json: str) -> str | None:
+    """The speaker (else the role) in a memory's stored metadata; parsed once per
+    text, since the same turns are candidates of search after search."""
+    metadata = json.loads(metadata_json)
+    who = metadata.get("speaker") or metadata.get("role") if isinstance(metadata, dict) else None
     return who if isinstance(who, str) else None
 
 
