@@ -215,8 +215,8 @@ def _vocative(tokens: list[str], start: int, end: int) -> bool:
     closes = after is None or after == "," or after in _SENTENCE_END
     if before is not None and before.casefold() in _GREETINGS:
         return True
-    if before is None or before in _SENTENCE_END:
-        return after == ","
+    if before is None or (before in _SENTENCE_END and before != ":"):
+        return after == ","  # but "Contact: Ines Duarte, manager" labels a value
     if before == ",":
         return closes
     opener = start < 2 or tokens[start - 2] in _SENTENCE_END

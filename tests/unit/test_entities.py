@@ -33,6 +33,8 @@ def test_people_spoken_to_are_not_mentioned() -> None:
     assert keys("Caroline, look at this.") == []
     # ... while a name inside a sentence is a mention.
     assert keys("I told Caroline about the trip.") == ["caroline"]
+    # ... and so is a value after a label's colon.
+    assert "ines duarte" in keys("Main contact: Ines Duarte, procurement manager.")
 
 
 def test_keys_fold_case_possessives_and_spacing() -> None:

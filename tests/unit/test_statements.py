@@ -248,3 +248,48 @@ def test_a_question_names_a_speaker_as_a_word() -> None:
     assert not names("Who is the Marcos team lead?", "Marco")
     assert not names("Who is it?", None)
 
+
+
+# What a chat says besides facts: names spoken to someone, dates of past events,
+# opinions, common verbs. Each once made links in real conversations.
+@pytest.mark.parametrize(("older", "newer"), [
+    # names spoken to the listener are not values
+    ("Thanks, Priya! My garden looks lovely this spring.",
+     "Hey Tomas, since the storm my garden is a mess."),
+    # "took" alone is among English's commonest verbs, not a replacement
+    ("We drove to Lisbon for the garden show.", "I took the kids to the Porto garden show."),
+    # counts of different things
+    ("I keep three chickens in the yard.", "We now have four goats in the yard."),
+])
+def test_contrast_reads_no_update_into_chat(older: str, newer: str) -> None:
+    assert contrast(read(older), read(newer), same_source=True) is None
+
+
+def test_a_particle_verb_of_replacement_needs_its_particle() -> None:
+    older, newer = read("The billing pager is carried by Dana.", "ops"), read(
+        "Dana handed the billing pager over to Emil.", "ops")
+    verdict = contrast(older, newer, same_source=True)
+    assert verdict is not None and "emil" in verdict.matched and "handed over" in newer.change
+
+
+def test_a_count_that_leaves_out_what_it_counts_counts_what_was_counted() -> None:
+    verdict = contrast(read("I have two rabbits at home."), read("Three now, since spring."),
+                       same_source=True)
+    assert verdict is not None and verdict.attribute == "count"
+
+
+def test_the_weekday_of_a_past_event_is_no_value() -> None:
+    assert ("when", "friday") not in read("We went hiking last Friday.").values
+    assert ("when", "friday") in read("The retro moved to Friday.").values
+
+
+def test_an_opinion_is_no_statement_of_fact() -> None:
+    assert extract("The colours are so bold.", speaker="kai") == []
+    assert extract("Your painting is awesome.", speaker="kai") == []
+
+
+def test_joining_a_group_is_no_employer() -> None:
+    assert not [s for s in extract("I joined a hiking group.", speaker="kai")
+                if s.attribute == "employer"]
+    assert [s for s in extract("I joined Kinova last month.", speaker="kai")
+            if s.attribute == "employer"]

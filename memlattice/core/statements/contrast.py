@@ -23,9 +23,10 @@ is never an update. Pure: no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memlattice.core.entities import CALENDAR_WORDS, SENTENCE_OPENERS, entity_key
+from memlattice.core.entities import CALENDAR_WORDS, SENTENCE_OPENERS, entity_key, mentions
 from memlattice.core.query_words import is_stop_word
 from memlattice.core.statements.compare import Verdict
 from memlattice.core.statements.lexicon import COUNT_WORDS
@@ -37,12 +38,20 @@ from memlattice.core.statements.values import value_kind
 # verbs of replacement; "now" and its like only date the statement.
 _REPLACING_VERBS = ("move", "switch", "change", "replace", "migrate", "upgrade", "downgrade",
                     "rename", "reschedule", "postpone", "push", "bump", "raise", "lower",
-                    "increase", "decrease", "reduce", "cut", "drop", "quit", "sell", "transfer",
+                    "increase", "decrease", "reduce", "cut", "drop", "sell", "transfer",
                     "reassign", "become", "relocate", "settle", "join", "stop", "update",
                     "swap", "convert", "shift", "extend", "slip", "delay", "defer",
-                    "advance", "retire", "deprecate", "rotate")
-STRONG_CHANGE = frozenset({"instead", "longer", "anymore", "ported", "handed", "took", "left",
-                           "sold", "became", "gave", "new", "newly"})
+                    "advance", "retire", "deprecate", "rotate", "split", "remove", "cancel",
+                    "ditch", "dump", "decommission", "leave")
+STRONG_CHANGE = frozenset({"instead", "longer", "anymore", "ported", "left", "sold", "became",
+                           "new", "newly", "quit", "quits", "quitting"})
+# Verbs that replace only with their particle: "took over", "handed over", "gave up";
+# alone they are among English's commonest verbs ("took the kids to the park").
+_PARTICLE_CHANGE = {"took": {"over"}, "taken": {"over"}, "handed": {"over", "off"},
+                    "gave": {"up", "away", "back"}, "given": {"up", "away", "back"}}
+
+
+# Compared by stem, but "quit" apart: "quite" stems to it.
 _STRONG_STEMS = frozenset(stem(v) for v in _REPLACING_VERBS)
 WEAK_CHANGE = frozenset({"now", "nowadays", "since", "finally", "starting", "effective",
                          "today", "currently", "latest", "current"})
@@ -62,16 +71,33 @@ _HYPOTHETICAL_BEFORE = frozenset({"plan", "plans", "planning", "planned", "think
 _HYPOTHETICAL_NEXT = frozenset({"to", "on", "about", "of", "for"})
 
 
+def _from_now_on(clause: list[str]) -> bool:
+    """"From now on", "going forward", "must now": a rule that starts now, so an
+    instruction ("everything should go to ana@ribeiro.pt from now on", "clients must
+    now call auth-v2") states the present."""
+    joined = " ".join(clause)
+    return ("from now on" in joined or "going forward" in joined
+            or any(f"{modal} now" in joined for modal in ("must", "should")))
+
+
 def hypothetical(clause: list[str]) -> bool:
     """Whether a clause (lower-case words) only considers a value."""
+    if _from_now_on(clause):
+        return False
     return any(w in HYPOTHETICAL or (w in _HYPOTHETICAL_BEFORE and i + 1 < len(clause)
                                      and clause[i + 1] in _HYPOTHETICAL_NEXT)
                for i, w in enumerate(clause))
 
 
-def is_strong(word: str) -> bool:
-    """A verb of replacement or a word that says the old state is gone."""
-    return word in STRONG_CHANGE or stem(word) in _STRONG_STEMS
+def is_strong(word: str, following: Sequence[str] = ()) -> bool:
+    """A verb of replacement or a word that says the old state is gone
+    (`following`: the next few words, where a particle verb's particle is)."""
+    if " " in word:  # as a profile keeps a particle verb: "handed over"
+        word, *following = word.split(" ")
+    return (word in STRONG_CHANGE or stem(word) in _STRONG_STEMS
+            or bool(_PARTICLE_CHANGE.get(word, set()) & set(following[:4])))
+
+
 # Words that add one more of something rather than replace it.
 ADDITIVE = frozenset({"also", "another", "additionally", "extra", "both", "second", "third"})
 # Units of duration and distance: a number before one is an age, a length of time or
@@ -80,6 +106,14 @@ _UNITS = frozenset({"year", "years", "month", "months", "week", "weeks", "day", 
                     "hour", "hours", "minute", "minutes", "min", "mins", "second",
                     "seconds", "s", "km", "miles", "mi", "times", "x", "percent", "%",
                     "h", "evenings", "nights", "mornings"})
+# Weekdays as people abbreviate them ("last Fri"); "Sat" and "Sun" are words too.
+_WEEKDAY_ABBREVIATIONS = frozenset({"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri"})
+# Parts of host names and addresses that name no service.
+_GENERIC_HOST = frozenset({"com", "net", "org", "www", "http", "https", "internal", "local",
+                           "localhost", "corp", "prod", "dev", "svc", "cluster", "gmail",
+                           "outlook", "mail"})
+# Words that date a past event by a weekday or a month ("last Friday", "past May").
+_EVENT_TIME = frozenset({"last", "past"})
 _WORD = re.compile(r"\+?\d[\d\-().]*(?: \d[\d\-()]{2,})+|[\w$€£+][\w$€£'@+\-./:]*[\w%]"
                    r"|[\w$€£]|[?.!;,]", re.UNICODE)
 _CLAUSE_BREAKS = frozenset({".", "!", "?", ";", ",", "so", "because", "but", "and", "while",
@@ -89,6 +123,9 @@ _DETERMINERS = frozenset({"the", "our", "my", "this", "that", "their", "your", "
 # Identifiers: a value both memories state names what they are about ("the 3.0
 # release"), not what changed.
 _IDENTIFIERS = frozenset({"version", "host", "email"})
+# Kinds of value a speaker has one of without naming the topic: their email, their
+# phone number, how many of a thing they have (the thing counted is the topic).
+_SPEAKERS_OWN = frozenset({"email", "phone", "count"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +143,14 @@ class Profile:
     change: tuple[str, ...]
     additive: bool
     blocked: bool
+    # Names that open a sentence ("Kenji handed ..."): the sentence's subject, so
+    # topic, not a value; but the older memory may have stated it as its value.
+    lead: frozenset[str] = frozenset()
+    # Values right after "to" or "into": where a change leads, never what it ended.
+    targets: frozenset[str] = frozenset()
+    # Whole names, word by word ("ines duart"): "Kenji" is "Kenji Sato", "Lyon" is
+    # not "Gare de Lyon".
+    full_names: frozenset[tuple[str, ...]] = frozenset()
 
     def kinds(self) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
@@ -135,6 +180,10 @@ def profile(text: str, *, speaker: str | None) -> Profile:
     """Read `text` (said by `speaker`, an entity key, if anyone), clause by clause:
     a question or a clause that only considers a value contributes nothing."""
     raw = _WORD.findall(text.replace("’", "'"))
+    # Names are what memlattice.core.entities reads as mentioned: a name spoken to
+    # someone ("Thanks, Mel!", "Hey Jon") says who listens, not a value.
+    full = [tuple(stem(w) for w in entity_key(m.name).split()) for m in mentions(text)]
+    named = frozenset(w for m in mentions(text) for w in entity_key(m.name).split())
     kept = [c for c in _clauses(raw) if not hypothetical([w.lower() for w, _ in c])]
     low_all = [w.lower() for w in raw]
     first = any(w in {"i", "we", "i'm", "we're", "i've", "we've", "my", "our", "me", "us"}
@@ -145,12 +194,15 @@ def profile(text: str, *, speaker: str | None) -> Profile:
     ids: set[str] = set()
     change: list[str] = []
     additive = False
+    lead: set[str] = set()
+    targets: set[str] = set()
     for clause in kept:
         low = [w.lower() for w, _ in clause]
         for i, (w, (o, initial)) in enumerate(zip(low, clause)):
             nxt = low[i + 1] if i + 1 < len(low) else ""
-            if is_strong(w) or w in WEAK_CHANGE:
-                change.append(w)
+            if is_strong(w, low[i + 1:i + 5]) or w in WEAK_CHANGE:
+                particle = _PARTICLE_CHANGE.get(w, set()) & set(low[i + 1:i + 5])
+                change.append(f"{w} {min(particle)}" if particle else w)
             # "too" adds at a clause's end ("a dog too"), not before a word ("too slow").
             additive = additive or w in ADDITIVE or (w == "too" and i == len(low) - 1)
             if _DIGIT.search(w) and i > 0 and (
@@ -159,25 +211,43 @@ def profile(text: str, *, speaker: str | None) -> Profile:
                 ids.add(w)
                 topic.add("#" + w)
                 continue
-            value = _value(w, o, nxt, first_word=initial, speaker=speaker)
+            if i and low[i - 1] in _EVENT_TIME and (
+                    w in CALENDAR_WORDS or w in _WEEKDAY_ABBREVIATIONS):
+                continue  # "last Friday": when something happened, not a value of it
+            value = _value(w, o, nxt, first_word=initial, speaker=speaker, named=named)
             if value is not None:
+                if i and low[i - 1] in {"to", "into", "onto"} and value[0] != "skip":
+                    targets.add(value[1])  # "moved to Lyon": where to, a new value
                 if value[0] in _IDENTIFIERS:
                     topic.add("#" + value[1])  # an identifier both name is a shared subject
+                if value[0] in {"host", "email"}:
+                    # A host's words name the service: auth.internal.acme.net, auth-v2...
+                    topic.update(p for p in re.split(r"[.\-:/@]", value[1].lower())
+                                 if p.isalpha() and len(p) > 2 and p not in _GENERIC_HOST)
                 if value[0] != "skip":
                     values.append(value)
-            elif (w.isalpha() and len(w) > 2 and not is_stop_word(w)
-                  and w not in SENTENCE_OPENERS and not is_strong(w)
-                  and w not in WEAK_CHANGE and w not in ADDITIVE):
-                topic.add(stem(w))
-                topic_words.add(w)
+            else:
+                if "_" in w.strip("_") and any(c.isalpha() for c in w):
+                    topic.add(w)  # an identifier (new_checkout, ORDERS_DB_URL) is a subject
+                if initial and o[:1].isupper() and entity_key(o) in named:
+                    lead.add(stem(w))
+                # A compound's parts each name the topic ("search-indexer", "indexer").
+                for part in w.split("-"):
+                    if (part.isalpha() and len(part) > 2 and not is_stop_word(part)
+                            and part not in SENTENCE_OPENERS and not is_strong(part)
+                            and part not in WEAK_CHANGE and part not in ADDITIVE):
+                        topic.add(stem(part))
+                        topic_words.add(part)
     return Profile(voice=speaker, first_person=first, topic=frozenset(topic),
                    topic_words=frozenset(topic_words), ids=frozenset(ids),
                    values=tuple(values), change=tuple(change), additive=additive,
+                   lead=frozenset(lead), targets=frozenset(targets),
+                   full_names=frozenset(n for n in full if n),
                    blocked=not kept)
 
 
-def _value(w: str, o: str, nxt: str, *, first_word: bool,
-           speaker: str | None) -> tuple[str, str] | None:
+def _value(w: str, o: str, nxt: str, *, first_word: bool, speaker: str | None,
+           named: frozenset[str]) -> tuple[str, str] | None:
     """A token's (kind, value) if it states one; ("skip", "") for a number that is a
     duration or a year; None for a word."""
     if _DIGIT.search(w):
@@ -191,14 +261,32 @@ def _value(w: str, o: str, nxt: str, *, first_word: bool,
             return kind, w.strip(".,")
     if w in COUNT_WORDS and w not in {"a", "an", "second", "third", "couple", "pair"} \
             and nxt.isalpha() and nxt not in _UNITS and not is_stop_word(nxt):
-        return "count", str(COUNT_WORDS[w])
-    if w in CALENDAR_WORDS:
+        # How many of what; "Three now." leaves out what, which the older memory said.
+        return "count", f"{COUNT_WORDS[w]} {'' if nxt in WEAK_CHANGE else stem(nxt)}"
+    if w in CALENDAR_WORDS or w in _WEEKDAY_ABBREVIATIONS:
         return "when", w
     if (o[:1].isupper() and not first_word and w not in SENTENCE_OPENERS
             and not w.startswith("i'") and w != "i"
             and (speaker is None or entity_key(o) != speaker)):
-        return "name", stem(w)
+        return ("name", stem(w)) if entity_key(o) in named else ("skip", "")
     return None
+
+
+def _same_names(older: frozenset[tuple[str, ...]],
+                newer: frozenset[tuple[str, ...]]) -> set[str]:
+    """The words of the names both state, a shorter name matching a longer one it
+    begins ("Kenji", "Kenji Sato")."""
+    out: set[str] = set()
+    for a in older:
+        for b in newer:
+            short, long = sorted((a, b), key=len)
+            if long[:len(short)] == short:
+                out.update(long)
+    return out
+
+
+def _not_speakers(names: set[str], speakers: set[str]) -> set[str]:
+    return {n for n in names if not any(s.startswith(n) or n.startswith(s) for s in speakers)}
 
 
 def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | None:
@@ -206,32 +294,47 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | 
     if older.blocked or newer.blocked or not newer.change:
         return None
     old_kinds, new_kinds = older.kinds(), newer.kinds()
+    # Who speaks is who, not what: a speaker's name, or a short form of it ("Mel"
+    # of Melanie), is no value of theirs.
+    subjects = {stem(w) for voice in (older.voice, newer.voice) if voice for w in voice.split()}
     shared = set(older.topic & newer.topic)
+    # A name both state is who both are about ("Ines Duarte ... Lisbon office", "Ines
+    # Duarte relocated to ... Porto"), not a value: who moved, not where to.
+    named_both = _not_speakers(_same_names(older.full_names, newer.full_names), subjects)
     if older.ids and newer.ids and not older.ids & newer.ids:
         return None  # build 1412 and build 1413: two subjects
     strong = any(is_strong(w) for w in newer.change)
-    subjects = {older.voice, newer.voice}
     same_speaker = ((older.first_person or newer.first_person) and older.voice is not None
                     and older.voice == newer.voice)
-    if not shared and not same_speaker:
+    if not shared and not same_speaker and not named_both:
         return None
     for kind in ("version", "host", "email", "phone", "money", "time", "when", "weekday",
                  "date", "count", "number", "name"):
         before, after = old_kinds.get(kind), new_kinds.get(kind)
         if kind == "name" and before and after:  # a speaker's name is who, not what
-            before, after = before - subjects, after - subjects
+            before, after = _not_speakers(before, subjects), _not_speakers(after, subjects)
         if not before or not after:
             continue
+        restated = before & (after | newer.lead) if kind == "name" else before & after
+        if kind == "name":  # who both are about is not what changed
+            before, after = before - named_both, after - named_both - older.lead
         fresh = after - before
-        if not fresh:
-            continue  # nothing new
+        if kind == "count":  # "two rabbits" -> "three rabbits"; not "three" -> "four people"
+            counted = {c.split(" ", 1)[1] for c in before}
+            fresh = {c for c in fresh if c.split(" ", 1)[1] in counted | {""}}
+        if not fresh or not (before or restated):
+            continue  # nothing new, or nothing old of it
+        if not shared and kind not in _SPEAKERS_OWN:
+            continue  # one speaker states many numbers, names and times
         if kind in {"name", "count"} and newer.additive:
             return None  # "we also adopted a dog": one more, not another
-        if kind == "name" and not (shared and (same_speaker or strong)):
+        if kind == "name" and not ((shared or named_both) and (same_speaker or strong)):
             continue  # a new name needs its topic, and its owner talking or a replacement
+        # The newer memory naming the older value again ("Kenji handed it over to
+        # Fatima", "swapped with Bob") says which state it replaces.
         confidence = (0.6 + 0.05 * min(len(shared), 4) + (0.1 if same_source else 0.0)
-                      + (0.05 if strong else 0.0))
-        what = f"{min(before)!r} -> {min(fresh)!r}"
+                      + (0.05 if strong else 0.0) + (0.1 if restated else 0.0))
+        what = f"{min(before or restated)!r} -> {min(fresh)!r}"
         about = ", ".join(sorted(shared)[:4]) or newer.voice or ""
         return Verdict(
             kind="update", confidence=round(min(confidence, 0.9), 2),
@@ -240,4 +343,44 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | 
             subject=about, attribute=kind,
             matched=tuple(dict.fromkeys([*sorted(shared)[:6], *sorted(before)[:2],
                                          *sorted(fresh)[:2], *newer.change[:3]])))
+    return _ended(older, newer, shared, subjects) if same_source else None
+
+
+# Verbs whose object stops holding ("sold the Corolla", "quit Acme", "Dev and I split
+# up", "the listener was decommissioned"); "no longer" and "anymore" too. Verbs of
+# replacement in general name the new state ("moved to Lyon", "updated the config").
+_ENDING_STEMS = frozenset(stem(v) for v in (
+    "sell", "quit", "leave", "split", "stop", "drop", "cut", "retire", "deprecate",
+    "decommission", "swap", "remove", "cancel", "replace", "ditch", "dump"))
+_ENDING = frozenset({"sold", "left", "quit", "longer", "anymore", "gave up", "gave away",
+                     "gave back", "given up", "given away", "handed over", "handed off"})
+
+
+def _ends(word: str) -> bool:
+    return word in _ENDING or (" " not in word and stem(word) in _ENDING_STEMS)
+
+
+def _ended(older: Profile, newer: Profile, shared: set[str],
+           subjects: set[str]) -> Verdict | None:
+    """An update that names no new value but ends the old one: the same source names
+    a value the older memory stated with a verb of replacement ("we sold the
+    Corolla", "the 8443 listener was decommissioned", "Dev and I split up")."""
+    if newer.additive or not any(_ends(w) for w in newer.change):
+        return None
+    new_kinds, old_kinds = newer.kinds(), older.kinds()
+    if older.lead:  # "Bob is on call" states Bob as much as "on call: Bob"
+        old_kinds["name"] = old_kinds.get("name", set()) | older.lead
+    for kind, before in old_kinds.items():
+        mentioned = (new_kinds.get(kind, set()) | set(newer.ids)
+                     | (newer.lead if kind == "name" else set()))
+        ended = _not_speakers(before & mentioned - newer.targets, subjects)
+        if ended:
+            value = min(ended)
+            change = ", ".join(dict.fromkeys(newer.change))
+            return Verdict(
+                # less sure than another value of it: a new value wins the choice
+                kind="update", confidence=round(0.7 + 0.05 * min(len(shared), 2), 2),
+                reason=f"the same source ends {kind} {value!r}: change said by {change}",
+                subject=value, attribute=kind,
+                matched=tuple(dict.fromkeys([value, *sorted(shared)[:4], *newer.change[:3]])))
     return None

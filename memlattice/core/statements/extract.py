@@ -311,6 +311,10 @@ def _finish(read: _Clause, frame: str | None, start: int, verb: list[str], *,
         place = _name_after(read.tokens, end)
         if place is not None:
             low, orig, kind = [place.lower()], [place], "name"
+    if frame == "employer" and stem(verb[0]) == "join" and kind != "name":
+        return None  # one joins a gym, a group, a class too; an employer is named
+    if frame is None and kind == "text" and low[0] in lx.EVALUATIVE:
+        return None  # "the colours are so bold": an opinion, and opinions coexist
     thing = tuple(stem(w) for w in read.thing)
     if frame is None:
         if versions_only and kind != "version":

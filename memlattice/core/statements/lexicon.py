@@ -106,6 +106,19 @@ AUXILIARIES = frozenset({"have", "has", "had", "just", "finally", "now", "recent
                          "do", "does", "did", "really", "both", "all", "mostly", "basically",
                          "nowadays", "lately", "permanently", "fully"})
 
+# How a value of "X is ..." opens when it is an opinion, not a fact: an intensifier
+# or an evaluative adjective ("so bold", "really thought-provoking", "awesome").
+# Two people's opinions of one thing both stand, and so do one person's over time.
+EVALUATIVE = frozenset({
+    "so", "really", "very", "super", "pretty", "quite", "too", "totally", "absolutely",
+    "truly", "such", "incredibly", "extremely", "kinda", "awesome", "amazing", "great",
+    "good", "nice", "cool", "beautiful", "lovely", "wonderful", "fun", "fantastic",
+    "incredible", "inspiring", "important", "special", "perfect", "interesting", "exciting",
+    "boring", "hard", "tough", "easy", "difficult", "crazy", "insane", "wild", "sweet",
+    "cute", "bad", "terrible", "awful", "brilliant", "excellent", "stunning", "gorgeous",
+    "powerful", "emotional", "meaningful", "fascinating", "impressive", "adorable",
+    "rewarding", "challenging", "exhausting", "stressful", "hilarious", "best", "worst"})
+
 NEGATIONS = frozenset({"not", "no", "never", "longer", "anymore"})
 
 # Pronouns that name the speaker (or the writer of a note).
