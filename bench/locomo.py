@@ -60,6 +60,10 @@ CONFIGS: list[tuple[str, dict[str, Any]]] = [
 CATEGORIES = (1, 2, 3, 4, 5)
 
 
+UPDATE_LINKS = """query($namespace: String!) {
+  memoryUpdates(namespace: $namespace, statuses: [CANDIDATE, CONFIRMED], first: 500) { id } }"""
+
+
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
@@ -254,6 +258,9 @@ async def main() -> None:
                                client_vectors=not args.server_embedder)
             print(f"# loaded {sum(sizes.values())} turns of {len(sizes)} conversations"
                   f" in {time.monotonic() - started:.1f}s")
+            links = (await bench.gql(UPDATE_LINKS, {"namespace": namespace}))["memoryUpdates"]
+            print(f"# update links the write path made: {len(links)} (these chats state few"
+                  " facts that change: most links here are false)")
         print("# vectors: " + ("the server's own embedder" if args.server_embedder else
                                "client MiniLM"))
         figures = await evaluate(bench, args.data, namespace, args.limit, chosen, args.dump,

@@ -293,3 +293,37 @@ def test_joining_a_group_is_no_employer() -> None:
                 if s.attribute == "employer"]
     assert [s for s in extract("I joined Kinova last month.", speaker="kai")
             if s.attribute == "employer"]
+
+
+def test_a_name_both_memories_state_is_who_they_are_about() -> None:
+    older = read("Account owner: Lotte Brandt, buyer, based in the Ghent office.", "crm")
+    newer = read("Lotte Brandt transferred to the Antwerp warehouse this spring.", "crm")
+    verdict = contrast(older, newer, same_source=True)
+    assert verdict is not None and "antwerp" in verdict.matched
+    # ... but a name that only ends another ("Gare de Lyon") is another name.
+    assert contrast(read("I live near Gare de Lyon in Paris.", "lea"),
+                    read("My brother Paul just moved to Lyon.", "lea"), same_source=True) is None
+
+
+def test_a_value_the_same_source_ends_is_updated_by_its_ending() -> None:
+    verdict = contrast(read("I ride a Vespa Primavera to the studio."),
+                       read("We sold the Primavera, so it's the tram for me now."),
+                       same_source=True)
+    assert verdict is not None and verdict.subject == "primavera"
+    # another source, or a verb that names a new value, ends nothing
+    assert contrast(read("I ride a Vespa Primavera."), read("I moved to the Primavera club."),
+                    same_source=True) is None
+
+
+def test_a_rule_that_starts_now_states_the_present() -> None:
+    older, newer = read("Invoices go to billing@kestrel.io, please."), read(
+        "All invoices should go to ap@kestrel.io from now on.")
+    assert newer.values and contrast(older, newer, same_source=True) is not None
+    assert not read("Invoices should go to ap@kestrel.io.").values
+
+
+def test_a_host_name_s_words_are_its_topic() -> None:
+    verdict = contrast(read("The ledger API answers at ledger.int.kestrel.io:9443.", "ops"),
+                       read("Callers must now use ledger-v2.int.kestrel.io on 443.", "ops"),
+                       same_source=True)
+    assert verdict is not None and "ledger" in verdict.matched

@@ -30,6 +30,7 @@ from memlattice.core.entities import CALENDAR_WORDS, SENTENCE_OPENERS, entity_ke
 from memlattice.core.query_words import is_stop_word
 from memlattice.core.statements.compare import Verdict
 from memlattice.core.statements.lexicon import COUNT_WORDS
+from memlattice.core.statements.states import State, changed_state, states_of
 from memlattice.core.statements.tokens import stem
 from memlattice.core.statements.values import value_kind
 
@@ -148,6 +149,8 @@ class Profile:
     lead: frozenset[str] = frozenset()
     # Values right after "to" or "into": where a change leads, never what it ended.
     targets: frozenset[str] = frozenset()
+    # States the speaker names of themself ("I'm single", "fully plant-based").
+    states: frozenset[State] = frozenset()
     # Whole names, word by word ("ines duart"): "Kenji" is "Kenji Sato", "Lyon" is
     # not "Gare de Lyon".
     full_names: frozenset[tuple[str, ...]] = frozenset()
@@ -243,6 +246,8 @@ def profile(text: str, *, speaker: str | None) -> Profile:
                    values=tuple(values), change=tuple(change), additive=additive,
                    lead=frozenset(lead), targets=frozenset(targets),
                    full_names=frozenset(n for n in full if n),
+                   # (states read every clause: their own words say what is elsewhere)
+                   states=states_of([[w.lower() for w, _ in c] for c in _clauses(raw)]),
                    blocked=not kept)
 
 
@@ -272,6 +277,19 @@ def _value(w: str, o: str, nxt: str, *, first_word: bool, speaker: str | None,
     return None
 
 
+def _state_verdict(older: Profile, newer: Profile) -> Verdict | None:
+    """The speaker names another state of an attribute of themself (states.py)."""
+    changed = changed_state(older.states, newer.states)
+    if changed is None:
+        return None
+    attribute, before, after = changed
+    change = f"; change said by {', '.join(dict.fromkeys(newer.change))}" if newer.change else ""
+    return Verdict(kind="update", confidence=0.75 if newer.change else 0.7,
+                   reason=f"{newer.voice}'s {attribute}: {before} -> {after}{change}",
+                   subject=newer.voice or "", attribute=attribute,
+                   matched=(before, after, *newer.change[:2]))
+
+
 def _same_names(older: frozenset[tuple[str, ...]],
                 newer: frozenset[tuple[str, ...]]) -> set[str]:
     """The words of the names both state, a shorter name matching a longer one it
@@ -291,7 +309,13 @@ def _not_speakers(names: set[str], speakers: set[str]) -> set[str]:
 
 def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | None:
     """An update of `older` by `newer` when all three marks hold (module docstring)."""
-    if older.blocked or newer.blocked or not newer.change:
+    if older.blocked or newer.blocked:
+        return None
+    if older.voice is not None and older.voice == newer.voice:
+        state = _state_verdict(older, newer)
+        if state is not None:
+            return state
+    if not newer.change:
         return None
     old_kinds, new_kinds = older.kinds(), newer.kinds()
     # Who speaks is who, not what: a speaker's name, or a short form of it ("Mel"
@@ -322,9 +346,11 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | 
         if kind == "count":  # "two rabbits" -> "three rabbits"; not "three" -> "four people"
             counted = {c.split(" ", 1)[1] for c in before}
             fresh = {c for c in fresh if c.split(" ", 1)[1] in counted | {""}}
-        if not fresh or not (before or restated):
-            continue  # nothing new, or nothing old of it
-        if not shared and kind not in _SPEAKERS_OWN:
+        if not fresh or not (before or restated and shared):
+            # nothing new; or nothing old of it but the name both are about, and no
+            # topic to say it was in the same role ("Kenji maintains the indexer")
+            continue
+        if not (shared or kind == "name" and named_both) and kind not in _SPEAKERS_OWN:
             continue  # one speaker states many numbers, names and times
         if kind in {"name", "count"} and newer.additive:
             return None  # "we also adopted a dog": one more, not another
@@ -350,9 +376,10 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | 
 # up", "the listener was decommissioned"); "no longer" and "anymore" too. Verbs of
 # replacement in general name the new state ("moved to Lyon", "updated the config").
 _ENDING_STEMS = frozenset(stem(v) for v in (
-    "sell", "quit", "leave", "split", "stop", "drop", "cut", "retire", "deprecate",
+    "sell", "quit", "split", "stop", "drop", "cut", "retire", "deprecate",
     "decommission", "swap", "remove", "cancel", "replace", "ditch", "dump"))
-_ENDING = frozenset({"sold", "left", "quit", "longer", "anymore", "gave up", "gave away",
+# ("left" and "leaving", not "leaves": autumn's leaves end nothing.)
+_ENDING = frozenset({"sold", "left", "leaving", "quit", "longer", "anymore", "gave up", "gave away",
                      "gave back", "given up", "given away", "handed over", "handed off"})
 
 
