@@ -78,7 +78,7 @@ def test_inconsistent_truth_is_reported() -> None:
     assert len(problems) == 3  # update not later, present answer replaced, asOf too early
 
 
-@pytest.mark.parametrize("name", ["dev", "holdout", "unseen"])
+@pytest.mark.parametrize("name", ["dev", "holdout", "unseen", "fresh"])
 def test_shipped_scenarios_are_sound(name: str) -> None:
     scenarios = json.loads((SCENARIOS / f"{name}.json").read_text())["scenarios"]
     assert len(scenarios) >= 24
