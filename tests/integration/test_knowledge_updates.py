@@ -162,3 +162,21 @@ async def test_concurrent_updates_of_one_attribute_end_with_one_current_memory(
                                             "Which port does the metrics exporter listen on?"}}
                          ))["search"]
     assert hits[0]["memory"]["content"] == "The exporter now listens on 9203."
+
+
+async def test_a_state_said_long_ago_is_updated_by_another_state_of_the_speaker(
+    gql: GraphQLClient, namespace: str,
+) -> None:
+    # Twenty turns apart, sharing no word: the statements meet on their attribute.
+    filler = [(f"x{i}", "Oskar" if i % 2 else "Lu", f"Small talk number {i} about the weather.",
+               f"2025-02-0{1 + i // 10}T10:{i:02d}:00Z") for i in range(20)]
+    turns = [("veg", "Oskar", "I'm vegetarian, but I still eat eggs.", "2025-01-05T10:00:00Z"),
+             *filler,
+             ("vegan", "Oskar", "I cut out eggs too, so fully plant-based from now on.",
+              "2025-05-01T10:00:00Z"),
+             ("sis", "Oskar", "My sister got married in June.", "2025-05-01T10:01:00Z")]
+    await gql.ok(INGEST, {"input": chat(namespace, turns)})
+    found = await links(gql, namespace)
+    assert [(x["newer"]["id"], x["older"]["id"], x["attribute"]) for x in found] == [
+        (turn_id(namespace, "vegan"), turn_id(namespace, "veg"), "diet")]
+    assert found[0]["subject"] == "oskar" and "vegan" in found[0]["reason"]

@@ -260,6 +260,8 @@ def test_a_question_names_a_speaker_as_a_word() -> None:
     ("We drove to Lisbon for the garden show.", "I took the kids to the Porto garden show."),
     # counts of different things
     ("I keep three chickens in the yard.", "We now have four goats in the yard."),
+    # the speaker's home, then someone else's
+    ("We're renting a flat in Aarhus.", "My brother moved to Odense, into a flat by the canal."),
 ])
 def test_contrast_reads_no_update_into_chat(older: str, newer: str) -> None:
     assert contrast(read(older), read(newer), same_source=True) is None

@@ -11,8 +11,8 @@ Such an update still has three marks that hold in any language of facts:
    numbers, addresses, amounts or names (memlattice.core.statements.values) that
    the older memory did not hold;
 3. **words of change** in the newer memory ("now", "switched", "took over", "no
-   longer": `STRONG_CHANGE`, `_REPLACING_VERBS`, `WEAK_CHANGE`): English marks a
-   new state with them.
+   longer": memlattice.core.statements.change_words): English marks a new state
+   with them.
 
 All three are required (precision first: two memories of one topic that name two
 different numbers are, without a word of change, as likely two facts as one
@@ -23,81 +23,27 @@ is never an update. Pure: no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memlattice.core.entities import CALENDAR_WORDS, SENTENCE_OPENERS, entity_key, mentions
 from memlattice.core.query_words import is_stop_word
+from memlattice.core.statements.change_words import (
+    PARTICLE_CHANGE,
+    WEAK_CHANGE,
+    ends,
+    hypothetical,
+    is_strong,
+)
 from memlattice.core.statements.compare import Verdict
 from memlattice.core.statements.lexicon import COUNT_WORDS
-from memlattice.core.statements.states import State, changed_state, states_of
+from memlattice.core.statements.states import (
+    State,
+    about_others_only,
+    home_places,
+    states_of,
+)
 from memlattice.core.statements.tokens import stem
 from memlattice.core.statements.values import value_kind
-
-# Words English marks a new state with, whatever the topic (lower case, as
-# written: "ported" and "handed" would stem to "port" and "hand"). Strong ones are
-# verbs of replacement; "now" and its like only date the statement.
-_REPLACING_VERBS = ("move", "switch", "change", "replace", "migrate", "upgrade", "downgrade",
-                    "rename", "reschedule", "postpone", "push", "bump", "raise", "lower",
-                    "increase", "decrease", "reduce", "cut", "drop", "sell", "transfer",
-                    "reassign", "become", "relocate", "settle", "join", "stop", "update",
-                    "swap", "convert", "shift", "extend", "slip", "delay", "defer",
-                    "advance", "retire", "deprecate", "rotate", "split", "remove", "cancel",
-                    "ditch", "dump", "decommission", "leave")
-STRONG_CHANGE = frozenset({"instead", "longer", "anymore", "ported", "left", "sold", "became",
-                           "new", "newly", "quit", "quits", "quitting"})
-# Verbs that replace only with their particle: "took over", "handed over", "gave up";
-# alone they are among English's commonest verbs ("took the kids to the park").
-_PARTICLE_CHANGE = {"took": {"over"}, "taken": {"over"}, "handed": {"over", "off"},
-                    "gave": {"up", "away", "back"}, "given": {"up", "away", "back"}}
-
-
-# Compared by stem, but "quit" apart: "quite" stems to it.
-_STRONG_STEMS = frozenset(stem(v) for v in _REPLACING_VERBS)
-WEAK_CHANGE = frozenset({"now", "nowadays", "since", "finally", "starting", "effective",
-                         "today", "currently", "latest", "current"})
-# Words of a clause that only considers a value: a plan, a wish, a condition, a
-# proposal, the future, a past habit ("used to").
-HYPOTHETICAL = frozenset({
-    "if", "would", "could", "might", "should", "maybe", "perhaps", "wish", "wanna", "gonna",
-    "unless", "whether", "wonder", "someday", "imagine", "probably", "possibly", "may",
-    "must", "let's", "lets", "suggest", "suggested", "propose", "proposed", "shall",
-    "ought", "considering"})
-# Words that put a clause in a plan or a past habit only before "to", "on", "about"
-# or "of" ("planning to move", "used to live"); elsewhere they are nouns or other
-# verbs ("the planning call", "we used Gradle").
-_HYPOTHETICAL_BEFORE = frozenset({"plan", "plans", "planning", "planned", "thinking", "going",
-                                  "used", "hope", "hoping", "want", "wants", "wanted",
-                                  "need", "needs", "dream", "dreaming", "scheduled"})
-_HYPOTHETICAL_NEXT = frozenset({"to", "on", "about", "of", "for"})
-
-
-def _from_now_on(clause: list[str]) -> bool:
-    """"From now on", "going forward", "must now": a rule that starts now, so an
-    instruction ("everything should go to ana@ribeiro.pt from now on", "clients must
-    now call auth-v2") states the present."""
-    joined = " ".join(clause)
-    return ("from now on" in joined or "going forward" in joined
-            or any(f"{modal} now" in joined for modal in ("must", "should")))
-
-
-def hypothetical(clause: list[str]) -> bool:
-    """Whether a clause (lower-case words) only considers a value."""
-    if _from_now_on(clause):
-        return False
-    return any(w in HYPOTHETICAL or (w in _HYPOTHETICAL_BEFORE and i + 1 < len(clause)
-                                     and clause[i + 1] in _HYPOTHETICAL_NEXT)
-               for i, w in enumerate(clause))
-
-
-def is_strong(word: str, following: Sequence[str] = ()) -> bool:
-    """A verb of replacement or a word that says the old state is gone
-    (`following`: the next few words, where a particle verb's particle is)."""
-    if " " in word:  # as a profile keeps a particle verb: "handed over"
-        word, *following = word.split(" ")
-    return (word in STRONG_CHANGE or stem(word) in _STRONG_STEMS
-            or bool(_PARTICLE_CHANGE.get(word, set()) & set(following[:4])))
-
 
 # Words that add one more of something rather than replace it.
 ADDITIVE = frozenset({"also", "another", "additionally", "extra", "both", "second", "third"})
@@ -151,6 +97,10 @@ class Profile:
     targets: frozenset[str] = frozenset()
     # States the speaker names of themself ("I'm single", "fully plant-based").
     states: frozenset[State] = frozenset()
+    # Places a first-person memory names as the speaker's home.
+    homes: frozenset[str] = frozenset()
+    # It speaks of someone else ("my brother", "she") and never of its speaker.
+    others_only: bool = False
     # Whole names, word by word ("ines duart"): "Kenji" is "Kenji Sato", "Lyon" is
     # not "Gare de Lyon".
     full_names: frozenset[tuple[str, ...]] = frozenset()
@@ -199,12 +149,14 @@ def profile(text: str, *, speaker: str | None) -> Profile:
     additive = False
     lead: set[str] = set()
     targets: set[str] = set()
+    names_by_clause: list[tuple[list[str], list[str]]] = []
     for clause in kept:
         low = [w.lower() for w, _ in clause]
+        names_by_clause.append((low, []))
         for i, (w, (o, initial)) in enumerate(zip(low, clause)):
             nxt = low[i + 1] if i + 1 < len(low) else ""
             if is_strong(w, low[i + 1:i + 5]) or w in WEAK_CHANGE:
-                particle = _PARTICLE_CHANGE.get(w, set()) & set(low[i + 1:i + 5])
+                particle = PARTICLE_CHANGE.get(w, set()) & set(low[i + 1:i + 5])
                 change.append(f"{w} {min(particle)}" if particle else w)
             # "too" adds at a clause's end ("a dog too"), not before a word ("too slow").
             additive = additive or w in ADDITIVE or (w == "too" and i == len(low) - 1)
@@ -229,6 +181,8 @@ def profile(text: str, *, speaker: str | None) -> Profile:
                                  if p.isalpha() and len(p) > 2 and p not in _GENERIC_HOST)
                 if value[0] != "skip":
                     values.append(value)
+                if value[0] == "name":
+                    names_by_clause[-1][1].append(entity_key(o))
             else:
                 if "_" in w.strip("_") and any(c.isalpha() for c in w):
                     topic.add(w)  # an identifier (new_checkout, ORDERS_DB_URL) is a subject
@@ -248,6 +202,8 @@ def profile(text: str, *, speaker: str | None) -> Profile:
                    full_names=frozenset(n for n in full if n),
                    # (states read every clause: their own words say what is elsewhere)
                    states=states_of([[w.lower() for w, _ in c] for c in _clauses(raw)]),
+                   homes=home_places(names_by_clause, first),
+                   others_only=about_others_only([[w.lower() for w, _ in c] for c in kept]),
                    blocked=not kept)
 
 
@@ -277,19 +233,6 @@ def _value(w: str, o: str, nxt: str, *, first_word: bool, speaker: str | None,
     return None
 
 
-def _state_verdict(older: Profile, newer: Profile) -> Verdict | None:
-    """The speaker names another state of an attribute of themself (states.py)."""
-    changed = changed_state(older.states, newer.states)
-    if changed is None:
-        return None
-    attribute, before, after = changed
-    change = f"; change said by {', '.join(dict.fromkeys(newer.change))}" if newer.change else ""
-    return Verdict(kind="update", confidence=0.75 if newer.change else 0.7,
-                   reason=f"{newer.voice}'s {attribute}: {before} -> {after}{change}",
-                   subject=newer.voice or "", attribute=attribute,
-                   matched=(before, after, *newer.change[:2]))
-
-
 def _same_names(older: frozenset[tuple[str, ...]],
                 newer: frozenset[tuple[str, ...]]) -> set[str]:
     """The words of the names both state, a shorter name matching a longer one it
@@ -311,10 +254,6 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | 
     """An update of `older` by `newer` when all three marks hold (module docstring)."""
     if older.blocked or newer.blocked:
         return None
-    if older.voice is not None and older.voice == newer.voice:
-        state = _state_verdict(older, newer)
-        if state is not None:
-            return state
     if not newer.change:
         return None
     old_kinds, new_kinds = older.kinds(), newer.kinds()
@@ -328,6 +267,8 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | 
     if older.ids and newer.ids and not older.ids & newer.ids:
         return None  # build 1412 and build 1413: two subjects
     strong = any(is_strong(w) for w in newer.change)
+    if older.first_person and not older.others_only and newer.others_only:
+        return None  # the speaker's fact, then someone else's: two subjects
     same_speaker = ((older.first_person or newer.first_person) and older.voice is not None
                     and older.voice == newer.voice)
     if not shared and not same_speaker and not named_both:
@@ -372,27 +313,12 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | 
     return _ended(older, newer, shared, subjects) if same_source else None
 
 
-# Verbs whose object stops holding ("sold the Corolla", "quit Acme", "Dev and I split
-# up", "the listener was decommissioned"); "no longer" and "anymore" too. Verbs of
-# replacement in general name the new state ("moved to Lyon", "updated the config").
-_ENDING_STEMS = frozenset(stem(v) for v in (
-    "sell", "quit", "split", "stop", "drop", "cut", "retire", "deprecate",
-    "decommission", "swap", "remove", "cancel", "replace", "ditch", "dump"))
-# ("left" and "leaving", not "leaves": autumn's leaves end nothing.)
-_ENDING = frozenset({"sold", "left", "leaving", "quit", "longer", "anymore", "gave up", "gave away",
-                     "gave back", "given up", "given away", "handed over", "handed off"})
-
-
-def _ends(word: str) -> bool:
-    return word in _ENDING or (" " not in word and stem(word) in _ENDING_STEMS)
-
-
 def _ended(older: Profile, newer: Profile, shared: set[str],
            subjects: set[str]) -> Verdict | None:
     """An update that names no new value but ends the old one: the same source names
     a value the older memory stated with a verb of replacement ("we sold the
     Corolla", "the 8443 listener was decommissioned", "Dev and I split up")."""
-    if newer.additive or not any(_ends(w) for w in newer.change):
+    if newer.additive or not any(ends(w) for w in newer.change):
         return None
     new_kinds, old_kinds = newer.kinds(), older.kinds()
     if older.lead:  # "Bob is on call" states Bob as much as "on call: Bob"

@@ -14,6 +14,7 @@ from typing import Any
 
 from memlattice.core.entities import entity_key
 from memlattice.core.model import MemoryInput
+from memlattice.core.statements.contrast import profile
 from memlattice.core.statements.extract import Statement, extract
 from memlattice.core.statements.tokens import stem
 
@@ -55,7 +56,8 @@ def statements_of(memory: MemoryInput, payload: Mapping[str, Any] | None = None,
     speaker, text = voice_of(memory)
     if memory.memory_type in _NOT_STATEMENTS:
         return speaker, text, ()
-    found = list(extract(text, speaker=speaker)) if memory.memory_type != "semantic" else []
+    found = ([*extract(text, speaker=speaker), *speaker_states(text, speaker)]
+             if memory.memory_type != "semantic" else [])
     if memory.key:
         found.append(Statement(owner=None, thing=("key", memory.key.casefold()),
                                attribute="key", value=" ".join(text.casefold().split()),
@@ -64,6 +66,22 @@ def statements_of(memory: MemoryInput, payload: Mapping[str, Any] | None = None,
     if payload is not None and memory.memory_type == "semantic":
         found.extend(_triple(payload))
     return speaker, text, tuple(found)
+
+
+def speaker_states(text: str, speaker: str | None) -> list[Statement]:
+    """What a first-person memory says of its speaker's states and home
+    (memlattice.core.statements.states), as statements of the speaker: recorded
+    under their attribute like any other, so a change is found however long ago
+    the older state was said. A state left ("stopped eating meat") is denied."""
+    if speaker is None:
+        return []
+    read = profile(text, speaker=speaker)
+    return [*(Statement(owner=speaker, thing=(), attribute=s.attribute, value=s.state,
+                        kind="text", negated=s.left, change=bool(read.change), framed=True,
+                        words=(s.state,)) for s in sorted(read.states, key=repr)),
+            *(Statement(owner=speaker, thing=(), attribute="home", value=place, kind="name",
+                        change=bool(read.change), framed=True, words=(place,))
+              for place in sorted(read.homes))]
 
 
 def _triple(payload: Mapping[str, Any]) -> list[Statement]:

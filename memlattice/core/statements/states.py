@@ -14,6 +14,11 @@ word with "my": "my husband").
 A state word after a verb of ending or a negation ("stopped eating meat", "no
 longer vegetarian") is a state left, which changes the state as much as a new one.
 
+Where someone lives is the same kind of attribute with an open set of values:
+a place named in a first-person clause that speaks of a home ("we're renting a
+terrace in Leeds", "got the keys to our own house in Bristol") is the speaker's
+home, unless the clause is about a trip, someone else, the past or a plan.
+
 Pure: no I/O.
 """
 
@@ -53,11 +58,24 @@ _LEAVING = frozenset({"stopped", "stop", "quit", "quitting", "cut", "gave", "lon
 # Whom a clause may be about instead of the speaker.
 _OTHERS = frozenset({"he", "she", "they", "he's", "she's", "they're", "his", "her", "their",
                      "you", "you're", "your", "sister", "brother", "friend", "mom", "dad",
-                     "mother", "father", "son", "daughter", "cousin", "parents", "kids"})
+                     "mother", "father", "son", "daughter", "cousin", "parents", "kids",
+                     "husband", "wife", "boyfriend", "girlfriend", "partner", "fiancé",
+                     "fiance", "fiancée", "fiancee"})
 # Words that put a clause's state in the past or someone else's story.
 _ELSEWHERE = frozenset({"before", "ago", "used", "was", "were", "when", "until", "if",
                         "would", "could", "should", "might", "maybe", "wish", "hope",
                         "want", "wants", "thinking", "planning"})
+
+
+# Words of a home: where one lives, what one rents or owns, moving in.
+_HOME = frozenset({"live", "lives", "living", "home", "house", "flat", "apartment", "condo",
+                   "lease", "rent", "renting", "rented", "keys", "mortgage", "landlord",
+                   "neighbourhood", "neighborhood", "moved", "relocated", "settled"})
+# Words of being somewhere for a while only, or of a place that is not a home.
+_AWAY = frozenset({"trip", "holiday", "holidays", "vacation", "visit", "visiting", "visited",
+                   "stayed", "staying", "hotel", "airbnb", "weekend", "travel", "travelling",
+                   "traveling", "tour", "conference", "flight", "flew", "next", "soon",
+                   "will", "tomorrow", "office", "work"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,18 +93,57 @@ def states_of(clauses: Sequence[Sequence[str]]) -> frozenset[State]:
     if not any(_FIRST_PERSON & set(c) or "my" in c for c in clauses):
         return frozenset()
     found: set[State] = set()
-    for clause in clauses:
-        words = set(clause)
-        if _ELSEWHERE & words or _OTHERS & words:
+    for clause, own in zip(clauses, _the_speaker_s(clauses)):
+        if _ELSEWHERE & set(clause):
             continue
         for attribute, states in STATES.items():
             for state, phrases in states.items():
                 for phrase in phrases:
                     at = _find(clause, phrase)
-                    if at is not None:
+                    # "my husband" names the speaker's state in any clause
+                    if at is not None and (own or phrase[0] == "my"):
                         left = bool(_LEAVING & set(clause[max(0, at - 3):at]))
                         found.add(State(attribute, state, left))
     return frozenset(found)
+
+
+def home_places(clauses: Sequence[tuple[Sequence[str], Sequence[str]]],
+                first_person: bool) -> frozenset[str]:
+    """The places a first-person memory names as the speaker's home: each clause
+    given as (its lower-case words, the names in it)."""
+    if not first_person:
+        return frozenset()
+    places: set[str] = set()
+    owned = _the_speaker_s([words for words, _ in clauses])
+    for (words, names), own in zip(clauses, owned):
+        seen = set(words)
+        if own and names and _HOME & seen and not (_AWAY | _ELSEWHERE) & seen:
+            places.update(names)
+    return frozenset(places)
+
+
+def about_others_only(clauses: Sequence[Sequence[str]]) -> bool:
+    """Whether a memory speaks of someone else and never of its speaker ("my
+    brother moved to Odense, into a flat by the canal")."""
+    owned = _the_speaker_s(clauses)
+    return not all(owned) and not any(
+        own and (_FIRST_PERSON & set(c) or "my" in c) for c, own in zip(clauses, owned))
+
+
+def _the_speaker_s(clauses: Sequence[Sequence[str]]) -> list[bool]:
+    """Whether each clause is about the speaker: one that names no one goes on
+    about whom the clause before it named ("my sister moved to Lyon, into a flat
+    in Croix-Rousse" is all the sister's)."""
+    out: list[bool] = []
+    own = True
+    for clause in clauses:
+        words = set(clause)
+        if _OTHERS & words:
+            own = False
+        elif _FIRST_PERSON & words or "my" in words:
+            own = True
+        out.append(own)
+    return out
 
 
 def _find(clause: Sequence[str], phrase: tuple[str, ...]) -> int | None:
@@ -94,22 +151,4 @@ def _find(clause: Sequence[str], phrase: tuple[str, ...]) -> int | None:
     for i in range(len(clause) - n + 1):
         if tuple(clause[i:i + n]) == phrase:
             return i
-    return None
-
-
-def changed_state(older: frozenset[State], newer: frozenset[State],
-                  ) -> tuple[str, str, str] | None:
-    """(attribute, the older state, what the newer says) when the newer memory puts
-    the speaker in another state of an attribute the older one stated, or says they
-    left the older state; None otherwise."""
-    for attribute in sorted({s.attribute for s in older} & {s.attribute for s in newer}):
-        held = {s.state for s in older if s.attribute == attribute and not s.left}
-        entered = {s.state for s in newer if s.attribute == attribute and not s.left}
-        left = {s.state for s in newer if s.attribute == attribute and s.left}
-        if not held:
-            continue
-        if entered and not entered & held:
-            return attribute, min(held), min(entered)
-        if left & held:
-            return attribute, min(left & held), "left " + min(left & held)
     return None

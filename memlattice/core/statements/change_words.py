@@ -1,0 +1,96 @@
+"""Words that say a value changed, ended, or was only considered.
+
+English marks a new state with a small set of words whatever the state is about:
+verbs of replacement ("moved", "switched", "took over"), words that date a
+statement ("now", "since"), verbs whose object stops holding ("sold", "quit",
+"split up"), and words that put a clause in a plan, a wish or a condition
+("should", "maybe", "planning to"). memlattice.core.statements.contrast reads
+updates with them. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memlattice.core.statements.tokens import stem
+
+# Words English marks a new state with, whatever the topic (lower case, as
+# written: "ported" and "handed" would stem to "port" and "hand"). Strong ones are
+# verbs of replacement; "now" and its like only date the statement.
+_REPLACING_VERBS = ("move", "switch", "change", "replace", "migrate", "upgrade", "downgrade",
+                    "rename", "reschedule", "postpone", "push", "bump", "raise", "lower",
+                    "increase", "decrease", "reduce", "cut", "drop", "sell", "transfer",
+                    "reassign", "become", "relocate", "settle", "join", "stop", "update",
+                    "swap", "convert", "shift", "extend", "slip", "delay", "defer",
+                    "advance", "retire", "deprecate", "rotate", "split", "remove", "cancel",
+                    "ditch", "dump", "decommission")
+STRONG_CHANGE = frozenset({"instead", "longer", "anymore", "ported", "left", "sold", "became",
+                           "new", "newly", "quit", "quits", "quitting", "leaving"})
+# Verbs that replace only with their particle: "took over", "handed over", "gave up";
+# alone they are among English's commonest verbs ("took the kids to the park").
+PARTICLE_CHANGE = {"took": {"over"}, "taken": {"over"}, "handed": {"over", "off"},
+                    "gave": {"up", "away", "back"}, "given": {"up", "away", "back"}}
+
+
+# Compared by stem, but "quit" apart: "quite" stems to it.
+_STRONG_STEMS = frozenset(stem(v) for v in _REPLACING_VERBS)
+WEAK_CHANGE = frozenset({"now", "nowadays", "since", "finally", "starting", "effective",
+                         "today", "currently", "latest", "current"})
+# Words of a clause that only considers a value: a plan, a wish, a condition, a
+# proposal, the future, a past habit ("used to").
+HYPOTHETICAL = frozenset({
+    "if", "would", "could", "might", "should", "maybe", "perhaps", "wish", "wanna", "gonna",
+    "unless", "whether", "wonder", "someday", "imagine", "probably", "possibly", "may",
+    "must", "let's", "lets", "suggest", "suggested", "propose", "proposed", "shall",
+    "ought", "considering"})
+# Words that put a clause in a plan or a past habit only before "to", "on", "about"
+# or "of" ("planning to move", "used to live"); elsewhere they are nouns or other
+# verbs ("the planning call", "we used Gradle").
+_HYPOTHETICAL_BEFORE = frozenset({"plan", "plans", "planning", "planned", "thinking", "going",
+                                  "used", "hope", "hoping", "want", "wants", "wanted",
+                                  "need", "needs", "dream", "dreaming", "scheduled"})
+_HYPOTHETICAL_NEXT = frozenset({"to", "on", "about", "of", "for"})
+
+
+def _from_now_on(clause: list[str]) -> bool:
+    """"From now on", "going forward", "must now": a rule that starts now, so an
+    instruction ("everything should go to ana@ribeiro.pt from now on", "clients must
+    now call auth-v2") states the present."""
+    joined = " ".join(clause)
+    return ("from now on" in joined or "going forward" in joined
+            or any(f"{modal} now" in joined for modal in ("must", "should")))
+
+
+def hypothetical(clause: list[str]) -> bool:
+    """Whether a clause (lower-case words) only considers a value."""
+    if _from_now_on(clause):
+        return False
+    return any(w in HYPOTHETICAL or (w in _HYPOTHETICAL_BEFORE and i + 1 < len(clause)
+                                     and clause[i + 1] in _HYPOTHETICAL_NEXT)
+               for i, w in enumerate(clause))
+
+
+def is_strong(word: str, following: Sequence[str] = ()) -> bool:
+    """A verb of replacement or a word that says the old state is gone
+    (`following`: the next few words, where a particle verb's particle is)."""
+    if " " in word:  # as a profile keeps a particle verb: "handed over"
+        word, *following = word.split(" ")
+    return (word in STRONG_CHANGE or stem(word) in _STRONG_STEMS
+            or bool(PARTICLE_CHANGE.get(word, set()) & set(following[:4])))
+
+
+# Verbs whose object stops holding ("sold the Corolla", "quit Acme", "Dev and I split
+# up", "the listener was decommissioned"); "no longer" and "anymore" too. Verbs of
+# replacement in general name the new state ("moved to Lyon", "updated the config").
+_ENDING_STEMS = frozenset(stem(v) for v in (
+    "sell", "quit", "split", "stop", "drop", "cut", "retire", "deprecate",
+    "decommission", "swap", "remove", "cancel", "replace", "ditch", "dump"))
+# ("left" and "leaving", not "leaves": autumn's leaves end nothing.)
+_ENDING = frozenset({"sold", "left", "leaving", "quit", "longer", "anymore", "gave up",
+                     "gave away", "gave back", "given up", "given away", "handed over",
+                     "handed off"})
+
+
+def ends(word: str) -> bool:
+    """A word (or particle verb) of a change after which the old value no longer holds."""
+    return word in _ENDING or (" " not in word and stem(word) in _ENDING_STEMS)
