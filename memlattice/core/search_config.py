@@ -92,6 +92,11 @@ class SearchConfig(_Frozen):
     # in questions (memlattice.search.information.asked_share): a question records
     # what someone wanted to know, not what is so. 0 turns it off.
     question_discount: float = Field(default=0.25, ge=0, le=1)
+    # For a question about the present, a later statement of the same source among
+    # the first three hits goes before an earlier one whose score it reaches this
+    # share of (memlattice.search.currency.later_of_a_source_first). 0, the default,
+    # turns it off: it helped agents' notes and hurt chats (docs/recall.md).
+    current_first_within: float = Field(default=0.0, ge=0, le=1)
     min_score: float | None = None
     # Hits whose relevance (memlattice.search.relevance: evidence in [0, 1] that they
     # answer the query, the same in every mode) is below this are left out.

@@ -117,3 +117,56 @@ def prefer_current(scored: Sequence[Scored], current: Mapping[str, str], *,
             by_id[first] = replace(by_id[first],
                                    score=max(by_id[first].score, by_id[second].score))
     return [by_id[id] for id in order]
+
+
+def later_of_a_source_first(scored: Sequence[Scored],
+                            said: Mapping[str, tuple[str | None, datetime | None]], *,
+                            within: float, window: int = 3) -> list[Scored]:
+    """For a question about the present: among the first `window` hits, a later
+    statement of the same source whose score is at least `within` of an earlier
+    one's goes before it (and takes its score). No link says the two are about one
+    attribute, but both answer the question about equally, and a source that says
+    something again later says what holds now. Nothing enters or leaves the list."""
+    order = list(scored)
+    for _ in range(window):
+        moved = False
+        for i in range(min(window, len(order))):
+            source, at = said.get(order[i].id, (None, None))
+            if source is None or at is None:
+                continue
+            for j in range(i + 1, min(window, len(order))):
+                other, later = said.get(order[j].id, (None, None))
+                if (other == source and later is not None and later > at
+                        and order[j].score >= within * order[i].score):
+                    order.insert(i, replace(order.pop(j), score=order[i].score))
+                    moved = True
+                    break
+            if moved:
+                break
+        if not moved:
+            break
+    return order
+
+
+# The tense of a question's auxiliary: "Where does Tom live?", "Who is on call?"
+# ask what holds now; "Where did Tom go?", "Which cities has Jon visited?" ask
+# what happened (the perfect gathers the past, not the present state).
+_PRESENT_AUXILIARIES = frozenset({"is", "are", "am", "does", "do", "isn't", "aren't",
+                                  "doesn't", "don't"})
+_PAST_AUXILIARIES = frozenset({"did", "was", "were", "had", "didn't", "wasn't", "weren't",
+                               "used", "has", "have", "hasn't", "haven't"})
+_WH = frozenset({"who", "what", "which", "where", "when", "how", "whose"})
+_QUESTION_WORDS = re.compile(r"[a-z'_-]+")
+
+
+def asks_present(query: str | None) -> bool:
+    """Whether a question asks what holds now, by its verb's tense: a present
+    auxiliary, or a question word right before a verb in the present ("Who owns
+    the billing service?"); never with a past or perfect one."""
+    words = _QUESTION_WORDS.findall((query or "").lower().replace("’", "'"))
+    if any(w in _PAST_AUXILIARIES for w in words):
+        return False
+    if any(w in _PRESENT_AUXILIARIES for w in words):
+        return True
+    return (len(words) > 1 and words[0] in _WH and words[1].endswith("s")
+            and not words[1].endswith("ss"))

@@ -33,9 +33,14 @@ from memlattice.core.temporal_intent import temporal_intent
 from memlattice.core.vector_checks import vector_problem
 from memlattice.embeddings import check_dimension
 from memlattice.graph.codec import Memory, memory_from_properties, to_datetime
-from memlattice.graph.recall_rows import NewerState, SearchResult
-from memlattice.graph.updates.store import UpdateLink, link_from
-from memlattice.search.currency import asks_about, asks_for, asks_past, names, prefer_current
+from memlattice.graph.recall_rows import SearchResult
+from memlattice.graph.updates.store import UpdateLink
+from memlattice.search.currency import (
+    asks_past,
+    asks_present,
+    later_of_a_source_first,
+    prefer_current,
+)
 from memlattice.search.entity_signal import entity_signal, named_entities
 from memlattice.search.information import asked_share
 from memlattice.search.lexical import Bm25, Field, document_text, query_terms, split_speaker
@@ -53,6 +58,7 @@ from memlattice.search.ranking import (
 )
 from memlattice.search.relevance import coverage, relevance
 from memlattice.search.temporal_signal import Timing, temporal_signal
+from memlattice.services.outdating import asked_about, current_states, outdating
 
 if TYPE_CHECKING:
     from memlattice.services.memories import MemoryService
@@ -247,6 +253,13 @@ async def recall(service: MemoryService, request: SearchRequest, *,
                                 past=asks_past(request.query,
                                                named.end if named is not None else None, now),
                                 asked=asked_about(result.newer, request.query))
+    # Without a link, what a source says again later holds now (not applied as of a
+    # past time: there it cost the state valid then its place, docs/recall.md).
+    if (config.current_first_within and request.filter.as_of is None
+            and asks_present(request.query)):
+        scored = later_of_a_source_first(scored, {s.id: _source(props[s.id]) for s in scored[:3]
+                                                  if s.id in props},
+                                         within=config.current_first_within)
     kept = successors_first(finish(scored, min_score=config.min_score, limit=len(scored)),
                             {id: p.get("supersededBy") for id, p in props.items()})
     hits: list[SearchHit] = []
@@ -288,52 +301,6 @@ async def _rerank(
     return head + tail, by_id
 
 
-
-
-def current_states(newer: Mapping[str, Sequence[NewerState]]) -> dict[str, str]:
-    """Each outdated candidate's newest state (the latest written of those that
-    update it)."""
-    return {old: str(max(states, key=lambda x: (x.props.get("createdAt") or 0,
-                                               str(x.props["id"]))).props["id"])
-            for old, states in newer.items() if states}
-
-
-def asked_about(newer: Mapping[str, Sequence[NewerState]], query: str | None) -> set[str]:
-    """The outdated candidates whose links the query asks about: it names a word a link
-    matched on, or it names the newer memory's speaker and asks for the kind of value
-    the link changed (memlattice.search.currency). Only their newest states may enter
-    a list the search did not put them in."""
-    return {old for old, states in newer.items()
-            if states and (asks_about(query, [word for x in states for word in _link_words(x)])
-                           or any(names(query, _speaker(x.props))
-                                  and asks_for(query, str(x.link.get("attribute") or ""))
-                                  for x in states))}
-
-
-def _speaker(props: Mapping[str, Any]) -> str | None:
-    """Who said a conversation turn (its metadata's speaker), if it is one."""
-    metadata = memory_from_properties(props).metadata or {}
-    speaker = metadata.get("speaker")
-    return speaker if isinstance(speaker, str) else None
-
-
-def _link_words(state: NewerState) -> list[str]:
-    link = state.link
-    return [str(link.get("subject") or ""), str(link.get("attribute") or ""),
-            *(str(w) for w in link.get("matched") or ())]
-
-
-def outdating(states: Sequence[NewerState]) -> tuple[Memory | None, UpdateLink | None]:
-    """The memory that directly outdates a hit (the latest of those one link away),
-    and that link."""
-    direct = [x for x in states if x.hops == 1]
-    if not direct:
-        return None, None
-    latest = max(direct, key=lambda x: (x.props.get("createdAt") or 0, str(x.props["id"])))
-    by = memory_from_properties(latest.props)
-    return by, link_from(latest.link, newer=by)
-
-
 async def _no_bm25() -> None:
     return None
 
@@ -351,6 +318,12 @@ def lexical_fields(bm25: Bm25, props: Mapping[str, Any], context: Sequence[tuple
     return [bm25.field([text]), *([bm25.speaker_field(speaker)] if speaker else []),
             *bm25.context_fields(context, hops=config.context_hops,
                                  decay=config.context_decay, own=own)]
+
+
+def _source(props: Mapping[str, Any]) -> tuple[str | None, datetime | None]:
+    """Who said a memory (its speaker, else its agent or user) and when."""
+    return (_said_by(props) or props.get("agentId") or props.get("userId"),
+            to_datetime(props.get("createdAt")))
 
 
 def _said_by(props: Mapping[str, Any]) -> str | None:

@@ -12,7 +12,15 @@ from memlattice.core.statements.compare import compare
 from memlattice.core.statements.contrast import Profile, contrast, profile
 from memlattice.core.statements.extract import Statement, extract
 from memlattice.core.statements.linking import Stated, links
-from memlattice.search.currency import asks_about, asks_for, asks_past, names, prefer_current
+from memlattice.search.currency import (
+    asks_about,
+    asks_for,
+    asks_past,
+    asks_present,
+    later_of_a_source_first,
+    names,
+    prefer_current,
+)
 from memlattice.search.ranking import Scored
 
 
@@ -329,3 +337,35 @@ def test_a_host_name_s_words_are_its_topic() -> None:
                        read("Callers must now use ledger-v2.int.kestrel.io on 443.", "ops"),
                        same_source=True)
     assert verdict is not None and "ledger" in verdict.matched
+
+
+@pytest.mark.parametrize(("query", "present"), [
+    ("Where does Tom live?", True), ("Who is on call for storage?", True),
+    ("Who owns the billing service?", True), ("What book is Jon currently reading?", True),
+    ("Where did Tom go last summer?", False), ("Which cities has Jon visited?", False),
+    ("What was the first thing she painted?", False), ("Address?", False),
+])
+def test_a_question_s_tense_says_whether_it_asks_about_the_present(query: str,
+                                                                  present: bool) -> None:
+    assert asks_present(query) is present
+
+
+def test_a_later_statement_of_the_same_source_goes_first_when_about_as_relevant() -> None:
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    said = {"old": ("tom", t0), "new": ("tom", t0 + timedelta(days=90)),
+            "other": ("ana", t0 + timedelta(days=200)), "far": ("tom", t0 + timedelta(days=300))}
+    ranked = [Scored("old", 1.0), Scored("new", 0.85), Scored("other", 0.8), Scored("far", 0.5)]
+    order = [s.id for s in later_of_a_source_first(ranked, said, within=0.8)]
+    # Tom's later statement goes first; Ana's is another source; the far one is
+    # outside the window and much weaker.
+    assert order == ["new", "old", "other", "far"]
+    assert [s.id for s in later_of_a_source_first(ranked, said, within=0.9)] == [
+        "old", "new", "other", "far"]
+
+
+@given(st.permutations(["a", "b", "c", "d"]), st.floats(0.1, 1))
+def test_the_later_first_order_keeps_every_memory(ids: list[str], within: float) -> None:
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    said = {x: ("s", t0 + timedelta(days=i)) for i, x in enumerate(ids)}
+    ranked = [Scored(x, 1.0 - 0.1 * i) for i, x in enumerate(ids)]
+    assert sorted(s.id for s in later_of_a_source_first(ranked, said, within=within)) == sorted(ids)

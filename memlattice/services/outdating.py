@@ -1,0 +1,58 @@
+"""Which memories a search's updated candidates are outdated by, and which links a
+question asks about (the service side of memlattice.search.currency): read from
+the newer states the recall query brings with each candidate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memlattice.graph.codec import Memory, memory_from_properties
+from memlattice.graph.recall_rows import NewerState
+from memlattice.graph.updates.store import UpdateLink, link_from
+from memlattice.search.currency import asks_about, asks_for, names
+
+
+def current_states(newer: Mapping[str, Sequence[NewerState]]) -> dict[str, str]:
+    """Each outdated candidate's newest state (the latest written of those that
+    update it)."""
+    return {old: str(max(states, key=lambda x: (x.props.get("createdAt") or 0,
+                                               str(x.props["id"]))).props["id"])
+            for old, states in newer.items() if states}
+
+
+def asked_about(newer: Mapping[str, Sequence[NewerState]], query: str | None) -> set[str]:
+    """The outdated candidates whose links the query asks about: it names a word a link
+    matched on, or it names the newer memory's speaker and asks for the kind of value
+    the link changed (memlattice.search.currency). Only their newest states may enter
+    a list the search did not put them in."""
+    return {old for old, states in newer.items()
+            if states and (asks_about(query, [word for x in states for word in _link_words(x)])
+                           or any(names(query, _speaker(x.props))
+                                  and asks_for(query, str(x.link.get("attribute") or ""))
+                                  for x in states))}
+
+
+def _speaker(props: Mapping[str, Any]) -> str | None:
+    """Who said a conversation turn (its metadata's speaker), if it is one."""
+    metadata = memory_from_properties(props).metadata or {}
+    speaker = metadata.get("speaker")
+    return speaker if isinstance(speaker, str) else None
+
+
+def _link_words(state: NewerState) -> list[str]:
+    link = state.link
+    return [str(link.get("subject") or ""), str(link.get("attribute") or ""),
+            *(str(w) for w in link.get("matched") or ())]
+
+
+def outdating(states: Sequence[NewerState]) -> tuple[Memory | None, UpdateLink | None]:
+    """The memory that directly outdates a hit (the latest of those one link away),
+    and that link."""
+    direct = [x for x in states if x.hops == 1]
+    if not direct:
+        return None, None
+    latest = max(direct, key=lambda x: (x.props.get("createdAt") or 0, str(x.props["id"])))
+    by = memory_from_properties(latest.props)
+    return by, link_from(latest.link, newer=by)
