@@ -138,15 +138,18 @@ class VectorSpaceGraph:
              **_space_fields("target", target)}))
 
     async def missing(self, namespace: str, space: VectorSpace,
-                      limit: int) -> list[tuple[str, str]]:
-        """(id, content) of memories without a vector in `space`, oldest first."""
+                      limit: int) -> list[tuple[str, str, str | None]]:
+        """(id, content, metadataJson) of memories without a vector in `space`, oldest
+        first: what is embedded for a memory depends on both
+        (memlattice.core.embedding_text)."""
         records = await self.client.read((
             "CYPHER 25 MATCH (m:Memory {namespace: $namespace})\n"
             "WHERE NOT EXISTS { (m)<-[:EMBEDS]-(:MemoryVector {space: $space}) }\n"
-            "RETURN m.id AS id, coalesce(m.content, '') AS content\n"
+            "RETURN m.id AS id, coalesce(m.content, '') AS content,"
+            " m.metadataJson AS metadata\n"
             "ORDER BY m.createdAt, m.id LIMIT $limit",
             {"namespace": namespace, "space": space.key, "limit": limit}))
-        return [(r["id"], r["content"]) for r in records]
+        return [(r["id"], r["content"], r["metadata"]) for r in records]
 
     async def put(self, namespace: str, space: VectorSpace,
                   rows: Sequence[tuple[str, str, list[float]]]) -> int:

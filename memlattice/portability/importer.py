@@ -31,9 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memlattice.core.embedding_text import embedding_text
 from memlattice.core.errors import Conflict, MemlatticeError, ValidationError
 from memlattice.core.model import validate_namespace
 from memlattice.embeddings import Embedder
+from memlattice.embeddings.memory_vectors import embed_memories
 from memlattice.graph.transfer import TransferGraph
 from memlattice.portability.exporter import FORMAT, VERSION, NoProgress, Progress
 from memlattice.portability.kinds import BY_NAME, KINDS, ImportEnv, Kind, Row
@@ -220,7 +222,8 @@ async def fit_vectors(rows: list[Row], embedder: Embedder | None, dimension: int
             for name in ("embedding", "embeddingModel", "embeddingDimension"):
                 props.pop(name, None)
         return 0
-    vectors = await embedder.embed([str(p["content"]) for p in stale])
+    vectors = await embed_memories(embedder, [  # as a write embeds them
+        embedding_text(str(p["content"]), p.get("metadataJson")) for p in stale])
     for props, vector in zip(stale, vectors):
         props.update(embedding=vector, embeddingModel=embedder.model,
                      embeddingDimension=len(vector))

@@ -26,7 +26,7 @@ from neo4j import AsyncManagedTransaction
 from memlattice.core.auth import Tenant
 from memlattice.core.errors import Conflict, ValidationError
 from memlattice.core.lucene import all_terms, query_any_terms, words
-from memlattice.core.model import MemoryFilter, Status, camel, utcnow
+from memlattice.core.model import MemoryFilter, MemoryInput, Status, camel, utcnow
 from memlattice.core.names import require_name, require_names
 from memlattice.core.records.hints import Hint, hints_for
 from memlattice.core.records.inputs import FactInput, RecordInput
@@ -102,7 +102,7 @@ class KnowledgeService:
     async def write_record(self, input: RecordInput, *, actor: str, tenant: Tenant) -> Written:
         """Create a record; semantic records also get contradiction/support hints."""
         new = await self._new(input, tenant)
-        probe = (await self._probe(new.prepared.input.namespace, new.prepared.input.content,
+        probe = (await self._probe(new.prepared.input.namespace, new.prepared.input,
                                    new.prepared.embedding)
                  if new.type is RecordType.SEMANTIC else None)
         auto = await self.memories.auto_supersede(input.namespace)
@@ -136,11 +136,11 @@ class KnowledgeService:
         await self.memories.embed_side_spaces(input.namespace, [written.record.memory])
         return written
 
-    async def _probe(self, namespace: str, text: str,
+    async def _probe(self, namespace: str, memory: MemoryInput,
                      primary: Sequence[float] | None) -> HintProbe | None:
         """The new claim's vector in the space its namespace searches, so hints find
         near-identical claims by meaning too (taken before the write's transaction)."""
-        found = await self.memories.searched_vector(namespace, text, primary)
+        found = await self.memories.searched_vector(namespace, memory, primary)
         return HintProbe(vector=found[1], space=found[0]) if found else None
 
     async def _hints(self, tx: AsyncManagedTransaction, record: Record, clearance: Tenant,
@@ -208,7 +208,7 @@ class KnowledgeService:
                             sensitivity=input.sensitivity)
         id = fact_id(input.namespace, input.kind, input.claim)
         (prepared,) = await self.memories.prepare([input.as_memory(id)])
-        probe = await self._probe(input.namespace, prepared.input.content, prepared.embedding)
+        probe = await self._probe(input.namespace, prepared.input, prepared.embedding)
         auto = await self.memories.auto_supersede(input.namespace)
 
         async def work(tx: AsyncManagedTransaction) -> Written:

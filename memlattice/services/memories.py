@@ -18,8 +18,8 @@ from datetime import datetime
 from typing import Any
 
 from memlattice.core.auth import Tenant
+from memlattice.core.embedding_text import embedding_text
 from memlattice.core.errors import MemlatticeError, ValidationError
-from memlattice.core.event_time import event_ranges
 from memlattice.core.model import (
     MAX_BATCH,
     Direction,
@@ -36,6 +36,7 @@ from memlattice.core.records.payloads import TYPED_MEMORY_TYPES, reserved_type_m
 from memlattice.core.search_config import NamespaceSettings, resolve_config
 from memlattice.core.vector_spaces import VectorSpace
 from memlattice.embeddings import Embedder, check_dimension
+from memlattice.embeddings.memory_vectors import embed_memories
 from memlattice.graph.codec import AuditEntry, Edge, Memory
 from memlattice.graph.duplicates import DuplicateGraph, as_written
 from memlattice.graph.history import MemoryVersion
@@ -48,7 +49,6 @@ from memlattice.graph.memories import (
     PreparedMemory,
     Window,
     encode_cursor,
-    new_id,
     window,
 )
 from memlattice.graph.namespace_listing import NamespaceListGraph
@@ -65,6 +65,7 @@ from memlattice.services.namespace_directory import NamespaceDirectory
 from memlattice.services.namespaces import NamespaceDefaults
 from memlattice.services.recall import SearchHit, SearchRequest, recall
 from memlattice.services.spaces import EmbeddingReport, VectorSpaces
+from memlattice.services.write_vectors import patched_vector, prepare
 
 log = logging.getLogger(__name__)
 
@@ -115,46 +116,9 @@ class MemoryService:
 
     # ------------------------------------------------------------ embeddings
 
-    def _client_vector(self, vector: Sequence[float] | None, what: str) -> list[float] | None:
-        """A client's vector as the list the driver sends; the input model has
-        already made its values finite floats."""
-        if vector is None:
-            return None
-        check_dimension(vector, self.dimension, what=what)
-        return list(vector)
-
-    async def _embed(self, texts: list[str]) -> list[list[float]]:
-        assert self.embedder is not None
-        vectors = await self.embedder.embed(texts)
-        for vector in vectors:
-            check_dimension(vector, self.dimension, what="the embedding provider's vector")
-        return vectors
-
     async def prepare(self, inputs: Sequence[MemoryInput]) -> list[PreparedMemory]:
-        """Give each input its id, time, vector and event time; texts without a vector
-        are embedded together in one provider call."""
-        now = utcnow()
-        vectors: list[list[float] | None] = [
-            self._client_vector(m.embedding, f"embedding of memory {i}")
-            for i, m in enumerate(inputs)
-        ]
-        models: list[str | None] = [m.embedding_model or "client" if m.embedding else None
-                                    for m in inputs]
-        missing = [i for i, v in enumerate(vectors) if v is None]
-        if missing and self.embedder is not None:
-            embedded = await self._embed([inputs[i].content for i in missing])
-            for i, vector in zip(missing, embedded):
-                vectors[i] = vector
-                models[i] = self.embedder.model
-        times = [m.now or now for m in inputs]
-        events = await event_ranges([m.content for m in inputs], times)
-        return [
-            PreparedMemory(input=m, id=m.id or new_id(), now=times[i], embedding=vectors[i],
-                           embedding_model=models[i],
-                           event_start=event.start if event else None,
-                           event_end=event.end if event else None)
-            for (i, m), event in zip(enumerate(inputs), events, strict=True)
-        ]
+        """Give each input its id, time, vector and event time (services.write_vectors)."""
+        return await prepare(inputs, self.embedder, self.dimension)
 
     # ------------------------------------------------------------ use cases
 
@@ -220,14 +184,15 @@ class MemoryService:
     async def embed_side_spaces(self, namespace: str, memories: Sequence[Memory]) -> None:
         """Keep the namespace's other vector spaces (see memlattice.services.spaces) current."""
         if self.spaces is not None:
-            await self.spaces.embed_written(namespace, [(m.id, m.content) for m in memories])
+            await self.spaces.embed_written(
+                namespace, [(m.id, m.content, m.metadata) for m in memories])
 
     async def searched_vector(
-        self, namespace: str, text: str, primary: Sequence[float] | None,
+        self, namespace: str, memory: MemoryInput, primary: Sequence[float] | None,
     ) -> tuple[VectorSpace | None, list[float]] | None:
-        """`text`'s vector in the space `search` would use for the namespace.
+        """`memory`'s vector in the space `search` would use for the namespace.
 
-        The primary space (None) reuses `primary`, the vector the text was prepared
+        The primary space (None) reuses `primary`, the vector it was prepared
         with; an active side space embeds it with that space's model (cached, so the
         side-space write that follows costs nothing more). None when there is no
         vector to be had: no primary one, or the side space's model unavailable now,
@@ -240,7 +205,8 @@ class MemoryService:
         if embedder is None:
             return None
         try:
-            (vector,) = await embedder.embed([text])
+            (vector,) = await embed_memories(
+                embedder, [embedding_text(memory.content, memory.metadata)])
             check_dimension(vector, space.dimension, what=f"{space.model}'s vector")
         except MemlatticeError as exc:
             log.warning("no %s vector for a neighbour look-up in %s (%s)", space.key,
@@ -252,18 +218,14 @@ class MemoryService:
         self, *, tenant: Tenant, id: str, patch: MemoryPatch, expected_version: int | None,
         actor: str,
     ) -> Memory:
-        changes = patch.changes()
-        embedding = self._client_vector(patch.embedding, "embedding")
-        model = (patch.embedding_model or "client") if embedding else None
-        if embedding is None and "content" in changes and self.embedder is not None:
-            embedding = (await self._embed([patch.content or ""]))[0]
-            model = self.embedder.model
+        embedding, model = await patched_vector(self.graph, self.embedder, self.dimension,
+                                                tenant=tenant, id=id, patch=patch)
         updated = await self.graph.update(
             tenant=tenant, id=id, patch=patch, expected_version=expected_version,
             embedding=embedding, embedding_model=model, actor=actor, now=utcnow(),
         )
         await self.events.updated([updated], actor)
-        if "content" in changes:
+        if {"content", "metadata"} & patch.changes().keys():  # a turn's speaker is embedded
             await self.embed_side_spaces(tenant.namespace, [updated])
         return updated
 

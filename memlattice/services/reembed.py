@@ -23,7 +23,6 @@ from memlattice.core.background import BackgroundTask
 from memlattice.core.errors import MemlatticeError
 from memlattice.core.model import utcnow
 from memlattice.core.vector_spaces import SpaceState, VectorSpace
-from memlattice.embeddings.base import check_dimension
 from memlattice.services.spaces import VectorSpaces
 
 log = logging.getLogger(__name__)
@@ -134,25 +133,20 @@ class Reembedder:
 
     async def _fill(self, namespace: str, space: VectorSpace,
                     on_progress: ProgressCallback | None = None) -> int:
-        embedder = self.spaces.embedders.get(space)
-        assert embedder is not None
         done = failures = 0
         while True:
             rows = await self.graph.missing(namespace, space, self.batch)
             if not rows:
                 return done
-            try:
-                vectors = await embedder.embed([content for _, content in rows])
-                for vector in vectors:
-                    check_dimension(vector, space.dimension, what=f"{space.model}'s vector")
+            try:  # embedded as a write embeds them (memlattice.core.embedding_text)
+                vectors = await self.spaces.vectors(space, rows)
             except MemlatticeError:
                 failures += 1
                 if failures >= self.max_failures:
                     raise
                 await asyncio.sleep(min(30.0, 0.5 * 2 ** failures))
                 continue
-            stored = await self.graph.put(namespace, space, [
-                (id, content, vector) for (id, content), vector in zip(rows, vectors)])
+            stored = await self.graph.put(namespace, space, vectors)
             if stored == 0:
                 # Every row changed under us; their writers embed them. Avoid spinning.
                 await asyncio.sleep(0.05)

@@ -10,20 +10,26 @@ are caught up by the background `Reembedder`, which sweeps for them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from memlattice.core.auth import Tenant
+from memlattice.core.embedding_text import embedding_text
 from memlattice.core.errors import MemlatticeError
 from memlattice.core.model import utcnow
 from memlattice.core.read_through import ReadThrough
 from memlattice.core.settings import VectorIndexSettings
 from memlattice.core.vector_spaces import SpaceState, VectorSpace, requested_space
 from memlattice.embeddings.base import check_dimension
+from memlattice.embeddings.memory_vectors import embed_memories
 from memlattice.embeddings.registry import EmbedderRegistry
 from memlattice.graph.vector_spaces import Progress, VectorSpaceGraph
 
 log = logging.getLogger(__name__)
+
+MemoryRow = tuple[str, str, Mapping[str, Any] | str | None]
+"""A memory to embed: (id, content, metadata as a mapping or as the stored JSON)."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,19 @@ class VectorSpaces:
         self._notify()
         return state
 
+    async def vectors(self, space: VectorSpace, rows: Sequence[MemoryRow]
+                      ) -> list[tuple[str, str, list[float]]]:
+        """`(id, content, vector)` in `space` of each `(id, content, metadata)` row, as
+        every write embeds a memory (memlattice.core.embedding_text)."""
+        embedder = self.embedders.get(space)
+        assert embedder is not None
+        vectors = await embed_memories(
+            embedder, [embedding_text(content, metadata) for _, content, metadata in rows])
+        for vector in vectors:
+            check_dimension(vector, space.dimension, what=f"{space.model}'s vector")
+        return [(id, content, vector)
+                for (id, content, _), vector in zip(rows, vectors, strict=True)]
+
     async def progress(self, namespace: str, space: VectorSpace | None) -> Progress:
         return await self.graph.progress(namespace, space)
 
@@ -87,8 +106,8 @@ class VectorSpaces:
         return EmbeddingReport(state=state, active=state.active or self.embedders.primary,
                                progress=progress)
 
-    async def embed_written(self, namespace: str, rows: Sequence[tuple[str, str]]) -> None:
-        """Put fresh `(id, content)` rows into the namespace's side spaces.
+    async def embed_written(self, namespace: str, rows: Sequence[MemoryRow]) -> None:
+        """Put fresh `(id, content, metadata)` rows into the namespace's side spaces.
 
         Best effort by design: the memory itself is already committed, and a
         failure here only delays it in the side space until the sweep.
@@ -98,13 +117,7 @@ class VectorSpaces:
         state = await self.state(namespace)
         for space in state.side_spaces:
             try:
-                embedder = self.embedders.get(space)
-                assert embedder is not None
-                vectors = await embedder.embed([content for _, content in rows])
-                for vector in vectors:
-                    check_dimension(vector, space.dimension, what=f"{space.model}'s vector")
-                await self.graph.put(namespace, space, [
-                    (id, content, vector) for (id, content), vector in zip(rows, vectors)])
+                await self.graph.put(namespace, space, await self.vectors(space, rows))
             except MemlatticeError as exc:
                 log.warning("could not embed %d memories of %s into %s now (%s); the"
                             " background sweep will", len(rows), namespace, space.key, exc)
