@@ -156,6 +156,12 @@ class SearchInput:
         "How much a memory that only asks loses: its score is multiplied by 1 minus this"
         " times the share of its words in questions (a question records what someone"
         " wanted to know, not what is so); 0-1, default 0.25; 0: off."))
+    current_first_within: float | None = strawberry.field(default=None, description=(
+        "For a question about the present (its verb's tense), among the first three hits a"
+        " later statement of the same source (speaker, user or agent) goes before an"
+        " earlier one when its score is at least this share of that one's: what a source"
+        " says again later is what holds now. 0-1; default 0 (off): on scenarios written"
+        " blind it helped agents' notes and hurt chats, 0.8 is the measured value."))
     reranker: str | None = strawberry.field(
         default=None, description=(
             "The name of a reranker configured on the server to reorder the hits; null: none."
@@ -186,7 +192,7 @@ class SearchInput:
             for name in ("mode", "scoring", "decay_half_life_days", "key_boost", "tag_boost",
                          "use_confidence", "use_salience", "mmr_lambda", "reranker",
                          "min_score", "min_relevance", "limit", "candidates", "context_hops",
-                         "context_decay", "question_discount")
+                         "context_decay", "question_discount", "current_first_within")
             if getattr(self, name) is not None
         }
         if self.weights is not None:
