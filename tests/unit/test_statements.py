@@ -369,3 +369,14 @@ def test_the_later_first_order_keeps_every_memory(ids: list[str], within: float)
     said = {x: ("s", t0 + timedelta(days=i)) for i, x in enumerate(ids)}
     ranked = [Scored(x, 1.0 - 0.1 * i) for i, x in enumerate(ids)]
     assert sorted(s.id for s in later_of_a_source_first(ranked, said, within=within)) == sorted(ids)
+
+
+def test_a_reading_changes_only_where_a_change_leads_to_it() -> None:
+    # Two readings of a measure both stand: "87%" then "64%" is a time series.
+    assert contrast(read("The cache hit rate is 87% today.", "ops"),
+                    read("Since the new image the cache hit rate is 64%.", "ops"),
+                    same_source=True) is None
+    # A setting moved to a new value is an update.
+    verdict = contrast(read("The cache size cap is 40% of memory.", "ops"),
+                       read("We raised the cache size cap to 60%.", "ops"), same_source=True)
+    assert verdict is not None and verdict.attribute == "reading"

@@ -55,6 +55,12 @@ _UNITS = frozenset({"year", "years", "month", "months", "week", "weeks", "day", 
                     "h", "evenings", "nights", "mornings"})
 # Weekdays as people abbreviate them ("last Fri"); "Sat" and "Sun" are words too.
 _WEEKDAY_ABBREVIATIONS = frozenset({"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri"})
+# Units a reading is measured in: a number in one is a measurement, which varies
+# from reading to reading ("cache hit rate 87%", then "64%"), not a setting; a
+# reading is a new value only where a change leads to it ("raised the cap to 80%").
+_MEASURES = frozenset({"%", "percent", "ms", "s", "sec", "secs", "gb", "mb", "kb", "tb",
+                       "gib", "mib", "kib", "tib", "rps", "qps", "rpm", "°c", "c", "kg", "lbs"})
+_MEASURED = re.compile(r"^\d[\d.,]*(%|ms|s|gb|mb|kb|tb|gib|mib|k|m|rps|qps)$")
 # Parts of host names and addresses that name no service.
 _GENERIC_HOST = frozenset({"com", "net", "org", "www", "http", "https", "internal", "local",
                            "localhost", "corp", "prod", "dev", "svc", "cluster", "gmail",
@@ -215,6 +221,8 @@ def _value(w: str, o: str, nxt: str, *, first_word: bool, speaker: str | None,
         if nxt in _UNITS or (len(w) == 4 and w.isdigit() and w.startswith(("19", "20"))):
             return "skip", ""
         kind = value_kind([w] + ([nxt] if nxt in {"am", "pm"} else []), [o])
+        if kind in {"name", "text", "number"} and (nxt in _MEASURES or _MEASURED.match(w)):
+            return "reading", w.strip(".,")  # "hit rate 87%", "41 GB", "p95 240ms"
         return ("number" if kind in {"name", "text"} else kind), w.strip(".,")
     if "@" in w or "://" in w or "." in w.strip("."):
         kind = value_kind([w.strip(".,")], [o])  # an address: email, URL or host name
@@ -274,7 +282,7 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | 
     if not shared and not same_speaker and not named_both:
         return None
     for kind in ("version", "host", "email", "phone", "money", "time", "when", "weekday",
-                 "date", "count", "number", "name"):
+                 "date", "count", "number", "reading", "name"):
         before, after = old_kinds.get(kind), new_kinds.get(kind)
         if kind == "name" and before and after:  # a speaker's name is who, not what
             before, after = _not_speakers(before, subjects), _not_speakers(after, subjects)
@@ -284,6 +292,8 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | 
         if kind == "name":  # who both are about is not what changed
             before, after = before - named_both, after - named_both - older.lead
         fresh = after - before
+        if kind == "reading":  # a measurement changes only where a change leads to it
+            fresh &= newer.targets
         if kind == "count":  # "two rabbits" -> "three rabbits"; not "three" -> "four people"
             counted = {c.split(" ", 1)[1] for c in before}
             fresh = {c for c in fresh if c.split(" ", 1)[1] in counted | {""}}
