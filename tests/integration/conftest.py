@@ -7,6 +7,10 @@ only when a test asks, serve them all: the backup, restore and upgrade tests
 empty their database first (`tests.integration._stores.reset`), and the fault
 tests write to namespaces of their own and leave their server running.
 
+Two service processes on the suite's Neo4j (`two_processes`) serve the tests of
+causal bookmarks and of the shared event log alike: both write only to
+namespaces of their own, and a process of the service serves many clients.
+
 A Neo4j takes long to start and to stop, on a small machine most of all. So
 there are only two, and when the session holds a test that needs both (the
 backup), the first one asked for starts the other beside it; both stop
@@ -25,6 +29,7 @@ from memlattice import neo4j_local
 from memlattice.core.settings import LocalNeo4jSettings, Settings
 from tests._live import private_neo4j_local
 from tests.conftest import Neo4jServer, make_settings
+from tests.integration._apps import two_servers
 
 SPARE_PASSWORD = "memlattice-spare"
 FIRST, SECOND = "test-neo4j-spare-a", "test-neo4j-spare-b"
@@ -101,3 +106,11 @@ def second_spare_settings(_spares: Spares, request: pytest.FixtureRequest) -> Se
         _spares.start(FIRST)
     return _settings(_spares.get(SECOND))
 
+
+@pytest.fixture(scope="session")
+def two_processes(settings: Settings, tmp_path_factory: pytest.TempPathFactory
+                  ) -> Iterator[tuple[str, str]]:
+    """Two service processes (tests.integration._server) on the suite's Neo4j, sharing
+    nothing else: their base URLs. Started once for the session."""
+    with two_servers(settings, tmp_path_factory.mktemp("two-processes")) as urls:
+        yield urls
