@@ -1,20 +1,18 @@
 """Spare Neo4j servers for the tests that need a whole database of their own.
 
 Backup, restore and upgrade compare whole databases, so they cannot share the
-suite's Neo4j (every test's namespaces live there); the fault tests stop and
-kill theirs. Two private servers (tests._live.private_neo4j_local), started
-only when a test asks, serve them all: the backup, restore and upgrade tests
-empty their database first (`tests.integration._stores.reset`), and the fault
-tests write to namespaces of their own and leave their server running.
+suite's Neo4j (every test's namespaces live there). Two private servers
+(tests._live.private_neo4j_local), started only when a test asks, serve them
+all; each such test empties its database first (`tests.integration._stores.reset`).
+
+A Neo4j takes long to start and to stop, on a small machine most of all: when
+the session holds a test that needs both spares (the backup), the first one
+asked for starts the other beside it, and both stop together at the end of
+the session.
 
 Two service processes on the suite's Neo4j (`two_processes`) serve the tests of
 causal bookmarks and of the shared event log alike: both write only to
 namespaces of their own, and a process of the service serves many clients.
-
-A Neo4j takes long to start and to stop, on a small machine most of all. So
-there are only two, and when the session holds a test that needs both (the
-backup), the first one asked for starts the other beside it; both stop
-together at the end of the session.
 """
 
 from __future__ import annotations
@@ -87,7 +85,7 @@ def _settings(local: LocalNeo4jSettings) -> Settings:
 
 @pytest.fixture(scope="session")
 def spare_neo4j(_spares: Spares, request: pytest.FixtureRequest) -> LocalNeo4jSettings:
-    """The first private Neo4j, as `memlattice.neo4j_local` knows it (to stop and start)."""
+    """The first private Neo4j, as `memlattice.neo4j_local` knows it."""
     if _wanted(request.session, "second_spare_settings"):
         _spares.start(SECOND)  # starts beside this one; the backup test needs both
     return _spares.get(FIRST)

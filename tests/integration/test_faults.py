@@ -1,8 +1,7 @@
 """Faults: Neo4j stops, or dies with kill -9 under write load, and comes back.
 
-These tests use a private Neo4j (the first spare of tests/integration/conftest.py,
-its own home and port), since they stop and kill it; the rest of the suite never
-notices. What they hold the service to:
+These tests own a private Neo4j (its own home and port), since they stop and
+kill it; the rest of the suite never notices. What they hold the service to:
 
 * with Neo4j down, requests fail fast with UNAVAILABLE (HTTP 200 on /graphql, also
   when the API key cannot be checked) and /readyz says 503;
@@ -16,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
+import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -33,30 +34,37 @@ from memlattice.core.settings import (
     LocalNeo4jSettings,
     Neo4jSettings,
     Settings,
+    default_cache_dir,
 )
 from memlattice.graph.client import GraphClient
 from tests.integration._apps import app_with
-from tests.integration._stores import client_for, reset
 from tests.integration._support import seeded
-from tests.integration.conftest import SPARE_PASSWORD
 
-PASSWORD = SPARE_PASSWORD
+PASSWORD = "memlattice-faults"
 WRITE = "mutation($i: MemoryInput!) { writeMemory(input: $i) { id version } }"
 WRITE_MANY = "mutation($is: [MemoryInput!]!) { writeMemories(inputs: $is) { id } }"
 UPDATE = ("mutation($ns: String!, $id: ID!, $p: MemoryPatchInput!, $v: Int) {"
           " updateMemory(namespace: $ns, id: $id, patch: $p, expectedVersion: $v) { version } }")
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 @pytest.fixture(scope="module")
-def private_neo4j(spare_neo4j: LocalNeo4jSettings) -> Iterator[LocalNeo4jSettings]:
-    """The first spare Neo4j (tests/integration/conftest.py): a private server, so the
-    rest of the suite never notices it stop, and one less Neo4j to start and stop.
-    These tests write to namespaces of their own; whatever happens in them, the
-    server is running again when they end, for the next test that uses it."""
+def private_neo4j() -> Iterator[LocalNeo4jSettings]:
+    local = LocalNeo4jSettings(
+        home=default_cache_dir() / "test-neo4j" / f"faults-{uuid.uuid4().hex[:8]}",
+        bolt_port=_free_port(), heap="512m", pagecache="128m",
+    )
+    neo4j_local.start(local, PASSWORD)
     try:
-        yield spare_neo4j
+        yield local
     finally:
-        neo4j_local.start(spare_neo4j, PASSWORD)  # at once if it runs (as it should)
+        neo4j_local.stop(local)
+        shutil.rmtree(local.home, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -70,12 +78,6 @@ def fault_settings(private_neo4j: LocalNeo4jSettings) -> Settings:
 
 @pytest.fixture(scope="module")
 async def service(fault_settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
-    # The shared spare may hold what an earlier test left: start from an empty database.
-    graph = client_for(fault_settings)
-    try:
-        await reset(graph)
-    finally:
-        await graph.close()
     async with app_with(fault_settings) as client:
         yield client
 
@@ -119,8 +121,7 @@ METRICS_TOKEN = "metrics-token-" + "0123456789abcdef"
 
 
 @pytest.fixture(scope="module")
-async def keyed_service(fault_settings: Settings, service: httpx.AsyncClient
-                        ) -> AsyncIterator[httpx.AsyncClient]:
+async def keyed_service(fault_settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
     """The same database behind API keys, with a metrics token."""
     async with app_with(fault_settings, auth_mode="keys",
                         metrics_token=SecretStr(METRICS_TOKEN)) as client:
