@@ -30,10 +30,13 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 import uvicorn
+
+if TYPE_CHECKING:
+    from memlattice.core.settings import LocalNeo4jSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -147,10 +150,10 @@ def spawned_server(module: Sequence[str], neo4j: Neo4jAddress, log: Path, *, dim
 
 
 @contextlib.contextmanager
-def private_neo4j(password: str, *, folder: str, heap: str | None = None,
-                  pagecache: str | None = None) -> Iterator[Neo4jAddress]:
-    """A Neo4j of the project's own provisioning under `<cache>/<folder>/<random>`, on a
-    free port; stopped and its folder removed afterwards."""
+def private_neo4j_local(password: str, *, folder: str, heap: str | None = None,
+                        pagecache: str | None = None) -> Iterator[LocalNeo4jSettings]:
+    """`private_neo4j`, yielding its `LocalNeo4jSettings` (home, port) for a test that
+    stops, kills and restarts it through `memlattice.neo4j_local`."""
     from memlattice import neo4j_local
     from memlattice.core.settings import LocalNeo4jSettings, default_cache_dir
 
@@ -161,7 +164,18 @@ def private_neo4j(password: str, *, folder: str, heap: str | None = None,
     neo4j_local.start(local, password)
     print(f"# private Neo4j {local.version} up in {time.monotonic() - started:.1f}s")
     try:
-        yield Neo4jAddress(neo4j_local.bolt_uri(local), "neo4j", password)
+        yield local
     finally:
         neo4j_local.stop(local)
         shutil.rmtree(local.home, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def private_neo4j(password: str, *, folder: str, heap: str | None = None,
+                  pagecache: str | None = None) -> Iterator[Neo4jAddress]:
+    """A Neo4j of the project's own provisioning under `<cache>/<folder>/<random>`, on a
+    free port; stopped and its folder removed afterwards."""
+    from memlattice import neo4j_local
+
+    with private_neo4j_local(password, folder=folder, heap=heap, pagecache=pagecache) as local:
+        yield Neo4jAddress(neo4j_local.bolt_uri(local), "neo4j", password)

@@ -26,8 +26,9 @@ def live(settings: Settings) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
+@pytest.fixture(scope="session")
+async def _chromium() -> AsyncIterator[Browser]:
+    """One headless Chromium for the session: launching one costs seconds."""
     async with async_playwright() as playwright:
         launched = await playwright.chromium.launch(executable_path=chromium_executable(),
                                                     args=CHROMIUM_ARGS)
@@ -35,3 +36,14 @@ async def browser() -> AsyncIterator[Browser]:
             yield launched
         finally:
             await launched.close()
+
+
+@pytest.fixture
+async def browser(_chromium: Browser) -> AsyncIterator[Browser]:
+    """The session's Chromium. Every page a test opens lives in a browser context of its
+    own (`new_page`, `new_context`), so no cookie, storage or cache passes between
+    tests; whatever a test leaves open is closed after it, as closing a browser of its
+    own would."""
+    yield _chromium
+    for context in _chromium.contexts:
+        await context.close()

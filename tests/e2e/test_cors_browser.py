@@ -92,8 +92,9 @@ def servers(settings: Settings) -> Iterator[tuple[str, int]]:
             yield api, port
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 async def chromium() -> AsyncIterator[Browser]:
+    # One launch for the module; `run_page` opens each page in a context of its own.
     async with async_playwright() as playwright:
         launched = await playwright.chromium.launch(executable_path=chromium_executable(),
                                                     args=[*CHROMIUM_ARGS, RESOLVE])

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,14 @@ def spawned_server(settings: Settings, log_path: Path, **env: str
 
 @contextmanager
 def two_servers(settings: Settings, logs: Path) -> Iterator[tuple[str, str]]:
-    """Two service processes on the same Neo4j, sharing nothing else: their base URLs."""
-    with (spawned_server(settings, logs / "a.log") as (_, a),
-          spawned_server(settings, logs / "b.log") as (_, b)):
+    """Two service processes on the same Neo4j, sharing nothing else: their base URLs.
+
+    Started side by side (each waits for its own /readyz), stopped afterwards."""
+    stacks = [ExitStack(), ExitStack()]
+    with ExitStack() as both, ThreadPoolExecutor(max_workers=2) as pool:
+        for stack in stacks:
+            both.enter_context(stack)
+        started = [pool.submit(stack.enter_context, spawned_server(settings, logs / name))
+                   for stack, name in zip(stacks, ("a.log", "b.log"), strict=True)]
+        (_, a), (_, b) = (future.result() for future in started)
         yield a, b

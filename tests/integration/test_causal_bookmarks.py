@@ -15,16 +15,13 @@ from __future__ import annotations
 import base64
 import json
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
 from memlattice.core import bookmarks
-from memlattice.core.settings import Settings
 from memlattice_client import BadBookmarkError, MemlatticeClient, NotFoundError
-from tests.integration._apps import two_servers
 from tests.integration._support import GET, LIST, WRITE, mem, seeded
 
 HEADER = bookmarks.HEADER
@@ -32,12 +29,11 @@ HEADER = bookmarks.HEADER
 UNUSABLE = bookmarks.encode(["FB:not-a-bookmark-neo4j-issued"])
 
 
-@pytest.fixture(scope="module")
-def servers(settings: Settings, tmp_path_factory: pytest.TempPathFactory
-            ) -> Iterator[tuple[str, str]]:
-    """Two service processes on the same Neo4j: their base URLs."""
-    with two_servers(settings, tmp_path_factory.mktemp("causal")) as urls:
-        yield urls
+@pytest.fixture
+def servers(two_processes: tuple[str, str]) -> tuple[str, str]:
+    """Two service processes on the same Neo4j (the session's, tests/integration/conftest.py):
+    their base URLs."""
+    return two_processes
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ validation that writes nothing, harn event logs and JSONL entries, and the CLI."
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -447,7 +448,12 @@ async def test_cli_export_and_import_without_a_terminal(
 ) -> None:
     await populate(gql, namespace)
     out = tmp_path / "cli.jsonl"
-    exported = cli(settings, "export", "--namespace", namespace, "--output", str(out))
+    # Each command is a process of its own (seconds to start): the two exports, and
+    # then the two imports that must write nothing, run side by side.
+    exported, to_stdout = await asyncio.gather(
+        asyncio.to_thread(cli, settings, "export", "--namespace", namespace,
+                          "--output", str(out)),
+        asyncio.to_thread(cli, settings, "export", "--namespace", namespace))
     assert exported.returncode == 0, exported.stderr
     assert "\x1b" not in exported.stderr and "\r" not in exported.stderr
     assert (f"exported {namespace}: 6 memory, 3 revision, 3 edge, 2 evidence, 13 audit"
@@ -456,18 +462,19 @@ async def test_cli_export_and_import_without_a_terminal(
     assert out.read_text().splitlines()[1:] == (
         await export_text(transfer, namespace)).splitlines()[1:]
 
-    to_stdout = cli(settings, "export", "--namespace", namespace)
     assert to_stdout.returncode == 0 and json.loads(to_stdout.stdout.splitlines()[0])[
         "namespace"] == namespace
 
     copy = f"test/{uuid.uuid4().hex[:12]}"
-    dry = cli(settings, "import", str(out), "--namespace", copy, "--remap-ids", "--dry-run")
+    dry, refused = await asyncio.gather(
+        asyncio.to_thread(cli, settings, "import", str(out), "--namespace", copy,
+                          "--remap-ids", "--dry-run"),
+        asyncio.to_thread(cli, settings, "import", str(out), "--namespace", copy))
     assert dry.returncode == 0, dry.stderr
     assert (f"would import into {copy}: 6 memory, 3 revision, 3 edge, 2 evidence, 13 audit"
             in " ".join(dry.stderr.split()))  # a long line may wrap
-    assert await count_memories(transfer.client, copy) == 0
-    refused = cli(settings, "import", str(out), "--namespace", copy)
     assert refused.returncode == 2 and "--remap-ids" in refused.stderr
+    assert await count_memories(transfer.client, copy) == 0
     done = cli(settings, "import", str(out), "--namespace", copy, "--remap-ids")
     assert done.returncode == 0, done.stderr
     assert await count_memories(transfer.client, copy) == 6

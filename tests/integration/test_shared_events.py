@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -26,7 +26,6 @@ from memlattice.core.settings import Settings
 from memlattice.graph.event_log import EventLogGraph
 from tests._live import Neo4jAddress
 from tests._live import spawned_server as live_server
-from tests.integration._apps import two_servers
 from tests.integration._support import DELETE, UPDATE, WRITE, WRITE_MANY, mem
 
 PATIENCE_S = 120
@@ -40,12 +39,11 @@ subscription($ns: String!, $after: String) {
 """
 
 
-@pytest.fixture(scope="module")
-def servers(settings: Settings, tmp_path_factory: pytest.TempPathFactory
-            ) -> Iterator[tuple[str, str]]:
-    """Two service processes on the same Neo4j: their base URLs."""
-    with two_servers(settings, tmp_path_factory.mktemp("two-processes")) as urls:
-        yield urls
+@pytest.fixture
+def servers(two_processes: tuple[str, str]) -> tuple[str, str]:
+    """Two service processes on the same Neo4j (the session's, tests/integration/conftest.py):
+    their base URLs."""
+    return two_processes
 
 
 @pytest.fixture
