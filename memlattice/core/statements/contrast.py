@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memlattice.core.entities import CALENDAR_WORDS, SENTENCE_OPENERS, entity_key, mentions
 from memlattice.core.query_words import is_stop_word
@@ -135,14 +136,18 @@ def _clauses(raw: list[str]) -> list[list[tuple[str, bool]]]:
     return [c for c in out if c and c != [("?", False)]]
 
 
+@lru_cache(maxsize=4096)
 def profile(text: str, *, speaker: str | None) -> Profile:
     """Read `text` (said by `speaker`, an entity key, if anyone), clause by clause:
-    a question or a clause that only considers a value contributes nothing."""
+    a question or a clause that only considers a value contributes nothing. Cached:
+    a memory is read for its statements and again for contrast, and the same
+    earlier memories are candidates of write after write."""
     raw = _WORD.findall(text.replace("’", "'"))
     # Names are what memlattice.core.entities reads as mentioned: a name spoken to
     # someone ("Thanks, Mel!", "Hey Jon") says who listens, not a value.
-    full = [tuple(stem(w) for w in entity_key(m.name).split()) for m in mentions(text)]
-    named = frozenset(w for m in mentions(text) for w in entity_key(m.name).split())
+    said = [entity_key(m.name).split() for m in mentions(text)]
+    full = [tuple(stem(w) for w in words) for words in said]
+    named = frozenset(w for words in said for w in words)
     kept = [c for c in _clauses(raw) if not hypothetical([w.lower() for w, _ in c])]
     low_all = [w.lower() for w in raw]
     first = any(w in {"i", "we", "i'm", "we're", "i've", "we've", "my", "our", "me", "us"}
