@@ -315,13 +315,19 @@ def test_a_name_both_memories_state_is_who_they_are_about() -> None:
                     read("My brother Paul just moved to Lyon.", "lea"), same_source=True) is None
 
 
-def test_a_value_the_same_source_ends_is_updated_by_its_ending() -> None:
-    verdict = contrast(read("I ride a Vespa Primavera to the studio."),
-                       read("We sold the Primavera, so it's the tram for me now."),
-                       same_source=True)
-    assert verdict is not None and verdict.subject == "primavera"
-    # another source, or a verb that names a new value, ends nothing
-    assert contrast(read("I ride a Vespa Primavera."), read("I moved to the Primavera club."),
+def test_a_value_ended_without_a_new_one_links_nothing() -> None:
+    # "We sold the Primavera" names no new value: on scenarios written blind, reading
+    # such an ending as an update was right once in six, so it is not read.
+    assert contrast(read("I ride a Vespa Primavera to the studio."),
+                    read("We sold the Primavera last week."), same_source=True) is None
+
+
+def test_a_bare_number_is_new_only_where_a_change_leads_to_it() -> None:
+    assert contrast(read("The exporter listens on port 9100.", "ops"),
+                    read("After the migration the exporter port changed to 9200.", "ops"),
+                    same_source=True) is not None
+    assert contrast(read("The exporter listens on port 9100.", "ops"),
+                    read("Since the migration the exporter served 9200 scrapes.", "ops"),
                     same_source=True) is None
 
 

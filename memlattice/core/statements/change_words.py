@@ -1,9 +1,9 @@
 """Words that say a value changed, ended, or was only considered.
 
 English marks a new state with a small set of words whatever the state is about:
-verbs of replacement ("moved", "switched", "took over"), words that date a
-statement ("now", "since"), verbs whose object stops holding ("sold", "quit",
-"split up"), and words that put a clause in a plan, a wish or a condition
+verbs of replacement ("moved", "switched", "took over", "sold"), words that date
+a statement ("now", "since"), and words that put a clause in a plan, a wish or a
+condition
 ("should", "maybe", "planning to"). memlattice.core.statements.contrast reads
 updates with them. Pure: no I/O.
 """
@@ -77,20 +77,3 @@ def is_strong(word: str, following: Sequence[str] = ()) -> bool:
         word, *following = word.split(" ")
     return (word in STRONG_CHANGE or stem(word) in _STRONG_STEMS
             or bool(PARTICLE_CHANGE.get(word, set()) & set(following[:4])))
-
-
-# Verbs whose object stops holding ("sold the Corolla", "quit Acme", "Dev and I split
-# up", "the listener was decommissioned"); "no longer" and "anymore" too. Verbs of
-# replacement in general name the new state ("moved to Lyon", "updated the config").
-_ENDING_STEMS = frozenset(stem(v) for v in (
-    "sell", "quit", "split", "stop", "drop", "cut", "retire", "deprecate",
-    "decommission", "swap", "remove", "cancel", "replace", "ditch", "dump"))
-# ("left" and "leaving", not "leaves": autumn's leaves end nothing.)
-_ENDING = frozenset({"sold", "left", "leaving", "quit", "longer", "anymore", "gave up",
-                     "gave away", "gave back", "given up", "given away", "handed over",
-                     "handed off"})
-
-
-def ends(word: str) -> bool:
-    """A word (or particle verb) of a change after which the old value no longer holds."""
-    return word in _ENDING or (" " not in word and stem(word) in _ENDING_STEMS)

@@ -31,7 +31,6 @@ from memlattice.core.query_words import is_stop_word
 from memlattice.core.statements.change_words import (
     PARTICLE_CHANGE,
     WEAK_CHANGE,
-    ends,
     hypothetical,
     is_strong,
 )
@@ -100,7 +99,8 @@ class Profile:
     # Names that open a sentence ("Kenji handed ..."): the sentence's subject, so
     # topic, not a value; but the older memory may have stated it as its value.
     lead: frozenset[str] = frozenset()
-    # Values right after "to" or "into": where a change leads, never what it ended.
+    # Values shortly after "to", "into" or "onto": where a change leads ("changed to
+    # 9200", "bumped to Node 22"); a bare number or a reading is new only there.
     targets: frozenset[str] = frozenset()
     # States the speaker names of themself ("I'm single", "fully plant-based").
     states: frozenset[State] = frozenset()
@@ -182,8 +182,8 @@ def profile(text: str, *, speaker: str | None) -> Profile:
                 continue  # "last Friday": when something happened, not a value of it
             value = _value(w, o, nxt, first_word=initial, speaker=speaker, named=named)
             if value is not None:
-                if i and low[i - 1] in {"to", "into", "onto"} and value[0] != "skip":
-                    targets.add(value[1])  # "moved to Lyon": where to, a new value
+                if value[0] != "skip" and {"to", "into", "onto"} & set(low[max(0, i - 3):i]):
+                    targets.add(value[1])  # "moved to Lyon", "to Node 22": a new value
                 if value[0] in _IDENTIFIERS:
                     topic.add("#" + value[1])  # an identifier both name is a shared subject
                 if value[0] in {"host", "email"}:
@@ -297,7 +297,7 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | 
         if kind == "name":  # who both are about is not what changed
             before, after = before - named_both, after - named_both - older.lead
         fresh = after - before
-        if kind == "reading":  # a measurement changes only where a change leads to it
+        if kind in {"reading", "number"}:  # a bare number changes where a change leads to it
             fresh &= newer.targets
         if kind == "count":  # "two rabbits" -> "three rabbits"; not "three" -> "four people"
             counted = {c.split(" ", 1)[1] for c in before}
@@ -325,30 +325,4 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | 
             subject=about, attribute=kind,
             matched=tuple(dict.fromkeys([*sorted(shared)[:6], *sorted(before)[:2],
                                          *sorted(fresh)[:2], *newer.change[:3]])))
-    return _ended(older, newer, shared, subjects) if same_source else None
-
-
-def _ended(older: Profile, newer: Profile, shared: set[str],
-           subjects: set[str]) -> Verdict | None:
-    """An update that names no new value but ends the old one: the same source names
-    a value the older memory stated with a verb of replacement ("we sold the
-    Corolla", "the 8443 listener was decommissioned", "Dev and I split up")."""
-    if newer.additive or not any(ends(w) for w in newer.change):
-        return None
-    new_kinds, old_kinds = newer.kinds(), older.kinds()
-    if older.lead:  # "Bob is on call" states Bob as much as "on call: Bob"
-        old_kinds["name"] = old_kinds.get("name", set()) | older.lead
-    for kind, before in old_kinds.items():
-        mentioned = (new_kinds.get(kind, set()) | set(newer.ids)
-                     | (newer.lead if kind == "name" else set()))
-        ended = _not_speakers(before & mentioned - newer.targets, subjects)
-        if ended:
-            value = min(ended)
-            change = ", ".join(dict.fromkeys(newer.change))
-            return Verdict(
-                # less sure than another value of it: a new value wins the choice
-                kind="update", confidence=round(0.7 + 0.05 * min(len(shared), 2), 2),
-                reason=f"the same source ends {kind} {value!r}: change said by {change}",
-                subject=value, attribute=kind,
-                matched=tuple(dict.fromkeys([value, *sorted(shared)[:4], *newer.change[:3]])))
     return None
