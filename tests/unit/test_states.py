@@ -59,6 +59,11 @@ def test_a_state_left_is_a_change_as_much_as_a_state_entered() -> None:
     assert found is not None and found.kind == "update" and "no longer" in found.reason
 
 
+def test_a_word_of_two_senses_names_no_state() -> None:
+    assert states("We proposed a new budget to finance.") == frozenset()
+    assert states("I'm single-handedly running the release.") == frozenset()
+
+
 def test_a_memory_not_in_the_first_person_states_nothing_of_its_speaker() -> None:
     assert states("The vegan place on Rua Augusta closed.") == frozenset()
     assert states_of([["vegan", "options", "are", "limited"]]) == frozenset()

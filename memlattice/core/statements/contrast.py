@@ -59,7 +59,7 @@ _WEEKDAY_ABBREVIATIONS = frozenset({"mon", "tue", "tues", "wed", "thu", "thur", 
 # from reading to reading ("cache hit rate 87%", then "64%"), not a setting; a
 # reading is a new value only where a change leads to it ("raised the cap to 80%").
 _MEASURES = frozenset({"%", "percent", "ms", "s", "sec", "secs", "gb", "mb", "kb", "tb",
-                       "gib", "mib", "kib", "tib", "rps", "qps", "rpm", "°c", "c", "kg", "lbs"})
+                       "gib", "mib", "kib", "tib", "rps", "qps", "rpm", "°c", "kg", "lbs"})
 _MEASURED = re.compile(r"^\d[\d.,]*(%|ms|s|gb|mb|kb|tb|gib|mib|k|m|rps|qps)$")
 # Parts of host names and addresses that name no service.
 _GENERIC_HOST = frozenset({"com", "net", "org", "www", "http", "https", "internal", "local",
@@ -265,9 +265,7 @@ def _not_speakers(names: set[str], speakers: set[str]) -> set[str]:
 
 def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | None:
     """An update of `older` by `newer` when all three marks hold (module docstring)."""
-    if older.blocked or newer.blocked:
-        return None
-    if not newer.change:
+    if older.blocked or newer.blocked or not newer.change:
         return None
     old_kinds, new_kinds = older.kinds(), newer.kinds()
     # Who speaks is who, not what: a speaker's name, or a short form of it ("Mel"

@@ -36,8 +36,9 @@ STATES: dict[str, dict[str, tuple[tuple[str, ...], ...]]] = {
                    ("seeing", "someone"), ("seeing", "a", "guy"), ("seeing", "a", "girl"),
                    ("seeing", "a", "man"), ("seeing", "a", "woman"),
                    ("in", "a", "relationship")),
+        # (not "proposed": one proposes plans and budgets as often as marriage)
         "engaged": (("engaged",), ("my", "fiancé"), ("my", "fiance"), ("my", "fiancée"),
-                    ("my", "fiancee"), ("proposed",)),
+                    ("my", "fiancee")),
         "married": (("married",), ("my", "husband"), ("my", "wife")),
         "separated": (("divorced",), ("split", "up"), ("broke", "up"), ("separated",)),
     },
