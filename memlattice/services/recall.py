@@ -17,14 +17,13 @@ The steps, each in its own pure module where it is not I/O:
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from memlattice.core.auth import Tenant
+from memlattice.core.embedding_text import may_name_speaker, speaker_in_json
 from memlattice.core.errors import ValidationError
 from memlattice.core.lucene import query_any_terms
 from memlattice.core.model import MemoryFilter, ScoringMode, SearchMode, utcnow
@@ -328,20 +327,11 @@ def _source(props: Mapping[str, Any]) -> tuple[str | None, datetime | None]:
 
 def _said_by(props: Mapping[str, Any]) -> str | None:
     """Who a conversation turn names as its author at the start of its content (its
-    metadata's speaker, else its role: memlattice.core.messages)."""
+    metadata's speaker, else its role: memlattice.core.embedding_text)."""
     content, stored = str(props.get("content") or ""), props.get("metadataJson")
-    if not isinstance(stored, str) or ": " not in content[:258]:
-        return None  # not "who: words" (a speaker's name is at most 256 characters)
-    return _author(stored)
-
-
-@lru_cache(maxsize=16_384)
-def _author(metadata_json: str) -> str | None:
-    """The speaker (else the role) in a memory's stored metadata; parsed once per
-    text, since the same turns are candidates of search after search."""
-    metadata = json.loads(metadata_json)
-    who = metadata.get("speaker") or metadata.get("role") if isinstance(metadata, dict) else None
-    return who if isinstance(who, str) else None
+    if not isinstance(stored, str) or not may_name_speaker(content):
+        return None  # not "who: words"
+    return speaker_in_json(stored)
 
 
 def _timing(props: Mapping[str, Any]) -> Timing:
