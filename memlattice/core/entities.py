@@ -215,8 +215,12 @@ def _vocative(tokens: list[str], start: int, end: int) -> bool:
     closes = after is None or after == "," or after in _SENTENCE_END
     if before is not None and before.casefold() in _GREETINGS:
         return True
-    if before is None or (before in _SENTENCE_END and before != ":"):
-        return after == ","  # but "Contact: Ines Duarte, manager" labels a value
+    # A lower-case label's colon introduces a value ("contact: Ines Duarte,
+    # manager"); a name's colon is a turn's speaker ("Ben: Lisbon, ..."), after which
+    # a sentence starts as anywhere else.
+    label = before == ":" and start >= 2 and tokens[start - 2][:1].islower()
+    if before is None or (before in _SENTENCE_END and not label):
+        return after == ","
     if before == ",":
         return closes
     opener = start < 2 or tokens[start - 2] in _SENTENCE_END

@@ -35,6 +35,8 @@ def test_people_spoken_to_are_not_mentioned() -> None:
     assert keys("I told Caroline about the trip.") == ["caroline"]
     # ... and so is a value after a label's colon.
     assert "ines duarte" in keys("Main contact: Ines Duarte, procurement manager.")
+    # ... but not after a turn's speaker, where the sentence starts.
+    assert keys("Ben: Lisbon, near the river.") == ["ben"]
 
 
 def test_keys_fold_case_possessives_and_spacing() -> None:
