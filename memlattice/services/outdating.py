@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from memlattice.core.embedding_text import speaker_in_json
 from memlattice.graph.codec import Memory, memory_from_properties
 from memlattice.graph.recall_rows import NewerState
 from memlattice.graph.updates.store import UpdateLink, link_from
@@ -35,10 +36,9 @@ def asked_about(newer: Mapping[str, Sequence[NewerState]], query: str | None) ->
 
 
 def _speaker(props: Mapping[str, Any]) -> str | None:
-    """Who said a conversation turn (its metadata's speaker), if it is one."""
-    metadata = memory_from_properties(props).metadata or {}
-    speaker = metadata.get("speaker")
-    return speaker if isinstance(speaker, str) else None
+    """Who said a conversation turn (its stored metadata's speaker), if it is one."""
+    stored = props.get("metadataJson")
+    return speaker_in_json(stored) if isinstance(stored, str) else None
 
 
 def _link_words(state: NewerState) -> list[str]:

@@ -21,10 +21,9 @@ from memlattice.core.model import utcnow
 from memlattice.core.read_through import ReadThrough
 from memlattice.core.settings import VectorIndexSettings
 from memlattice.core.vector_spaces import SpaceState, VectorSpace, requested_space
-from memlattice.embeddings.base import check_dimension
-from memlattice.embeddings.memory_vectors import embed_memories
 from memlattice.embeddings.registry import EmbedderRegistry
 from memlattice.graph.vector_spaces import Progress, VectorSpaceGraph
+from memlattice.services.write_vectors import embed_checked
 
 log = logging.getLogger(__name__)
 
@@ -89,10 +88,10 @@ class VectorSpaces:
         every write embeds a memory (memlattice.core.embedding_text)."""
         embedder = self.embedders.get(space)
         assert embedder is not None
-        vectors = await embed_memories(
-            embedder, [embedding_text(content, metadata) for _, content, metadata in rows])
-        for vector in vectors:
-            check_dimension(vector, space.dimension, what=f"{space.model}'s vector")
+        vectors = await embed_checked(
+            embedder, space.dimension,
+            [embedding_text(content, metadata) for _, content, metadata in rows],
+            what=f"{space.model}'s vector")
         return [(id, content, vector)
                 for (id, content, _), vector in zip(rows, vectors, strict=True)]
 

@@ -32,12 +32,12 @@ def client_vector(vector: Sequence[float] | None, dimension: int,
     return list(vector)
 
 
-async def embed_checked(embedder: Embedder, dimension: int,
-                        texts: Sequence[EmbeddingText]) -> list[list[float]]:
+async def embed_checked(embedder: Embedder, dimension: int, texts: Sequence[EmbeddingText],
+                        what: str = "the embedding provider's vector") -> list[list[float]]:
     """The memories' vectors from the server's embedder, each of the index's size."""
     vectors = await embed_memories(embedder, texts)
     for vector in vectors:
-        check_dimension(vector, dimension, what="the embedding provider's vector")
+        check_dimension(vector, dimension, what=what)
     return vectors
 
 

@@ -13,15 +13,15 @@ from typing import Any
 
 import httpx
 import pytest
-from asgi_lifespan import LifespanManager
 from starlette.applications import Starlette
 
 from memlattice.core.auth import Tenant
 from memlattice.core.settings import Settings
 from memlattice.core.vector_spaces import VectorSpace
 from memlattice.graph.shares import IndexShareGraph
-from memlattice.server.app import create_app, runtime_of
+from memlattice.server.app import runtime_of
 from tests.conftest import GraphQLClient
+from tests.integration._apps import app_with
 from tests.integration._support import code
 
 CONFIGURE = """mutation($ns: String!, $input: NamespaceConfigInput!) {
@@ -52,11 +52,8 @@ FACTS = [
 @pytest.fixture(scope="module")
 async def replica(settings: Settings, app_client: httpx.AsyncClient) -> AsyncIterator[
         tuple[Starlette, GraphQLClient]]:
-    app = create_app(settings)
-    async with LifespanManager(app, startup_timeout=300, shutdown_timeout=60) as manager:
-        transport = httpx.ASGITransport(app=manager.app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://replica") as http:
-            yield app, GraphQLClient(http)
+    async with app_with(settings) as http:  # a second process of the service
+        yield http.app, GraphQLClient(http)  # type: ignore[attr-defined]
 
 
 async def _status(gql: GraphQLClient, namespace: str) -> dict[str, Any]:

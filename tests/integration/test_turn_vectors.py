@@ -14,7 +14,6 @@ from typing import Any
 
 import httpx
 import pytest
-from asgi_lifespan import LifespanManager
 from starlette.applications import Starlette
 
 from memlattice.core.embedding_text import EmbeddingText
@@ -22,8 +21,9 @@ from memlattice.core.settings import Settings
 from memlattice.core.vector_spaces import VectorSpace
 from memlattice.embeddings import WordLlamaEmbedder
 from memlattice.embeddings.memory_vectors import embed_memories
-from memlattice.server.app import create_app, runtime_of
+from memlattice.server.app import runtime_of
 from tests.conftest import GraphQLClient
+from tests.integration._apps import app_with
 
 INGEST = """mutation($input: ConversationInput!) {
   ingestConversation(input: $input) { memories { id content } } }"""
@@ -38,11 +38,8 @@ SIDE = VectorSpace("l2_supercat", 128)
 @pytest.fixture(scope="module")
 async def replica(settings: Settings, app_client: httpx.AsyncClient) -> AsyncIterator[
         tuple[Starlette, GraphQLClient]]:
-    app = create_app(settings)
-    async with LifespanManager(app, startup_timeout=300, shutdown_timeout=60) as manager:
-        transport = httpx.ASGITransport(app=manager.app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://replica") as http:
-            yield app, GraphQLClient(http)
+    async with app_with(settings) as http:  # a second process of the service
+        yield http.app, GraphQLClient(http)  # type: ignore[attr-defined]
 
 
 def _cos(a: Sequence[float], b: Sequence[float]) -> float:
