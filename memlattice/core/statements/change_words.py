@@ -25,11 +25,18 @@ _REPLACING_VERBS = ("move", "switch", "change", "replace", "migrate", "upgrade",
                     "advance", "retire", "deprecate", "rotate", "split", "remove", "cancel",
                     "ditch", "dump", "decommission")
 STRONG_CHANGE = frozenset({"instead", "longer", "anymore", "ported", "left", "sold", "became",
-                           "new", "newly", "quit", "quits", "quitting", "leaving"})
+                           "newly", "quit", "quits", "quitting", "leaving",
+                           # a correction replaces what was said wrongly
+                           "typo", "correction", "corrected", "misspoke"})
+# "New" replaces only as someone's ("my new number", "their new office"): alone it
+# says a thing is recent ("4 new messages", "the new IPs", "Lorcan (new)"), which
+# memories say of everything; read by `new_of_someone`.
+_OWNERS = frozenset({"my", "our", "his", "her", "their", "its", "your"})
 # Verbs that replace only with their particle: "took over", "handed over", "gave up";
 # alone they are among English's commonest verbs ("took the kids to the park").
-PARTICLE_CHANGE = {"took": {"over"}, "taken": {"over"}, "handed": {"over", "off"},
-                    "gave": {"up", "away", "back"}, "given": {"up", "away", "back"}}
+PARTICLE_CHANGE = {"took": {"over"}, "taken": {"over"}, "handed": {"over", "off", "in"},
+                    "gave": {"up", "away", "back"}, "given": {"up", "away", "back"},
+                    "traded": {"in"}, "trading": {"in"}}
 
 
 # Compared by stem, but "quit" apart: "quite" stems to it.
@@ -42,7 +49,11 @@ HYPOTHETICAL = frozenset({
     "if", "would", "could", "might", "should", "maybe", "perhaps", "wish", "wanna", "gonna",
     "unless", "whether", "wonder", "someday", "imagine", "probably", "possibly", "may",
     "must", "let's", "lets", "suggest", "suggested", "propose", "proposed", "shall",
-    "ought", "considering"})
+    "ought", "considering", "proposal", "proposals", "draft", "tbd"})
+# Labels of a list of things to do: what follows their colon is planned work
+# ("Action items: Ilse — move the recurring invite"), not a state.
+_PLAN_LABELS = ("action item", "action items", "next step", "next steps", "todo", "to do",
+                "to-do", "follow-ups", "follow ups")
 # Words that put a clause in a plan or a past habit only before "to", "on", "about"
 # or "of" ("planning to move", "used to live"); elsewhere they are nouns or other
 # verbs ("the planning call", "we used Gradle").
@@ -52,18 +63,32 @@ _HYPOTHETICAL_BEFORE = frozenset({"plan", "plans", "planning", "planned", "think
 _HYPOTHETICAL_NEXT = frozenset({"to", "on", "about", "of", "for"})
 
 
-def _from_now_on(clause: list[str]) -> bool:
+def starts_now(clause: list[str]) -> bool:
     """"From now on", "going forward", "must now": a rule that starts now, so an
     instruction ("everything should go to ana@ribeiro.pt from now on", "clients must
-    now call auth-v2") states the present."""
+    now call auth-v2") states the present, and ends what held before."""
     joined = " ".join(clause)
-    return ("from now on" in joined or "going forward" in joined
+    return (any(words in joined for words in ("from now on", "from here on", "going forward"))
             or any(f"{modal} now" in joined for modal in ("must", "should")))
+
+
+def plans_follow(clause: list[str]) -> bool:
+    """Whether a clause before a colon labels what follows as planned or proposed
+    ("Action items:", "Proposal from Pilar:", "RFC-112 (draft):")."""
+    joined = " ".join(clause)
+    return hypothetical(clause) or any(
+        joined == label or joined.endswith(" " + label) for label in _PLAN_LABELS)
+
+
+def new_of_someone(previous: str) -> bool:
+    """Whether "new" after `previous` says someone's value was replaced ("my new
+    number") rather than that a thing is recent."""
+    return previous in _OWNERS
 
 
 def hypothetical(clause: list[str]) -> bool:
     """Whether a clause (lower-case words) only considers a value."""
-    if _from_now_on(clause):
+    if starts_now(clause):
         return False
     return any(w in HYPOTHETICAL or (w in _HYPOTHETICAL_BEFORE and i + 1 < len(clause)
                                      and clause[i + 1] in _HYPOTHETICAL_NEXT)

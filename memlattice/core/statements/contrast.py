@@ -33,8 +33,12 @@ from memlattice.core.statements.change_words import (
     WEAK_CHANGE,
     hypothetical,
     is_strong,
+    new_of_someone,
+    plans_follow,
+    starts_now,
 )
 from memlattice.core.statements.compare import Verdict
+from memlattice.core.statements.edits import EDIT_MARKS, read_edits
 from memlattice.core.statements.lexicon import COUNT_WORDS
 from memlattice.core.statements.states import (
     State,
@@ -43,7 +47,7 @@ from memlattice.core.statements.states import (
     states_of,
 )
 from memlattice.core.statements.tokens import stem
-from memlattice.core.statements.values import value_kind
+from memlattice.core.statements.values import normalise, value_kind
 
 # Words that add one more of something rather than replace it.
 ADDITIVE = frozenset({"also", "another", "additionally", "extra", "both", "second", "third"})
@@ -68,11 +72,18 @@ _GENERIC_HOST = frozenset({"com", "net", "org", "www", "http", "https", "interna
 # Words that date a past event by a weekday or a month ("last Friday", "past May").
 _EVENT_TIME = frozenset({"last", "past"})
 _WORD = re.compile(r"\+?\d[\d\-().]*(?: \d[\d\-()]{2,})+|[\w$€£+][\w$€£'@+\-./:]*[\w%]"
-                   r"|[\w$€£]|[?.!;,]", re.UNICODE)
+                   r"|[\w$€£]|[?.!;,:]", re.UNICODE)
 _CLAUSE_BREAKS = frozenset({".", "!", "?", ";", ",", "so", "because", "but", "and", "while",
                             "although", "though"})
 _DIGIT = re.compile(r"\d")
+# A question asking leave to go ahead: what the memory states is an offer ("That's
+# the Family plan at €15.99 a month ... Shall I go ahead?"), not yet a state.
+_ASKS_LEAVE = re.compile(r"\b(?:go ahead|proceed)\b[^.!?]*\?", re.IGNORECASE)
+# A shell prompt opening a line: what follows is a command and its output.
+_PROMPT = re.compile(r"(?m)^\s*\$ \S")
 _DETERMINERS = frozenset({"the", "our", "my", "this", "that", "their", "your", "its"})
+# Prepositions that give a name its role in the speaker's life.
+_ROLES = frozenset({"at", "in", "for", "with", "from"})
 # Identifiers: a value both memories state names what they are about ("the 3.0
 # release"), not what changed.
 _IDENTIFIERS = frozenset({"version", "host", "email"})
@@ -111,6 +122,8 @@ class Profile:
     # Whole names, word by word ("ines duart"): "Kenji" is "Kenji Sato", "Lyon" is
     # not "Gare de Lyon".
     full_names: frozenset[tuple[str, ...]] = frozenset()
+    # Names with the preposition that gives their role ("at Festo", "in Esslingen").
+    roles: frozenset[tuple[str, str]] = frozenset()
 
     def kinds(self) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
@@ -119,21 +132,39 @@ class Profile:
         return out
 
 
-def _clauses(raw: list[str]) -> list[list[tuple[str, bool]]]:
-    """Clauses of (token, whether it starts a sentence): English capitalises a
-    sentence's first word, so only a capital elsewhere marks a name."""
+def _without_program_capitals(text: str) -> str:
+    """The text with a shell command's line and everything after it in lower case:
+    the capitals of a program's output ("NAME  READY  AGE", "Release ... upgraded.
+    Happy Helming!") are the program's, not names of values; its hosts, versions
+    and numbers stay as they are."""
+    at = _PROMPT.search(text)
+    return text if at is None else text[:at.start()] + text[at.start():].lower()
+
+
+def _clauses(raw: list[str], *, every: bool = False) -> list[list[tuple[str, bool]]]:
+    """Clauses of (token, whether it starts a sentence), without those that only
+    consider a value: English capitalises a sentence's first word, so only a
+    capital elsewhere marks a name; and a label that plans ("Action items:",
+    "Proposal:") governs its sentence's clauses after the colon."""
     out: list[list[tuple[str, bool]]] = [[]]
+    planned = [False]
     starts = True
     for tok in raw:
         if tok.lower() in _CLAUSE_BREAKS or tok == ":":
+            words = [w.lower() for w, _ in out[-1]]
             if tok == "?":
                 out[-1] = [("?", False)]  # a question asserts nothing
             out.append([])
-            starts = tok in {".", "!", "?", ";", ":"}
+            # (after a colon a capital is as often a name as a sentence's start:
+            # "attendees: Rhiannon Pryce", "lead: Ines")
+            starts = tok in {".", "!", "?", ";"}
+            planned.append(tok not in {".", "!", "?"} and planned[-1]
+                           or tok == ":" and plans_follow(words))
         else:
             out[-1].append((tok, starts))
             starts = False
-    return [c for c in out if c and c != [("?", False)]]
+    return [c for c, plan in zip(out, planned) if c and c != [("?", False)] and (
+        every or not plan and not hypothetical([w.lower() for w, _ in c]))]
 
 
 @lru_cache(maxsize=4096)
@@ -142,13 +173,14 @@ def profile(text: str, *, speaker: str | None) -> Profile:
     a question or a clause that only considers a value contributes nothing. Cached:
     a memory is read for its statements and again for contrast, and the same
     earlier memories are candidates of write after write."""
-    raw = _WORD.findall(text.replace("’", "'"))
+    edits = read_edits(text.replace("’", "'"))
+    raw = _WORD.findall(_without_program_capitals(edits.text))
     # Names are what memlattice.core.entities reads as mentioned: a name spoken to
     # someone ("Thanks, Mel!", "Hey Jon") says who listens, not a value.
     said = [entity_key(m.name).split() for m in mentions(text)]
     full = [tuple(stem(w) for w in words) for words in said]
     named = frozenset(w for words in said for w in words)
-    kept = [c for c in _clauses(raw) if not hypothetical([w.lower() for w, _ in c])]
+    kept = _clauses(raw)
     low_all = [w.lower() for w in raw]
     first = any(w in {"i", "we", "i'm", "we're", "i've", "we've", "my", "our", "me", "us"}
                 for w in low_all)
@@ -156,17 +188,21 @@ def profile(text: str, *, speaker: str | None) -> Profile:
     topic: set[str] = set()
     topic_words: set[str] = set()
     ids: set[str] = set()
-    change: list[str] = []
+    change: list[str] = list(edits.marks)
     additive = False
     lead: set[str] = set()
-    targets: set[str] = set()
+    targets: set[str] = set(edits.targets)
+    roles: set[tuple[str, str]] = set()
     names_by_clause: list[tuple[list[str], list[str]]] = []
     for clause in kept:
         low = [w.lower() for w, _ in clause]
         names_by_clause.append((low, []))
+        if starts_now(low):
+            change.append("from now on")
         for i, (w, (o, initial)) in enumerate(zip(low, clause)):
             nxt = low[i + 1] if i + 1 < len(low) else ""
-            if is_strong(w, low[i + 1:i + 5]) or w in WEAK_CHANGE:
+            if (is_strong(w, low[i + 1:i + 5]) or w in WEAK_CHANGE
+                    or w == "new" and i and new_of_someone(low[i - 1])):
                 particle = PARTICLE_CHANGE.get(w, set()) & set(low[i + 1:i + 5])
                 change.append(f"{w} {min(particle)}" if particle else w)
             # "too" adds at a clause's end ("a dog too"), not before a word ("too slow").
@@ -194,6 +230,10 @@ def profile(text: str, *, speaker: str | None) -> Profile:
                     values.append(value)
                 if value[0] == "name":
                     names_by_clause[-1][1].append(entity_key(o))
+                    role = low[i - 2] if i > 1 and low[i - 1] in _DETERMINERS else (
+                        low[i - 1] if i else "")
+                    if role in _ROLES:
+                        roles.add((role, value[1]))
             else:
                 if "_" in w.strip("_") and any(c.isalpha() for c in w):
                     topic.add(w)  # an identifier (new_checkout, ORDERS_DB_URL) is a subject
@@ -209,13 +249,14 @@ def profile(text: str, *, speaker: str | None) -> Profile:
     return Profile(voice=speaker, first_person=first, topic=frozenset(topic),
                    topic_words=frozenset(topic_words), ids=frozenset(ids),
                    values=tuple(values), change=tuple(change), additive=additive,
-                   lead=frozenset(lead), targets=frozenset(targets),
+                   lead=frozenset(lead), targets=frozenset(targets), roles=frozenset(roles),
                    full_names=frozenset(n for n in full if n),
                    # (states read every clause: their own words say what is elsewhere)
-                   states=states_of([[w.lower() for w, _ in c] for c in _clauses(raw)]),
+                   states=states_of([[w.lower() for w, _ in c]
+                                     for c in _clauses(raw, every=True)]),
                    homes=home_places(names_by_clause, first),
                    others_only=about_others_only([[w.lower() for w, _ in c] for c in kept]),
-                   blocked=not kept)
+                   blocked=not kept or bool(_ASKS_LEAVE.search(text)))
 
 
 def _value(w: str, o: str, nxt: str, *, first_word: bool, speaker: str | None,
@@ -228,6 +269,8 @@ def _value(w: str, o: str, nxt: str, *, first_word: bool, speaker: str | None,
         kind = value_kind([w] + ([nxt] if nxt in {"am", "pm"} else []), [o])
         if kind in {"name", "text", "number"} and (nxt in _MEASURES or _MEASURED.match(w)):
             return "reading", w.strip(".,")  # "hit rate 87%", "41 GB", "p95 240ms"
+        if kind == "time":  # "06:30" and "6:30" are one time
+            return kind, normalise([w.strip(".,")], kind)
         return ("number" if kind in {"name", "text"} else kind), w.strip(".,")
     if "@" in w or "://" in w or "." in w.strip("."):
         kind = value_kind([w.strip(".,")], [o])  # an address: email, URL or host name
@@ -240,6 +283,7 @@ def _value(w: str, o: str, nxt: str, *, first_word: bool, speaker: str | None,
     if w in CALENDAR_WORDS or w in _WEEKDAY_ABBREVIATIONS:
         return "when", w
     if (o[:1].isupper() and not first_word and w not in SENTENCE_OPENERS
+            and "_" not in w.strip("_")  # ORDERS_DB_URL names a setting: topic
             and not w.startswith("i'") and w != "i"
             and (speaker is None or entity_key(o) != speaker)):
         return ("name", stem(w)) if entity_key(o) in named else ("skip", "")
@@ -263,6 +307,14 @@ def _not_speakers(names: set[str], speakers: set[str]) -> set[str]:
     return {n for n in names if not any(s.startswith(n) or n.startswith(s) for s in speakers)}
 
 
+def _same_role(older: Profile, newer: Profile) -> bool:
+    """Whether both speak of themselves and name another thing in one role ("I'm an
+    engineer at Festo", "my first day at Trumpf"): the same slot of their life."""
+    return older.first_person and newer.first_person and any(
+        role == other_role and name != other
+        for role, name in older.roles for other_role, other in newer.roles)
+
+
 def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | None:
     """An update of `older` by `newer` when all three marks hold (module docstring)."""
     if older.blocked or newer.blocked or not newer.change:
@@ -277,7 +329,7 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | 
     named_both = _not_speakers(_same_names(older.full_names, newer.full_names), subjects)
     if older.ids and newer.ids and not older.ids & newer.ids:
         return None  # build 1412 and build 1413: two subjects
-    strong = any(is_strong(w) for w in newer.change)
+    strong = any(is_strong(w) or w in EDIT_MARKS for w in newer.change)
     if older.first_person and not older.others_only and newer.others_only:
         return None  # the speaker's fact, then someone else's: two subjects
     same_speaker = ((older.first_person or newer.first_person) and older.voice is not None
@@ -304,11 +356,13 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | 
             # nothing new; or nothing old of it but the name both are about, and no
             # topic to say it was in the same role ("Kenji maintains the indexer")
             continue
-        if not (shared or kind == "name" and named_both) and kind not in _SPEAKERS_OWN:
+        if not (shared or kind == "name" and (named_both or _same_role(older, newer))) \
+                and kind not in _SPEAKERS_OWN:
             continue  # one speaker states many numbers, names and times
         if kind in {"name", "count"} and newer.additive:
             return None  # "we also adopted a dog": one more, not another
-        if kind == "name" and not ((shared or named_both) and (same_speaker or strong)):
+        if kind == "name" and not ((shared or named_both) and (same_speaker or strong)
+                                   or same_speaker and strong and _same_role(older, newer)):
             continue  # a new name needs its topic, and its owner talking or a replacement
         # The newer memory naming the older value again ("Kenji handed it over to
         # Fatima", "swapped with Bob") says which state it replaces.

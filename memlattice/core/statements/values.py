@@ -29,6 +29,12 @@ _NUMBER = re.compile(r"^[$€£]?\d[\d,]*(?:\.\d+)?[kmb%]?$", re.IGNORECASE)
 _MONEY = re.compile(r"^[$€£]\d|^\d[\d,.]*\s*(?:k|m)?\s*(?:usd|eur|gbp|dollars|euros|pounds)$",
                     re.IGNORECASE)
 
+# File types that are no top-level domain: a name ending in one is a file.
+_FILE_TYPES = frozenset({"yaml", "yml", "json", "toml", "ini", "cfg", "conf", "txt", "csv",
+                         "log", "lock", "tfvars", "tf", "xml", "html", "py", "js", "ts",
+                         "java", "rb", "go", "sql", "env", "pem", "key", "crt", "tar", "gz",
+                         "zip", "png", "jpg", "pdf", "docx", "xlsx", "md"})
+
 # The attribute a generic verb states, by the kind of its value: a time, a weekday
 # and a date are all "when" something happens.
 KIND_ATTRIBUTE = {
@@ -57,7 +63,7 @@ def value_kind(tokens: Sequence[str], originals: Sequence[str]) -> str:
             len(tokens) >= 2 and originals[0][:1].isupper() and _NUMBER.match(tokens[-1])
             and not _NUMBER.match(tokens[0])):
         return "version"  # "16.2", "v3", "Postgres 16": a named thing's release
-    if any(_HOST.match(t) and not _NUMBER.match(t) for t in tokens):
+    if any(_HOST.match(t) and not _NUMBER.match(t) and _names_a_host(t) for t in tokens):
         return "host"
     if _PHONE.match(joined) and sum(c.isdigit() for c in joined) >= 7:
         return "phone"
@@ -66,6 +72,16 @@ def value_kind(tokens: Sequence[str], originals: Sequence[str]) -> str:
     if any(o[:1].isupper() for o in originals):
         return "name"
     return "text"
+
+
+def _names_a_host(token: str) -> bool:
+    """Whether an address-shaped token names a host: host names hold no underscore
+    (RFC 1123; "aws_redshift_cluster.wh" is a resource) and end in no file type
+    ("values-prod.yaml" is a file)."""
+    if "://" in token:
+        return True
+    host = re.split(r"[:/]", token, maxsplit=1)[0]
+    return "_" not in host and host.rsplit(".", 1)[-1] not in _FILE_TYPES
 
 
 def product_of(tokens: Sequence[str], originals: Sequence[str]) -> tuple[str, ...]:
@@ -82,9 +98,8 @@ def normalise(tokens: Sequence[str], kind: str) -> str:
     kept = [t for t in tokens if t not in DETERMINERS]
     if kind in {"phone"}:
         return re.sub(r"\D", "", " ".join(kept))
-    if kind == "time":
-        text = "".join(kept).replace(".", "").replace(":00", "")
-        return text
+    if kind == "time":  # "06:30" is "6:30", "7:00pm" is "7pm"
+        return re.sub(r"^0(?=\d)", "", "".join(kept).replace(".", "").replace(":00", ""))
     if kind == "number":
         words = [str(COUNT_WORDS.get(t, t)).replace(",", "") for t in kept if t != "port"]
         return " ".join(words)

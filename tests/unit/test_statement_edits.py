@@ -1,0 +1,98 @@
+"""Changes written as edits (diffs, arrows, corrections), and what logs and notes
+say besides updates: task lists, proposals, offers, "new" things, tool output."""
+
+from __future__ import annotations
+
+import pytest
+
+from memlattice.core.statements.contrast import Profile, contrast, profile
+from memlattice.core.statements.edits import read_edits
+from memlattice.core.statements.values import normalise, value_kind
+
+
+def read(text: str, speaker: str | None = "ops") -> Profile:
+    return profile(text, speaker=speaker)
+
+
+def test_a_diff_puts_in_the_new_value_and_takes_out_the_old() -> None:
+    edits = read_edits("$ git diff deploy/prod.env\n-UPSTREAM_TIMEOUT_MS=3000\n"
+                       "+UPSTREAM_TIMEOUT_MS=5000")
+    assert edits.marks == ("+/-",) and edits.targets == {"5000"}
+    assert "3000" not in edits.text
+    verdict = contrast(read("checkout-api waits 3000 ms (UPSTREAM_TIMEOUT_MS=3000)."),
+                       read("$ git diff deploy/prod.env\n-UPSTREAM_TIMEOUT_MS=3000\n"
+                            "+UPSTREAM_TIMEOUT_MS=5000", "tool"), same_source=False)
+    assert verdict is not None and "5000" in verdict.matched
+
+
+@pytest.mark.parametrize(("text", "marked"), [
+    ('region: "eu-west-1" -> "eu-central-1"', True),
+    ("the exporter port 9100 → 9256", True),
+    ("Go to Settings → Profiles to add one.", False),  # a menu's path
+    ("GET /accounts -> 200 (312 ms)", False),  # a request and its answer
+])
+def test_an_arrow_between_two_values_is_a_change(text: str, marked: bool) -> None:
+    assert ("->" in read_edits(text).marks) is marked
+
+
+def test_a_correction_replaces_what_it_negates() -> None:
+    edits = read_edits("sorry, typo in the doc: the API port is 8081, not 8080.")
+    assert edits.marks == ("not",) and edits.targets == {"8081"}
+    assert read_edits("It was Tom, not me.").marks == ()
+    verdict = contrast(read("ledgerd serves its API on port 8080."),
+                       read("sorry, typo in the doc: ledgerd's API port is 8081, not 8080.",
+                            "wanjiru"), same_source=False)
+    assert verdict is not None and "8081" in verdict.matched
+
+
+@pytest.mark.parametrize(("older", "newer"), [
+    # a task list plans work: it states nothing yet
+    ("Action items: Ilse — write the runbook; Femi — check PSP replacements.",
+     "Action items: Femi — evaluate Kyverno; Ilse — move the recurring invite."),
+    # a proposal, and what its colon introduces
+    ("Standup is daily at 09:15 in the team huddle.",
+     "Proposal from Pilar: move standup to 09:30. To be decided at the retro."),
+    # an offer that asks leave to go ahead
+    ("Your account is on the Basic plan at €7.99 a month.",
+     "That's the Family plan at €15.99 a month; the change is effective today. "
+     "Shall I go ahead?"),
+    # "new" alone says a thing is recent, not that it replaced one
+    ("Thread summary — Finance and Engineering on email costs.",
+     "Thread summary — Re: email costs (4 new messages)."),
+    # a program's capitals are no names
+    ("$ kubectl get deploy search-gateway\nNAME  READY  AGE\nsearch-gateway  3/3  212d",
+     "$ helm upgrade search-gateway charts/search-gateway\n"
+     "Release \"search-gateway\" has been upgraded. Happy Helming!"),
+])
+def test_what_logs_and_notes_say_besides_updates_links_nothing(older: str,
+                                                               newer: str) -> None:
+    assert contrast(read(older), read(newer), same_source=True) is None
+
+
+def test_new_replaces_as_someone_s() -> None:
+    assert "new" in read("My new number is 0176 555 0199.", "kai").change
+    assert "new" not in read("We got 4 new messages about it.", "kai").change
+
+
+def test_one_time_written_two_ways_is_one_value() -> None:
+    assert normalise(["06:30"], "time") == normalise(["6:30"], "time")
+
+
+@pytest.mark.parametrize(("token", "kind"), [
+    ("auth.internal.acme.net", "host"),
+    ("values-prod.yaml", "name"),  # a file
+    ("aws_redshift_cluster.wh", "name"),  # a resource, not a host: no "_" in host names
+])
+def test_a_host_name_is_told_from_a_file_and_a_resource(token: str, kind: str) -> None:
+    assert value_kind([token], [token.capitalize() if kind == "name" else token]) == kind
+
+
+def test_a_name_in_the_same_role_of_the_speaker_s_life_is_another_value() -> None:
+    verdict = contrast(read("I'm a controls engineer at Festo, in Esslingen.", "sanna"),
+                       read("Handed in my notice there; today's my first day at Trumpf.",
+                            "sanna"), same_source=True)
+    assert verdict is not None and verdict.attribute == "name"
+    # ... but not without a word that the old one is gone
+    assert contrast(read("I'm a controls engineer at Festo.", "sanna"),
+                    read("I had lunch at Trumpf with an old friend.", "sanna"),
+                    same_source=True) is None
