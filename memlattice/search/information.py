@@ -62,11 +62,25 @@ class Rarity:
 
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 _WORD = re.compile(r"\w+")
+# A turn's speaker label ("Walter: "), which opens its first sentence.
+_LABEL = re.compile(r"^\s*[\w .'-]{1,40}:\s+")
+# A sentence that asks the listener to do something: "can you ...", "remind me
+# ...", "send me ...". Like a question, it says what someone wanted, not what is
+# so; unless it gives a value ("can you change my number to 0176 ..."), which a
+# digit or an address shows. ("Let me ..." is left out: it as often opens the
+# speaker's news; "please" too: "please note my new address is ...".)
+_REQUEST = re.compile(
+    r"^\W*(?:(?:hi|hey|ok|okay|oh|so|and|also)\W+)*"
+    r"(?:(?:can|could|would|will)\s+you\b"
+    r"|(?!(?:i|you|we|they|it|he|she|let|to|for|with|of|about)\b)[a-z]+\s+me\b)"
+    r"(?![^\d@]*[\d@])",
+    re.IGNORECASE)
 
 
 @lru_cache(maxsize=16_384)
 def asked_share(text: str) -> float:
-    """The share of `text`'s words that lie in questions (sentences ending in "?").
+    """The share of `text`'s words that lie in questions (sentences ending in "?")
+    and requests ("remind me who I call about the knee", "can you send it to me").
 
     A memory records what was said; a question says what someone wanted to know,
     not what is so, yet it shares a question's words and, in an embedding, its
@@ -75,10 +89,10 @@ def asked_share(text: str) -> float:
     share (SearchConfig.question_discount), so a turn that only asks yields to one
     that answers; a turn that asks and tells keeps the part that tells."""
     total = asked = 0
-    for sentence in _SENTENCE.findall(text):
+    for sentence in _SENTENCE.findall(_LABEL.sub("", text, count=1)):
         n = len(_WORD.findall(sentence))
         total += n
-        if sentence.rstrip().endswith("?"):
+        if sentence.rstrip().endswith("?") or _REQUEST.match(sentence):
             asked += n
     return asked / total if total else 0.0
 

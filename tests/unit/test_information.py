@@ -56,6 +56,14 @@ def test_context_fields_weigh_as_much_as_the_turn_says() -> None:
     ("Jonas: I switched to an iPhone 15 last week.", 0.0),
     ("Is it true? Yes, I live in Oslo now.", 1 / 3),  # it asks, then tells
     ("", 0.0),
+    # a request says what someone wanted done, as a question says what they wanted
+    # to know ...
+    ("Walter: remind me who I call about the knee", 1.0),
+    ("Rafael: can you send the invoice copies to me", 1.0),
+    # ... unless it gives a value, or is the speaker's own news
+    ("Adebayo: upgrade me to the 4 screen one", 0.0),
+    ("Caroline: Let me tell you about the parade!", 0.0),
+    ("Ines: Please note my new address is Storgata 5.", 0.0),
 ])
 def test_the_share_of_a_memory_that_only_asks(text: str, share: float) -> None:
     assert asked_share(text) == pytest.approx(share)
