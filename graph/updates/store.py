@@ -202,7 +202,7 @@ async def _contrasted(tx: AsyncManagedTransaction, batch: Sequence[Written],
 
 
 def _lucene(read: Profile, namespace: str) -> str | None:
-    terms = any_terms(" ".join(sorted(read.topic_words)))
+    terms = any_terms(" ".join(sorted(read.search_words())))
     return fenced_lucene(terms, namespace, None) if terms else None
 
 

@@ -96,3 +96,28 @@ def test_a_name_in_the_same_role_of_the_speaker_s_life_is_another_value() -> Non
     assert contrast(read("I'm a controls engineer at Festo.", "sanna"),
                     read("I had lunch at Trumpf with an old friend.", "sanna"),
                     same_source=True) is None
+
+
+@pytest.mark.parametrize(("older", "newer"), [
+    ("Stakeholders agreed to push the 3.0 ship date to March 19.",
+     "Version 3.0 will now go out on March 26."),
+    ("Epic ATLAS-1 'Atlas v3' | target release: 2026-03-14",
+     "Steering group agreed to slip three weeks: Atlas v3 ships 2 April 2026."),
+])
+def test_a_day_written_any_way_is_a_date(older: str, newer: str) -> None:
+    verdict = contrast(read(older), read(newer), same_source=False)
+    assert verdict is not None and verdict.attribute == "date"
+
+
+def test_a_lower_case_code_is_a_name_and_a_ticket_is_not() -> None:
+    verdict = contrast(read("The analytics stack lives in eu-west-1 (Ireland)."),
+                       read("Cutover done: analytics now runs in eu-central-1."),
+                       same_source=True)
+    assert verdict is not None and verdict.attribute == "code"
+    assert ("code", "chg-5521") not in read("Cutover window opened (change CHG-5521).").values
+
+
+def test_an_earlier_memory_is_looked_up_by_the_identifiers_it_names() -> None:
+    words = read("Steering group agreed to slip: Atlas v3 ships 2 April.").search_words()
+    assert "v3" in words
+    assert "new_checkout" in read("Ramped new_checkout to half of all traffic.").search_words()

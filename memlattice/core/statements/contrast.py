@@ -47,7 +47,7 @@ from memlattice.core.statements.states import (
     states_of,
 )
 from memlattice.core.statements.tokens import stem
-from memlattice.core.statements.values import normalise, value_kind
+from memlattice.core.statements.values import calendar_date, normalise, value_kind
 
 # Words that add one more of something rather than replace it.
 ADDITIVE = frozenset({"also", "another", "additionally", "extra", "both", "second", "third"})
@@ -82,6 +82,10 @@ _ASKS_LEAVE = re.compile(r"\b(?:go ahead|proceed)\b[^.!?]*\?", re.IGNORECASE)
 # A shell prompt opening a line: what follows is a command and its output.
 _PROMPT = re.compile(r"(?m)^\s*\$ \S")
 _DETERMINERS = frozenset({"the", "our", "my", "this", "that", "their", "your", "its"})
+# Codes of letters and digits in lower case ("eu-west-1", "us-east-2", "gpt-4o"):
+# names of a region, a model or a plan, compared as names are, not as numbers
+# (upper case, "CHG-5521", "ATLAS-204", is a ticket's identifier).
+_CODE = re.compile(r"^[a-z]{2,}(?:-[a-z0-9]+)*-[a-z]*\d[a-z0-9]*$")
 # Prepositions that give a name its role in the speaker's life.
 _ROLES = frozenset({"at", "in", "for", "with", "from"})
 # Identifiers: a value both memories state names what they are about ("the 3.0
@@ -124,6 +128,12 @@ class Profile:
     full_names: frozenset[tuple[str, ...]] = frozenset()
     # Names with the preposition that gives their role ("at Festo", "in Esslingen").
     roles: frozenset[tuple[str, str]] = frozenset()
+
+    def search_words(self) -> frozenset[str]:
+        """The words an earlier memory of the same subject would hold: the topic's
+        words as written and the identifiers it names ("v3", "new_checkout")."""
+        return self.topic_words | {t.lstrip("#") for t in self.topic
+                                   if t.startswith("#") or "_" in t}
 
     def kinds(self) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
@@ -216,6 +226,11 @@ def profile(text: str, *, speaker: str | None) -> Profile:
             if i and low[i - 1] in _EVENT_TIME and (
                     w in CALENDAR_WORDS or w in _WEEKDAY_ABBREVIATIONS):
                 continue  # "last Friday": when something happened, not a value of it
+            day = calendar_date(w, nxt) or (calendar_date(w, low[i - 1]) if i else None)
+            if day:  # "March 19", "19 March", "2026-03-19": one day of the year
+                if not values or values[-1] != ("date", day):
+                    values.append(("date", day))
+                continue
             value = _value(w, o, nxt, first_word=initial, speaker=speaker, named=named)
             if value is not None:
                 if value[0] != "skip" and {"to", "into", "onto"} & set(low[max(0, i - 3):i]):
@@ -271,6 +286,8 @@ def _value(w: str, o: str, nxt: str, *, first_word: bool, speaker: str | None,
             return "reading", w.strip(".,")  # "hit rate 87%", "41 GB", "p95 240ms"
         if kind == "time":  # "06:30" and "6:30" are one time
             return kind, normalise([w.strip(".,")], kind)
+        if kind in {"name", "text"} and _CODE.match(w) and o.islower():
+            return "code", w  # "eu-west-1", "gpt-4o": a code names a thing, as a name does
         return ("number" if kind in {"name", "text"} else kind), w.strip(".,")
     if "@" in w or "://" in w or "." in w.strip("."):
         kind = value_kind([w.strip(".,")], [o])  # an address: email, URL or host name
@@ -337,7 +354,7 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | 
     if not shared and not same_speaker and not named_both:
         return None
     for kind in ("version", "host", "email", "phone", "money", "time", "when", "weekday",
-                 "date", "count", "number", "reading", "name"):
+                 "date", "code", "count", "number", "reading", "name"):
         before, after = old_kinds.get(kind), new_kinds.get(kind)
         if kind == "name" and before and after:  # a speaker's name is who, not what
             before, after = _not_speakers(before, subjects), _not_speakers(after, subjects)

@@ -74,6 +74,29 @@ def value_kind(tokens: Sequence[str], originals: Sequence[str]) -> str:
     return "text"
 
 
+_MONTHS = {name: number for number, names in enumerate(
+    (("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+     ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+     ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+     ("december", "dec")), start=1) for name in names}
+_DAY = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)?$")
+_ISO_DATE = re.compile(r"^\d{4}-(\d{2})-(\d{2})$")
+
+
+def calendar_date(word: str, neighbour: str) -> str | None:
+    """A day of the year as "MM-DD" from a day and its month, whichever comes first
+    ("19 March", "March 19th"), or from an ISO date ("2026-03-19"); so "ships
+    2 April 2026" and "target release: 2026-03-14" compare as two dates."""
+    iso = _ISO_DATE.match(word)
+    if iso:
+        return f"{iso[1]}-{iso[2]}"
+    day, month = (_DAY.match(word), _MONTHS.get(neighbour)) if word[:1].isdigit() else (
+        _DAY.match(neighbour), _MONTHS.get(word))
+    if day is None or month is None or not 1 <= int(day[1]) <= 31:
+        return None
+    return f"{month:02d}-{int(day[1]):02d}"
+
+
 def _names_a_host(token: str) -> bool:
     """Whether an address-shaped token names a host: host names hold no underscore
     (RFC 1123; "aws_redshift_cluster.wh" is a resource) and end in no file type
