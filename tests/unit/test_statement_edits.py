@@ -121,3 +121,10 @@ def test_an_earlier_memory_is_looked_up_by_the_identifiers_it_names() -> None:
     words = read("Steering group agreed to slip: Atlas v3 ships 2 April.").search_words()
     assert "v3" in words
     assert "new_checkout" in read("Ramped new_checkout to half of all traffic.").search_words()
+
+
+def test_a_count_compounded_with_its_noun_is_a_count() -> None:
+    verdict = contrast(read("sure, my two cats will love them", "greta"),
+                       read("we're officially a three-cat household now", "greta"),
+                       same_source=True)
+    assert verdict is not None and verdict.attribute == "count"

@@ -42,7 +42,7 @@ PARTICLE_CHANGE = {"took": {"over"}, "taken": {"over"}, "handed": {"over", "off"
 # Compared by stem, but "quit" apart: "quite" stems to it.
 _STRONG_STEMS = frozenset(stem(v) for v in _REPLACING_VERBS)
 WEAK_CHANGE = frozenset({"now", "nowadays", "since", "finally", "starting", "effective",
-                         "today", "currently", "latest", "current"})
+                         "today", "currently", "latest", "current", "officially"})
 # Words of a clause that only considers a value: a plan, a wish, a condition, a
 # proposal, the future, a past habit ("used to").
 HYPOTHETICAL = frozenset({

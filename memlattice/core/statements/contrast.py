@@ -293,6 +293,10 @@ def _value(w: str, o: str, nxt: str, *, first_word: bool, speaker: str | None,
         kind = value_kind([w.strip(".,")], [o])  # an address: email, URL or host name
         if kind in {"email", "host"}:
             return kind, w.strip(".,")
+    count, _, counted = w.partition("-")
+    if count in COUNT_WORDS and counted.isalpha() and not is_stop_word(counted) \
+            and counted not in _UNITS and count not in {"a", "an", "second", "third"}:
+        return "count", f"{COUNT_WORDS[count]} {stem(counted)}"  # "a three-cat household"
     if w in COUNT_WORDS and w not in {"a", "an", "second", "third", "couple", "pair"} \
             and nxt.isalpha() and nxt not in _UNITS and not is_stop_word(nxt):
         # How many of what; "Three now." leaves out what, which the older memory said.
