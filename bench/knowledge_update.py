@@ -1,6 +1,6 @@
 """Knowledge that stays current (issue 27): updated facts, through the public API.
 
-    python -m bench.knowledge_update [--files dev,holdout,unseen] [--json out.json] [--verbose]
+    python -m bench.knowledge_update [--files dev,holdout,unseen,fresh] [--json out.json] [--verbose]
 
 Each scenario of bench/knowledge_updates/<file>.json (format in that folder's
 README.md) is loaded into its own namespace with `ingestConversation`, one
@@ -250,7 +250,7 @@ def report(results: Results, files: list[str]) -> dict[str, dict[str, Any]]:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--files", default="dev,holdout,unseen",
+    parser.add_argument("--files", default="dev,holdout,unseen,fresh",
                         help="scenario files of bench/knowledge_updates, comma-separated")
     parser.add_argument("--json", type=Path, help="write the figures and failures as JSON")
     parser.add_argument("--verbose", action="store_true",

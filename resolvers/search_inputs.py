@@ -156,6 +156,12 @@ class SearchInput:
         "How much a memory that only asks loses: its score is multiplied by 1 minus this"
         " times the share of its words in questions (a question records what someone"
         " wanted to know, not what is so); 0-1, default 0.25; 0: off."))
+    answer_discount: float | None = strawberry.field(default=None, description=(
+        "How much a memory loses when the question asks for a kind of answer (who: a"
+        " name; where: a place or an address; what time or which day: a time; how many"
+        " or much: a number) and the memory holds none: its score is multiplied by 1"
+        " minus this;"
+        " 0-1, default 0.2; 0: off."))
     current_first_within: float | None = strawberry.field(default=None, description=(
         "For a question about the present (its verb's tense), among the first three hits a"
         " later statement of the same source (speaker, user or agent) goes before an"
@@ -192,7 +198,8 @@ class SearchInput:
             for name in ("mode", "scoring", "decay_half_life_days", "key_boost", "tag_boost",
                          "use_confidence", "use_salience", "mmr_lambda", "reranker",
                          "min_score", "min_relevance", "limit", "candidates", "context_hops",
-                         "context_decay", "question_discount", "current_first_within")
+                         "context_decay", "question_discount", "answer_discount",
+                         "current_first_within")
             if getattr(self, name) is not None
         }
         if self.weights is not None:

@@ -172,6 +172,7 @@ class SearchOptions(TypedDict, total=False):
     context_hops: int
     context_decay: float
     question_discount: float
+    answer_discount: float
     now: datetime
     vector: Sequence[float]  # deprecated: `embedding` (warns)
     context: SearchContext  # deprecated: the ids as keywords (warns)

@@ -92,6 +92,10 @@ class SearchConfig(_Frozen):
     # in questions (memlattice.search.information.asked_share): a question records
     # what someone wanted to know, not what is so. 0 turns it off.
     question_discount: float = Field(default=0.25, ge=0, le=1)
+    # For a question that asks for a kind of answer (who: a name, where: a place,
+    # when: a time, how many: a number), a memory holding nothing of that kind is
+    # multiplied by 1 - answer_discount (memlattice.search.answer_types). 0: off.
+    answer_discount: float = Field(default=0.2, ge=0, le=1)
     # For a question about the present, a later statement of the same source among
     # the first three hits goes before an earlier one whose score it reaches this
     # share of (memlattice.search.currency.later_of_a_source_first). 0, the default,

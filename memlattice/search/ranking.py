@@ -39,6 +39,7 @@ from functools import lru_cache
 from memlattice.core.lucene import words
 from memlattice.core.model import ScoringMode, SearchMode
 from memlattice.core.search_config import ExpansionConfig, SearchConfig
+from memlattice.search.answer_types import answers_nothing_asked, asked_kinds
 from memlattice.search.fusion import fuse_z
 
 SECONDS_PER_DAY = 86_400.0
@@ -60,6 +61,8 @@ class Candidate:
     embedding: Sequence[float] | None = None
     # The share of its words in questions (memlattice.search.information.asked_share).
     asked: float = 0.0
+    # The kinds of answer it holds (memlattice.search.answer_types.held_kinds).
+    held: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,7 @@ def base_scores(
     half_life = config.decay_half_life_days
     w = config.weights
     query_words = frozenset(words(query)) if query else frozenset()
+    asked_for = asked_kinds(query) if config.answer_discount else frozenset()
 
     scored: list[Scored] = []
     for id, c in by_id.items():
@@ -206,6 +210,8 @@ def base_scores(
         if config.use_salience and c.salience is not None:
             factor *= c.salience
         factor *= 1.0 - config.question_discount * c.asked
+        if answers_nothing_asked(asked_for, c.held):
+            factor *= 1.0 - config.answer_discount
         scored.append(Scored(
             id=id, score=base * factor, similarity=c.similarity, fts=c.fts, recency=rec,
             popularity=pop, boost=boost, similarity_rank=sim_rank.get(id),

@@ -34,6 +34,7 @@ from memlattice.embeddings import check_dimension
 from memlattice.graph.codec import Memory, memory_from_properties, to_datetime
 from memlattice.graph.recall_rows import SearchResult
 from memlattice.graph.updates.store import UpdateLink
+from memlattice.search.answer_types import held_kinds
 from memlattice.search.currency import (
     asks_past,
     asks_present,
@@ -349,4 +350,5 @@ def _candidate(id: str, props: Mapping[str, Any], *, similarity: float | None,
         confidence=float(props.get("confidence", 1.0)), salience=props.get("salience"),
         key=props.get("key"), tags=tuple(props.get("tags") or ()),
         asked=asked_share(str(props.get("content") or "")),
+        held=held_kinds(str(props.get("content") or "")),
     )

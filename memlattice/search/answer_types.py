@@ -1,0 +1,91 @@
+"""What kind of answer a question asks for, and whether a memory holds one.
+
+Question answering has long typed questions by what their answer must be
+(Moldovan et al. 2000; Li and Roth 2002): "who" asks for a name, "where" for a
+place or an address, "what time" for a time, "how many" for a number. A memory that
+holds nothing of that kind cannot answer, however many of the question's words
+it shares: "Where does Tom live?" is not answered by "Tom: Missed it, we were
+viewing houses all day.", nor "Where does the session cache run?" by "Session
+cache hit ratio 97%.". Ranking discounts such a memory
+(SearchConfig.answer_discount); questions of other kinds ("what", "why") type
+nothing and are left alone, and so does "when": in a conversation the answer
+to "When did Caroline go to the support group?" is often the turn's own date
+("I went yesterday", or no word of time at all), which the text does not hold.
+
+The kinds are read from the shape of the text alone (capitals inside a sentence,
+digits, addresses, calendar and time words), which holds for any memory.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from memlattice.core.entities import CALENDAR_WORDS, SENTENCE_OPENERS
+
+NAME, PLACE, TIME, NUMBER = "name", "place", "time", "number"
+
+_ASKS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
+    (re.compile(r"\b(?:who|whom|whose)\b"), frozenset({NAME})),
+    (re.compile(r"\bwhere\b"), frozenset({PLACE})),
+    (re.compile(r"\b(?:what|which)\s+(?:time|day|date|weekday)\b"), frozenset({TIME})),
+    (re.compile(r"\bhow\s+(?:many|much|old)\b"), frozenset({NUMBER})),
+    (re.compile(r"\bhow\s+long\b"), frozenset({NUMBER, TIME})),
+)
+# A turn's speaker label ("Tom: "): who speaks, not a name the turn holds.
+_LABEL = re.compile(r"^\s*[\w .'-]{1,40}:\s+")
+_SENTENCES = re.compile(r"[^.!?\n]+")
+_WORD = re.compile(r"[\w'’@./:-]*\w")
+_DIGIT = re.compile(r"\d")
+_ADDRESS = re.compile(r"@|://|\w\.\w+\.\w|\b\d{1,3}(?:\.\d{1,3}){3}\b|:\d{2,5}\b")
+_NUMBER_WORDS = frozenset({
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve", "fifteen", "twenty", "thirty", "forty", "fifty", "hundred", "thousand",
+    "dozen", "couple", "half", "single", "both", "none", "no"})
+_TIME_WORDS = CALENDAR_WORDS | frozenset({
+    "yesterday", "today", "tonight", "tomorrow", "ago", "last", "next", "week", "weeks",
+    "weekend", "weekends", "month", "months", "year", "years", "morning", "mornings",
+    "afternoon", "evening", "evenings", "night", "nights", "noon", "midnight", "daily",
+    "weekly", "monthly", "since", "until", "till", "soon", "recently", "earlier", "later",
+    "am", "pm", "o'clock", "spring", "summer", "autumn", "fall", "winter", "christmas",
+    "easter", "weekday", "weekdays", "day", "days", "hour", "hours", "minute", "minutes"})
+# Capitalised words that name no one even inside a sentence.
+_NOT_NAMES = frozenset({"i", "i'm", "i've", "i'll", "i'd", "ok", "okay"}) | SENTENCE_OPENERS
+
+
+def asked_kinds(query: str | None) -> frozenset[str]:
+    """The kinds of answer `query` asks for (empty: it types nothing)."""
+    if not query:
+        return frozenset()
+    lowered = query.casefold()
+    return frozenset(k for pattern, kinds in _ASKS if pattern.search(lowered) for k in kinds)
+
+
+@lru_cache(maxsize=16_384)
+def held_kinds(text: str) -> frozenset[str]:
+    """The kinds of answer `text` holds: a name (a capital inside a sentence), a
+    place (a name or an address), a time and a number."""
+    held: set[str] = set()
+    body = _LABEL.sub("", text, count=1)
+    if _ADDRESS.search(body):
+        held.add(PLACE)
+    for sentence in _SENTENCES.findall(body):
+        words = _WORD.findall(sentence)
+        for i, word in enumerate(words):
+            lowered = word.casefold()
+            if _DIGIT.search(word) or lowered in _NUMBER_WORDS:
+                held.add(NUMBER)
+            if lowered in _TIME_WORDS or (_DIGIT.search(word) and (
+                    ":" in word or lowered.endswith(("am", "pm")))):
+                held.add(TIME)
+            if i and word[:1].isupper() and lowered not in _NOT_NAMES:
+                held.update((NAME, PLACE))
+        if re.search(r"\b(?:19|20)\d{2}\b", sentence):
+            held.add(TIME)
+    return frozenset(held)
+
+
+def answers_nothing_asked(asked: frozenset[str], held: frozenset[str]) -> bool:
+    """Whether a memory holding `held` lacks every kind a question asks for."""
+    return bool(asked) and not asked & held
