@@ -180,3 +180,23 @@ async def test_a_state_said_long_ago_is_updated_by_another_state_of_the_speaker(
     assert [(x["newer"]["id"], x["older"]["id"], x["attribute"]) for x in found] == [
         (turn_id(namespace, "vegan"), turn_id(namespace, "veg"), "diet")]
     assert found[0]["subject"] == "oskar" and "vegan" in found[0]["reason"]
+
+
+async def test_a_diff_in_an_agent_s_tool_output_updates_the_note_it_changes(
+    gql: GraphQLClient, namespace: str,
+) -> None:
+    # The diff shares no topic word with the note, only the setting's identifier,
+    # and says no word of change: the lines it takes out and puts in say it.
+    turns = [("note", "agent", "checkout-api gives the payment provider 3 s before it gives"
+              " up (UPSTREAM_TIMEOUT_MS=3000).", "2025-03-01T10:00:00Z"),
+             ("f1", "agent", "Checkout p95 latency 310 ms, within budget.",
+              "2025-03-01T10:05:00Z"),
+             ("diff", "tool", "$ git diff deploy/checkout-api/prod.env\n"
+              "-UPSTREAM_TIMEOUT_MS=3000\n+UPSTREAM_TIMEOUT_MS=5000", "2025-04-02T09:00:00Z"),
+             ("plan", "notetaker", "Action items: Ilse — move the timeout review to Friday.",
+              "2025-04-02T09:05:00Z")]
+    await gql.ok(INGEST, {"input": chat(namespace, turns)})
+    found = await links(gql, namespace)
+    assert [(x["newer"]["id"], x["older"]["id"]) for x in found] == [
+        (turn_id(namespace, "diff"), turn_id(namespace, "note"))]
+    assert "5000" in found[0]["matched"] and "+/-" in found[0]["reason"]
