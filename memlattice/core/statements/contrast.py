@@ -76,11 +76,6 @@ _WORD = re.compile(r"\+?\d[\d\-().]*(?: \d[\d\-()]{2,})+|[\w$€£+][\w$€£'@+
 _CLAUSE_BREAKS = frozenset({".", "!", "?", ";", ",", "so", "because", "but", "and", "while",
                             "although", "though"})
 _DIGIT = re.compile(r"\d")
-# A question asking leave to go ahead: what the memory states is an offer ("That's
-# the Family plan at €15.99 a month ... Shall I go ahead?"), not yet a state.
-_ASKS_LEAVE = re.compile(r"\b(?:go ahead|proceed)\b[^.!?]*\?", re.IGNORECASE)
-# A shell prompt opening a line: what follows is a command and its output.
-_PROMPT = re.compile(r"(?m)^\s*\$ \S")
 _DETERMINERS = frozenset({"the", "our", "my", "this", "that", "their", "your", "its"})
 # Codes of letters and digits in lower case ("eu-west-1", "us-east-2", "gpt-4o"):
 # names of a region, a model or a plan, compared as names are, not as numbers
@@ -142,15 +137,6 @@ class Profile:
         return out
 
 
-def _without_program_capitals(text: str) -> str:
-    """The text with a shell command's line and everything after it in lower case:
-    the capitals of a program's output ("NAME  READY  AGE", "Release ... upgraded.
-    Happy Helming!") are the program's, not names of values; its hosts, versions
-    and numbers stay as they are."""
-    at = _PROMPT.search(text)
-    return text if at is None else text[:at.start()] + text[at.start():].lower()
-
-
 def _clauses(raw: list[str], *, every: bool = False) -> list[list[tuple[str, bool]]]:
     """Clauses of (token, whether it starts a sentence), without those that only
     consider a value: English capitalises a sentence's first word, so only a
@@ -184,7 +170,7 @@ def profile(text: str, *, speaker: str | None) -> Profile:
     a memory is read for its statements and again for contrast, and the same
     earlier memories are candidates of write after write."""
     edits = read_edits(text.replace("’", "'"))
-    raw = _WORD.findall(_without_program_capitals(edits.text))
+    raw = _WORD.findall(edits.text)
     # Names are what memlattice.core.entities reads as mentioned: a name spoken to
     # someone ("Thanks, Mel!", "Hey Jon") says who listens, not a value.
     said = [entity_key(m.name).split() for m in mentions(text)]
@@ -271,7 +257,7 @@ def profile(text: str, *, speaker: str | None) -> Profile:
                                      for c in _clauses(raw, every=True)]),
                    homes=home_places(names_by_clause, first),
                    others_only=about_others_only([[w.lower() for w, _ in c] for c in kept]),
-                   blocked=not kept or bool(_ASKS_LEAVE.search(text)))
+                   blocked=not kept or edits.offer)
 
 
 def _value(w: str, o: str, nxt: str, *, first_word: bool, speaker: str | None,

@@ -11,7 +11,11 @@ which value replaced which, with no verb of change at all:
 
 `read_edits` turns each into what the contrast reading understands: the text
 without the lines a diff took out (they hold the old values), the values that
-were put in as where the change leads, and a mark of change. Pure: no I/O.
+were put in as where the change leads, and a mark of change. It also says what
+such text holds that is no statement: a program's output after a shell prompt
+has capitals of its own ("NAME  READY  AGE", "Happy Helming!"), which name no
+value, and an offer that asks leave to go ahead ("That's the Family plan at
+€15.99 a month. Shall I go ahead?") is not yet a state. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -30,6 +34,10 @@ _ARROW = re.compile(rf"(?<!\S)({_VALUE})\s+(?:->|→|=>)\s+(?={_VALUE}(?:\s|$|[.
 # A value followed by ", not" and another: the first replaces the second.
 _CORRECTED = re.compile(r"([\w.:@/%-]*\d[\w.:@/%-]*|\b[A-Z][\w-]+),?\s+not\s+"
                         r"(?:[\w.:@/%-]*\d|[A-Z])")
+# A shell prompt opening a line: what follows is a command and its output.
+_PROMPT = re.compile(r"(?m)^\s*\$ \S")
+# A question asking leave to go ahead: what the memory states is an offer.
+_ASKS_LEAVE = re.compile(r"\b(?:go ahead|proceed)\b[^.!?]*\?", re.IGNORECASE)
 _VALUE_TOKEN = re.compile(r"[\w$€£+][\w$€£'@+\-./:]*[\w%]|\d")
 
 
@@ -46,6 +54,8 @@ class Edits:
     marks: tuple[str, ...]
     # Values a diff put in or a correction gave: where the change leads.
     targets: frozenset[str]
+    # It offers a state and asks leave to go ahead.
+    offer: bool = False
 
 
 def read_edits(text: str) -> Edits:
@@ -66,4 +76,8 @@ def read_edits(text: str) -> Edits:
     for match in _CORRECTED.finditer(text):
         marks.append("not")
         targets.add(match.group(1).strip(".,").lower())
-    return Edits(text=text, marks=tuple(marks), targets=frozenset(targets))
+    prompt = _PROMPT.search(text)
+    if prompt is not None:  # a program's capitals are its own (module docstring)
+        text = text[:prompt.start()] + text[prompt.start():].lower()
+    return Edits(text=text, marks=tuple(marks), targets=frozenset(targets),
+                 offer=bool(_ASKS_LEAVE.search(text)))

@@ -86,6 +86,15 @@ class State:
     left: bool  # the clause says the speaker left this state
 
 
+# Each phrase under its first word: a clause is only tried for the phrases whose
+# first word it holds.
+_PHRASES_BY_FIRST: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {}
+for _attribute, _states in STATES.items():
+    for _state, _phrases in _states.items():
+        for _phrase in _phrases:
+            _PHRASES_BY_FIRST.setdefault(_phrase[0], []).append((_attribute, _state, _phrase))
+
+
 def states_of(clauses: Sequence[Sequence[str]]) -> frozenset[State]:
     """The states the speaker names of themself in `clauses` (lower-case words of
     one memory): the memory speaks in the first person, and the clause of the state
@@ -97,14 +106,13 @@ def states_of(clauses: Sequence[Sequence[str]]) -> frozenset[State]:
     for clause, own in zip(clauses, _the_speaker_s(clauses)):
         if _ELSEWHERE & set(clause):
             continue
-        for attribute, states in STATES.items():
-            for state, phrases in states.items():
-                for phrase in phrases:
-                    at = _find(clause, phrase)
-                    # "my husband" names the speaker's state in any clause
-                    if at is not None and (own or phrase[0] == "my"):
-                        left = bool(_LEAVING & set(clause[max(0, at - 3):at]))
-                        found.add(State(attribute, state, left))
+        for first in _PHRASES_BY_FIRST.keys() & set(clause):
+            for attribute, state, phrase in _PHRASES_BY_FIRST[first]:
+                at = _find(clause, phrase)
+                # "my husband" names the speaker's state in any clause
+                if at is not None and (own or phrase[0] == "my"):
+                    left = bool(_LEAVING & set(clause[max(0, at - 3):at]))
+                    found.add(State(attribute, state, left))
     return frozenset(found)
 
 

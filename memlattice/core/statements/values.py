@@ -87,6 +87,8 @@ def calendar_date(word: str, neighbour: str) -> str | None:
     """A day of the year as "MM-DD" from a day and its month, whichever comes first
     ("19 March", "March 19th"), or from an ISO date ("2026-03-19"); so "ships
     2 April 2026" and "target release: 2026-03-14" compare as two dates."""
+    if not (word[:1].isdigit() or word in _MONTHS):
+        return None
     iso = _ISO_DATE.match(word)
     if iso:
         return f"{iso[1]}-{iso[2]}"
