@@ -183,6 +183,9 @@ async def _contrasted(tx: AsyncManagedTransaction, batch: Sequence[Written],
         earlier.setdefault(str(r["id"]), []).append(
             (str(r["other"]), _at(r["at"]), speaker, profile(text, speaker=speaker),
              frozenset(r["linked"])))
+    # Everyone who speaks in the batch or its candidates is who, never what changed.
+    participants = frozenset({w.source for w in batch if w.source} | {
+        speaker for options in earlier.values() for _, _, speaker, _, _ in options if speaker})
     made: list[Link] = []
     for w in fresh:
         options = list(earlier.get(w.id, ()))
@@ -193,7 +196,8 @@ async def _contrasted(tx: AsyncManagedTransaction, batch: Sequence[Written],
             if at >= w.at or w.id in linked:
                 continue
             verdict = contrast(seen, profiles[w.id],
-                               same_source=speaker is not None and speaker == w.source)
+                               same_source=speaker is not None and speaker == w.source,
+                               participants=participants)
             if verdict is not None and (best is None or (verdict.confidence, at) > best[:2]):
                 best = (verdict.confidence, at, Link(w.id, other, verdict))
         if best is not None:

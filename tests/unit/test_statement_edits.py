@@ -128,3 +128,22 @@ def test_a_count_compounded_with_its_noun_is_a_count() -> None:
                        read("we're officially a three-cat household now", "greta"),
                        same_source=True)
     assert verdict is not None and verdict.attribute == "count"
+
+
+@pytest.mark.parametrize(("older", "newer", "speakers"), [
+    # a participant's name is who listens, even without the vocative's comma
+    ("Yeah, good flooring matters. I'm after Marley flooring for the studio.",
+     "Thanks, Gina - appreciate it! Dance keeps pushing the studio forward.",
+     frozenset({"jon", "gina"})),
+    # a word of change inside a title is part of the title
+    ("I loved the book about LGBTQ rights by Anna Keller.",
+     "I loved \"Becoming Nicole\" by Amy Ellis Nutt, a book about LGBTQ rights.",
+     frozenset()),
+    # a person after "pushed" makes it figurative
+    ("I marched at the parade with Anna.", "The parade pushed me to march with Lena.",
+     frozenset()),
+])
+def test_what_chats_say_of_people_and_titles_is_no_update(older: str, newer: str,
+                                                         speakers: frozenset[str]) -> None:
+    assert contrast(read(older, "jon"), read(newer, "jon"), same_source=True,
+                    participants=speakers) is None

@@ -18,7 +18,7 @@ from memlattice.core.statements.tokens import stem
 # written: "ported" and "handed" would stem to "port" and "hand"). Strong ones are
 # verbs of replacement; "now" and its like only date the statement.
 _REPLACING_VERBS = ("move", "switch", "change", "replace", "migrate", "upgrade", "downgrade",
-                    "rename", "reschedule", "postpone", "push", "bump", "raise", "lower",
+                    "rename", "reschedule", "postpone", "bump", "raise", "lower",
                     "increase", "decrease", "reduce", "cut", "drop", "sell", "transfer",
                     "reassign", "become", "relocate", "settle", "join", "stop", "update",
                     "swap", "convert", "shift", "extend", "slip", "delay", "defer",
@@ -36,7 +36,12 @@ _OWNERS = frozenset({"my", "our", "his", "her", "their", "its", "your"})
 # alone they are among English's commonest verbs ("took the kids to the park").
 PARTICLE_CHANGE = {"took": {"over"}, "taken": {"over"}, "handed": {"over", "off", "in"},
                     "gave": {"up", "away", "back"}, "given": {"up", "away", "back"},
-                    "traded": {"in"}, "trading": {"in"}}
+                    "traded": {"in"}, "trading": {"in"},
+                    # "pushed the launch back", "pushed to May"
+                    **{push: {"back", "to", "out", "forward", "off"}
+                       for push in ("push", "pushed", "pushes", "pushing")}}
+# A person after the verb makes it figurative: "it really pushed me to keep going".
+_OBJECT_PRONOUNS = frozenset({"me", "us", "you", "him", "her", "them"})
 
 
 # Compared by stem, but "quit" apart: "quite" stems to it.
@@ -101,4 +106,5 @@ def is_strong(word: str, following: Sequence[str] = ()) -> bool:
     if " " in word:  # as a profile keeps a particle verb: "handed over"
         word, *following = word.split(" ")
     return (word in STRONG_CHANGE or stem(word) in _STRONG_STEMS
-            or bool(PARTICLE_CHANGE.get(word, set()) & set(following[:4])))
+            or bool(PARTICLE_CHANGE.get(word, set()) & set(following[:5]))
+            and not (following[:1] and following[0] in _OBJECT_PRONOUNS))

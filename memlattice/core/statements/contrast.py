@@ -197,9 +197,10 @@ def profile(text: str, *, speaker: str | None) -> Profile:
             change.append("from now on")
         for i, (w, (o, initial)) in enumerate(zip(low, clause)):
             nxt = low[i + 1] if i + 1 < len(low) else ""
-            if (is_strong(w, low[i + 1:i + 5]) or w in WEAK_CHANGE
-                    or w == "new" and i and new_of_someone(low[i - 1])):
-                particle = PARTICLE_CHANGE.get(w, set()) & set(low[i + 1:i + 5])
+            if (is_strong(w, low[i + 1:i + 6]) or w in WEAK_CHANGE
+                    or w == "new" and i and new_of_someone(low[i - 1])) and (
+                    initial or not o[:1].isupper()):  # "Becoming Nicole" is a title
+                particle = PARTICLE_CHANGE.get(w, set()) & set(low[i + 1:i + 6])
                 change.append(f"{w} {min(particle)}" if particle else w)
             # "too" adds at a clause's end ("a dog too"), not before a word ("too slow").
             additive = additive or w in ADDITIVE or (w == "too" and i == len(low) - 1)
@@ -293,7 +294,9 @@ def _value(w: str, o: str, nxt: str, *, first_word: bool, speaker: str | None,
             and "_" not in w.strip("_")  # ORDERS_DB_URL names a setting: topic
             and not w.startswith("i'") and w != "i"
             and (speaker is None or entity_key(o) != speaker)):
-        return ("name", stem(w)) if entity_key(o) in named else ("skip", "")
+        # "Sara's birthday" names Sara
+        return ("name", stem(w.removesuffix("'s").rstrip("'"))) if entity_key(o) in named \
+            else ("skip", "")
     return None
 
 
@@ -322,14 +325,20 @@ def _same_role(older: Profile, newer: Profile) -> bool:
         for role, name in older.roles for other_role, other in newer.roles)
 
 
-def contrast(older: Profile, newer: Profile, *, same_source: bool) -> Verdict | None:
-    """An update of `older` by `newer` when all three marks hold (module docstring)."""
+def contrast(older: Profile, newer: Profile, *, same_source: bool,
+             participants: frozenset[str] = frozenset()) -> Verdict | None:
+    """An update of `older` by `newer` when all three marks hold (module docstring);
+    `participants` are the entity keys of everyone known to speak where the two
+    were said (a conversation's speakers)."""
     if older.blocked or newer.blocked or not newer.change:
         return None
     old_kinds, new_kinds = older.kinds(), newer.kinds()
     # Who speaks is who, not what: a speaker's name, or a short form of it ("Mel"
     # of Melanie), is no value of theirs.
-    subjects = {stem(w) for voice in (older.voice, newer.voice) if voice for w in voice.split()}
+    # So is anyone else who speaks there: "Thanks, Gina - really appreciate it" names
+    # who listens, whether or not the comma that marks a vocative is there.
+    subjects = {stem(w) for voice in (older.voice, newer.voice, *participants) if voice
+                for w in voice.split()}
     shared = set(older.topic & newer.topic)
     # A name both state is who both are about ("Ines Duarte ... Lisbon office", "Ines
     # Duarte relocated to ... Porto"), not a value: who moved, not where to.
