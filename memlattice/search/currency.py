@@ -91,13 +91,16 @@ def names(query: str | None, subject: str | None) -> bool:
 
 
 def prefer_current(scored: Sequence[Scored], current: Mapping[str, str], *,
-                   past: bool, asked: Collection[str] | None = None) -> list[Scored]:
+                   past: bool, asked: Collection[str] | None = None,
+                   lead: Collection[str] = ()) -> list[Scored]:
     """`scored` with every outdated memory (a key of `current`, which names the
     newest state that updates it) next to that state: after it for a present
     question, before it for a past one. For a present question about what the
     link updated (the outdated ids in `asked`; all of them when None), a state the
     list lacks enters at the outdated memory's place with its score, reached along
-    `UPDATES`; otherwise the list keeps its members."""
+    `UPDATES`; otherwise the list keeps its members. A question about what a link
+    changed (the outdated ids in `lead`) gets the state it asks for first: the
+    newest for the present, the outdated one for the past."""
     order = [s.id for s in scored]
     by_id = {s.id: s for s in scored}
     for old_id, new_id in current.items():
@@ -116,6 +119,14 @@ def prefer_current(scored: Sequence[Scored], current: Mapping[str, str], *,
             order.insert(j, first)
             by_id[first] = replace(by_id[first],
                                    score=max(by_id[first].score, by_id[second].score))
+    if lead:  # the states asked about lead, in the order they stand
+        wanted = [(old if past else new) for old, new in current.items()
+                  if old in lead and old in by_id and new in by_id and new != old]
+        lead = sorted(set(wanted), key=order.index)
+        top = max((by_id[id].score for id in order), default=0.0)
+        order = lead + [id for id in order if id not in lead]
+        for id in lead:
+            by_id[id] = replace(by_id[id], score=max(by_id[id].score, top))
     return [by_id[id] for id in order]
 
 

@@ -35,6 +35,17 @@ def asked_about(newer: Mapping[str, Sequence[NewerState]], query: str | None) ->
                                   for x in states))}
 
 
+def asked_for_itself(newer: Mapping[str, Sequence[NewerState]], query: str | None) -> set[str]:
+    """The outdated candidates whose links the query asks about by what changed, not
+    only by whom: it names a word the link matched on other than its subject (a
+    speaker's name is in most questions of a chat). For them the state asked for
+    goes first (memlattice.search.currency.prefer_current)."""
+    return {old for old, states in newer.items()
+            if states and asks_about(query, [
+                word for x in states for word in _link_words(x)[1:]
+                if word not in set(str(x.link.get("subject") or "").split())])}
+
+
 def _speaker(props: Mapping[str, Any]) -> str | None:
     """Who said a conversation turn (its stored metadata's speaker), if it is one."""
     stored = props.get("metadataJson")

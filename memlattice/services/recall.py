@@ -58,7 +58,12 @@ from memlattice.search.ranking import (
 )
 from memlattice.search.relevance import coverage, relevance
 from memlattice.search.temporal_signal import Timing, temporal_signal
-from memlattice.services.outdating import asked_about, current_states, outdating
+from memlattice.services.outdating import (
+    asked_about,
+    asked_for_itself,
+    current_states,
+    outdating,
+)
 
 if TYPE_CHECKING:
     from memlattice.services.memories import MemoryService
@@ -252,7 +257,8 @@ async def recall(service: MemoryService, request: SearchRequest, *,
         scored = prefer_current(scored, current_states(result.newer),
                                 past=asks_past(request.query,
                                                named.end if named is not None else None, now),
-                                asked=asked_about(result.newer, request.query))
+                                asked=asked_about(result.newer, request.query),
+                                lead=asked_for_itself(result.newer, request.query))
     # Without a link, what a source says again later holds now (not applied as of a
     # past time: there it cost the state valid then its place, docs/recall.md).
     if (config.current_first_within and request.filter.as_of is None

@@ -160,6 +160,20 @@ def test_a_missing_state_enters_only_for_a_question_about_its_link() -> None:
     assert [s.id for s in asked] == ["x", "new", "old"]
 
 
+def test_a_question_about_the_link_gets_the_state_it_asks_for_first() -> None:
+    # "Where does Tom live?" after a filler outranked both of Tom's homes
+    present = prefer_current(scored("x", "old", "new"), {"old": "new"}, past=False,
+                             asked={"old"}, lead={"old"})
+    assert [s.id for s in present] == ["new", "x", "old"]
+    assert present[0].score >= present[1].score
+    past = prefer_current(scored("x", "new", "old"), {"old": "new"}, past=True, lead={"old"})
+    assert [s.id for s in past] == ["old", "x", "new"]
+    # a question about something else keeps the order the search gave
+    other = prefer_current(scored("x", "old", "new"), {"old": "new"}, past=False,
+                           asked={"old"})
+    assert [s.id for s in other] == ["x", "new", "old"]
+
+
 def test_a_question_about_the_past_gets_the_older_state_first() -> None:
     order = prefer_current(scored("new", "x", "old"), {"old": "new"}, past=True)
     assert [s.id for s in order] == ["old", "new", "x"]
