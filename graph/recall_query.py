@@ -44,6 +44,17 @@ _PATH = ("[rel IN relationships(p) | {type: type(rel), source: startNode(rel).id
          " target: endNode(rel).id}]")
 
 
+# The exact scan runs only when the approximate pool is thin, and is told only that:
+# importing the pool itself let the planner carry the whole list (every candidate's
+# projection) on each row of the scan, ahead of the `thin` check, in a Distinct
+# that held ~290 KB a row, ~580 MB for a namespace of 2000 memories, so a few
+# concurrent searches of a key with a clearance filter exhausted Neo4j's
+# transaction memory pool (MemoryPoolOutOfMemoryError, UNAVAILABLE "Neo4j is busy").
+_THIN = ("WITH approximate, size(approximate) < $needed AS thin\n"
+         "CALL (thin) {\n"
+         "  WITH thin WHERE thin\n")
+
+
 def side_vector_candidates(plan: RecallPlan) -> str:
     """A side space's index over `MemoryVector` nodes (it knows namespace and scope
     bucket only: graph.vector_spaces), each hit joined to its memory; status lives
@@ -53,7 +64,8 @@ def side_vector_candidates(plan: RecallPlan) -> str:
                     WHERE v.namespace = $namespace ... LIMIT $candidates) SCORE AS score
                   MATCH (v)-[:EMBEDS]->(m:Memory) <keep m>
                   RETURN collect(<row>) AS approximate }
-        CALL (approximate) { WITH approximate WHERE size(approximate) < $needed
+        WITH approximate, size(approximate) < $needed AS thin
+        CALL (thin) { WITH thin WHERE thin
                   MATCH (m:Memory) WHERE <filter> MATCH (m)<-[:EMBEDS]-(v:MemoryVector ...)
                   ORDER BY <cosine> DESC, m.id LIMIT $candidates
                   RETURN collect(<row>) AS exact }
@@ -70,8 +82,7 @@ def side_vector_candidates(plan: RecallPlan) -> str:
         "  MATCH (v)-[:EMBEDS]->(m:Memory)\n"
         f"  {plan.keep('m', 'm, score')}"
         f"  RETURN collect({plan.row('m')}) AS approximate\n}}\n"
-        "CALL (approximate) {\n"
-        "  WITH approximate WHERE size(approximate) < $needed\n"
+        f"{_THIN}"
         + (f"  MATCH (m:Memory) WHERE {plan.post}\n" if not plan.as_of
            else f"  MATCH (m:Memory)\n  {plan.keep('m', 'm')}")
         + "  MATCH (m)<-[:EMBEDS]-(v:MemoryVector {space: $space})\n"
@@ -91,7 +102,8 @@ def vector_candidates(plan: RecallPlan) -> str:
         CALL () { MATCH (m:Memory) SEARCH m IN (VECTOR INDEX memory_embedding FOR $vector
                     WHERE m.namespace = $namespace AND ... LIMIT $candidates) SCORE AS score
                   <keep m> RETURN collect(<row>) AS approximate }
-        [CALL (approximate) { WITH approximate WHERE size(approximate) < $needed
+        [WITH approximate, size(approximate) < $needed AS thin
+         CALL (thin) { WITH thin WHERE thin
                   MATCH (m:Memory) WHERE <filter> AND m.embedding IS NOT NULL ...
                   ORDER BY <cosine> DESC, m.id LIMIT $candidates
                   RETURN collect(<row>) AS exact }]
@@ -109,8 +121,7 @@ def vector_candidates(plan: RecallPlan) -> str:
         return block + "WITH approximate AS semantic"
     sized = " AND m.embedding IS NOT NULL AND size(m.embedding) = size($vector)"
     return block + (
-        "CALL (approximate) {\n"
-        "  WITH approximate WHERE size(approximate) < $needed\n"
+        f"{_THIN}"
         + (f"  MATCH (m:Memory) WHERE {plan.post} AND m.embedding IS NOT NULL\n"
            "    AND size(m.embedding) = size($vector)\n" if not plan.as_of
            else f"  MATCH (m:Memory)\n  {plan.keep('m', 'm', sized)}")

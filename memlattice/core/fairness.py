@@ -17,6 +17,10 @@ come back (HTTP 429 with `Retry-After`, GraphQL code RATE_LIMITED):
                  full, for one dearer than the whole bucket) and may leave it
                  in debt, which later operations wait out
 
+and one that is the process's, not the key's: `share`, while the process is busy,
+refuses the key with the most operations in flight so that the others go first
+(memlattice.core.sharing).
+
 Several processes: each enforces its share of every limit, `limits.share(n)`
 for n processes (`MEMLATTICE_FAIRNESS_PROCESSES`; `memlattice serve --workers`
 sets it). The shares add up to at most the key's limit, whatever process a
@@ -39,6 +43,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # core.auth holds a key's KeyLimits: it imports this module
     from memlattice.core.auth import Principal
+    from memlattice.core.sharing import ProcessShare  # which imports Limit and Refusal
 
 
 class Limit(StrEnum):
@@ -46,6 +51,7 @@ class Limit(StrEnum):
     CONCURRENT = "concurrent"
     STREAMS = "streams"
     COST = "cost"
+    SHARE = "share"
 
 
 @dataclass(frozen=True)
@@ -147,12 +153,15 @@ class Limiter:
     `admit` before an operation runs, `release` when it ends (exactly once per
     admitted operation); `charge` the operation's cost once it is measured.
     A key's state follows its limits: when they change (the key was reconfigured),
-    its buckets start again full.
+    its buckets start again full. With a `share`, requests (not streams) are also
+    shared among the keys while the process is busy (memlattice.core.sharing).
     """
 
-    def __init__(self, defaults: KeyLimits, *, processes: int = 1) -> None:
+    def __init__(self, defaults: KeyLimits, *, processes: int = 1,
+                 share: ProcessShare | None = None) -> None:
         self.defaults = defaults
         self.processes = max(1, processes)
+        self.share = share
         self._keys: dict[str, _KeyState] = {}
 
     def limits_of(self, own: KeyLimits) -> KeyLimits:
@@ -183,6 +192,11 @@ class Limiter:
             what = "live subscriptions" if stream else "operations in flight"
             return Refusal(limit, 1.0, f"this API key already has {held} {what} on this"
                            f" server process, its share of the key's limit; try again")
+        if not stream and self.share is not None:
+            # Before the rate: a request refused for its turn keeps its token.
+            refusal = self.share.refusal(key, now)
+            if refusal is not None:
+                return refusal
         if state.requests is not None:
             wait = state.requests.take(1.0, now)
             if wait > 0:
@@ -193,9 +207,11 @@ class Limiter:
             state.streams += 1
         else:
             state.in_flight += 1
+            if self.share is not None:
+                self.share.start(key, now)
         return None
 
-    def release(self, key: str, *, stream: bool = False) -> None:
+    def release(self, key: str, now: float, *, stream: bool = False) -> None:
         state = self._keys.get(key)
         if state is None:
             return
@@ -203,6 +219,8 @@ class Limiter:
             state.streams = max(0, state.streams - 1)
         else:
             state.in_flight = max(0, state.in_flight - 1)
+            if self.share is not None:
+                self.share.end(key, now)
 
     def charge(self, key: str, own: KeyLimits, cost: float, now: float) -> Refusal | None:
         """Charge an operation's estimated cost, or refuse it (nothing charged)."""
@@ -219,7 +237,8 @@ class Limiter:
 
     def peek(self, key: str, now: float) -> Refusal | None:
         """The refusal `admit` would give a request of `key` now, by its last known
-        limits, without taking anything (memlattice.server.throttle's early check)."""
+        limits, without taking anything (memlattice.server.throttle's early check);
+        never `share`, which a request may wait out (memlattice.server.throttle)."""
         state = self._keys.get(key)
         if state is None:
             return None
@@ -313,15 +332,25 @@ class Gate:
         """Judge the key's next request after its full check (as the window's end does)."""
         self._seen.pop(key_id, None)
 
-    def admit(self, principal: Principal, *, stream: bool = False) -> Refusal | None:
+    def admit(self, principal: Principal, *, stream: bool = False,
+              waiting: bool = False) -> Refusal | None:
+        """Admit one operation, or say why not. `waiting`: the caller waits for its
+        turn when refused for `share` and tries again, so that refusal is not reported
+        (`refused_turn` reports the one it finally gives up on)."""
         key = key_of(principal)
         refusal = self.limiter.admit(key, principal.limits, self.clock(), stream=stream)
+        if waiting and refusal is not None and refusal.limit is Limit.SHARE:
+            return refusal
         self._told(key, refusal)
         return refusal
 
+    def refused_turn(self, principal: Principal, refusal: Refusal) -> None:
+        """Report the `share` refusal a request waited on and gave up."""
+        self._told(key_of(principal), refusal)
+
     def release(self, principal: Principal, *, stream: bool = False) -> None:
         key = key_of(principal)
-        self.limiter.release(key, stream=stream)
+        self.limiter.release(key, self.clock(), stream=stream)
         self._told(key, None)
 
     def charge(self, principal: Principal, cost: float) -> Refusal | None:

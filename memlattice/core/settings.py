@@ -162,7 +162,8 @@ class FairnessSettings(BaseSettings):
     the work (replicas times workers): each enforces that share of every limit.
     The defaults are far above what one process serves (about 125 searches a
     second): a backstop that never shapes ordinary load (bench.load runs under
-    them untouched); an operator sets tighter ones per key.
+    them untouched); an operator sets tighter ones per key. Whatever the keys'
+    limits, a busy process is shared among the keys that want it (`capacity`).
     """
 
     model_config = SettingsConfigDict(env_prefix="MEMLATTICE_FAIRNESS_", extra="ignore")
@@ -175,6 +176,16 @@ class FairnessSettings(BaseSettings):
     cost_rate: float = Field(default=2_000_000.0, ge=0)
     cost_burst: float = Field(default=4_000_000.0, ge=0)
     processes: int = Field(default=1, ge=1, le=10_000)
+    # Operations in flight in this process (all keys) at which it is busy: then the
+    # key with the most in flight waits its turn (429, limit `share`) and the others
+    # go first (memlattice.core.sharing). None: twice the CPUs this process may run
+    # on; 0: no sharing. A key that is active alone is never refused by it.
+    capacity: int | None = Field(default=None, ge=0, le=100_000)
+    # How long a key counts as active after its last operation ended.
+    active_s: float = Field(default=1.0, ge=0, le=3600)
+    # How long a request of a busy process waits for its turn before its 429 `share`:
+    # as long as the Retry-After (1 s) the refusal would make its client wait anyway.
+    turn_wait_s: float = Field(default=1.0, ge=0, le=60)
     # A key that authenticated this long ago at most, with the same secret, is refused
     # without a Neo4j look-up while it is over its limits (memlattice.server.throttle).
     early_refusal_s: float = Field(default=1.0, ge=0, le=60)

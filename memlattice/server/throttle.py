@@ -11,6 +11,10 @@ The decisions are memlattice.core.fairness's; here they meet HTTP:
   request is admitted (its key's request rate and concurrency) before any
   GraphQL work, and released when its response is sent; a refused one is
   answered 429 with `Retry-After` and a GraphQL-shaped body, nothing run;
+- in a busy process, a request of the key with the most in flight waits for its
+  turn (memlattice.core.sharing), woken at each release, for at most
+  `MEMLATTICE_FAIRNESS_TURN_WAIT_S` (as long as the `Retry-After` it would get
+  otherwise): then it is refused 429 (limit `share`); `Turns` does the waiting;
 - the cost analysis (resolvers.limits) charges the operation's estimated cost
   once it is measured; an operation over the key's cost budget comes back as a
   RATE_LIMITED error, which the view turns into the same 429
@@ -18,23 +22,43 @@ The decisions are memlattice.core.fairness's; here they meet HTTP:
 - a WebSocket operation holds a live-subscription slot while it runs
   (memlattice.server.ws_messages).
 
-Every refusal is counted in `memlattice_rate_limited_total{key,limit}` and each
-key's operations in flight in `memlattice_key_operations{key,kind}`.
+Every refusal is counted in `memlattice_rate_limited_total{key,limit}`, each
+key's operations in flight in `memlattice_key_operations{key,kind}`, and the
+process's, against its capacity (memlattice.core.sharing), in
+`memlattice_process_operations{kind}`.
 """
 
 from __future__ import annotations
+
+import asyncio
+import os
 
 from starlette.requests import HTTPConnection
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from memlattice.core.auth import Principal
 from memlattice.core.errors import RateLimited
-from memlattice.core.fairness import Gate, KeyLimits, Limiter, Refusal
+from memlattice.core.fairness import Gate, KeyLimits, Limit, Limiter, Refusal
 from memlattice.core.settings import FairnessSettings
+from memlattice.core.sharing import ProcessShare
 from memlattice.server.http_auth import presented_key, principal_of
 from memlattice.server.http_requests import refusal, too_many
 from memlattice.server.observability.metrics import Metrics
 from memlattice.services.apikeys import bearer, digest, key_id_of
+
+
+def process_capacity(settings: FairnessSettings) -> int | None:
+    """The operations in flight at which this process is busy (memlattice.core.sharing):
+    the setting, or twice the CPUs the process may run on (an operation spends part of
+    its time waiting on Neo4j, so about two per core keep the cores busy); None: off."""
+    if settings.capacity is not None:
+        return settings.capacity or None
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cpus = os.cpu_count() or 1
+    return 2 * max(1, cpus)
 
 
 def build_gate(settings: FairnessSettings, metrics: Metrics | None) -> Gate | None:
@@ -44,7 +68,10 @@ def build_gate(settings: FairnessSettings, metrics: Metrics | None) -> Gate | No
     defaults = KeyLimits(rate=settings.rate, burst=settings.burst,
                          concurrent=settings.concurrent, streams=settings.streams,
                          cost_rate=settings.cost_rate, cost_burst=settings.cost_burst)
-    limiter = Limiter(defaults, processes=settings.processes)
+    share = ProcessShare(process_capacity(settings), active_s=settings.active_s)
+    limiter = Limiter(defaults, processes=settings.processes, share=share)
+    if metrics is not None:
+        metrics.watch_share(share)
     if metrics is None:
         return Gate(limiter, early_s=settings.early_refusal_s)
     return Gate(limiter, refused=metrics.rate_limited, counts=metrics.key_operations,
@@ -98,30 +125,76 @@ class RefuseEarly:
         await self.app(scope, receive, send)
 
 
+class Turns:
+    """Requests waiting for their turn in a busy process: each waits until a release
+    lets it in (its key no longer the one with most in flight, or the process no
+    longer busy), or `wait_s` have passed."""
+
+    def __init__(self, gate: Gate, wait_s: float) -> None:
+        self.gate = gate
+        self.wait_s = wait_s
+        self.waiting = 0
+        self._released = asyncio.Event()
+
+    async def admit(self, principal: Principal) -> Refusal | None:
+        refusal = self.gate.admit(principal, waiting=True)
+        if refusal is None or refusal.limit is not Limit.SHARE:
+            return refusal
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.wait_s
+        self.waiting += 1
+        try:
+            while refusal is not None and refusal.limit is Limit.SHARE:
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    self.gate.refused_turn(principal, refusal)
+                    return refusal
+                try:
+                    await asyncio.wait_for(self._released.wait(), remaining)
+                except TimeoutError:
+                    pass
+                refusal = self.gate.admit(principal, waiting=True)
+        finally:
+            self.waiting -= 1
+        return refusal
+
+    def release(self, principal: Principal) -> None:
+        """End an admitted request and wake every waiting one to look again."""
+        self.gate.release(principal)
+        if self.waiting:
+            self._released.set()
+            self._released = asyncio.Event()
+
+
 class Throttle:
     """ASGI wrapper of the GraphQL endpoint, inside RequireKey (which put the principal
-    in the scope); `holder` gives the app's gate once the app is built."""
+    in the scope); `turns` (the gate's, when it has one) is where a request of a busy
+    process waits."""
 
-    def __init__(self, app: ASGIApp, gate: Gate | None,
-                 metrics: Metrics | None = None) -> None:
+    def __init__(self, app: ASGIApp, gate: Gate | None, metrics: Metrics | None = None,
+                 turn_wait_s: float = 1.0) -> None:
         self.app = app
         self.gate = gate
         self.metrics = metrics
+        self.turns = Turns(gate, turn_wait_s) if gate is not None else None
+        if self.turns is not None and metrics is not None:
+            metrics.watch_turns(self.turns)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         principal = principal_of(scope)
-        if self.gate is None or scope["type"] != "http" or principal.anonymous:
+        if (self.gate is None or self.turns is None or scope["type"] != "http"
+                or principal.anonymous):
             await self.app(scope, receive, send)  # the GraphiQL page, or fairness off
             return
         presented = _fingerprint(scope)
         if presented is not None:
             self.gate.seen(principal, presented[1])
-        refusal = self.gate.admit(principal)
+        refusal = await self.turns.admit(principal)
         if refusal is not None:
             await _refuse(refusal, self.metrics, scope, receive, send)
             return
         try:
             await self.app(scope, receive, send)
         finally:
-            self.gate.release(principal)
+            self.turns.release(principal)
 

@@ -9,7 +9,8 @@ the test, a subscription that stays open.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -175,3 +176,101 @@ async def test_the_server_defaults_apply_to_every_caller_and_can_be_off(
         gql = GraphQLClient(client)
         for _ in range(3):
             assert (await post(gql, READ, {"ns": namespace})).status_code == 200
+
+
+class BusyProcess:
+    """An app of capacity 2 with two keys, `flood` and `quiet`, and two searches of
+    `flood` held in flight by a reranker until `go` is set: the process is busy."""
+
+    def __init__(self, client: httpx.AsyncClient, go: asyncio.Event) -> None:
+        self.client = client
+        self.go = go
+        self.keys: dict[str, tuple[str, dict[str, str]]] = {}
+        self.held: list[asyncio.Task[httpx.Response]] = []
+
+    async def send(self, name: str, query: str, variables: dict[str, Any]) -> httpx.Response:
+        return await self.client.post("/graphql", headers=self.keys[name][1],
+                                      json={"query": query, "variables": variables})
+
+    async def metrics(self) -> str:
+        return (await self.client.get("/metrics")).text
+
+
+@asynccontextmanager
+async def busy_process(settings: Settings, namespace: str,
+                       turn_wait_s: float) -> AsyncIterator[BusyProcess]:
+    go = asyncio.Event()
+
+    async def held_reranker(query: str, documents: Sequence[tuple[str, str]]) -> list[float]:
+        await go.wait()
+        return [0.0] * len(documents)
+
+    registry = RerankerRegistry()
+    registry.register("held", held_reranker)
+    search = ("query($in: SearchInput!) { search(input: $in) { memory { id } } }",
+              {"in": {"filter": {"namespace": namespace}, "query": "kettle", "mode": "LEXICAL",
+                      "reranker": "held"}})
+    # A key stays active for an hour: longer than any test, however busy the machine.
+    fairness = FairnessSettings(capacity=2, active_s=3600, turn_wait_s=turn_wait_s)
+    async with app_with(settings, rerankers=registry, auth_mode="keys", fairness=fairness,
+                        limits=LimitsSettings(request_timeout_s=600),
+                        metrics_public=True) as client:
+        busy = BusyProcess(client, go)
+        graph = ApiKeyGraph(runtime_of(client.app).client)  # type: ignore[attr-defined]
+        for name in ("flood", "quiet"):
+            stored, secret = await create_key(graph, KeySpec(
+                name=name, namespaces=(namespace,), can_write=True))
+            busy.keys[name] = (stored.id, {"authorization": f"Bearer {secret}"})
+        assert (await busy.send("flood", WRITE, {"input": mem(namespace, "kettle on")})
+                ).status_code == 200
+        busy.held = [asyncio.create_task(busy.send("flood", *search)) for _ in range(2)]
+        share = client.app.state.gate.limiter.share  # type: ignore[attr-defined]
+        while share.total != 2:  # a condition, not a duration
+            assert not any(task.done() for task in busy.held)
+            await asyncio.sleep(0.01)
+        try:
+            yield busy
+        finally:
+            go.set()
+            assert [(await task).status_code for task in busy.held] == [200, 200]
+
+
+async def test_a_busy_process_refuses_the_key_with_most_in_flight_and_serves_the_others(
+    settings: Settings, namespace: str,
+) -> None:
+    """memlattice.core.sharing: alone, the flooding key has the whole busy process;
+    once another key is active, that key is served and the flooding one is refused
+    its turn (429, limit `share`; no wait here), however generous its own limits."""
+    async with busy_process(settings, namespace, turn_wait_s=0) as busy:
+        assert (await busy.send("flood", READ, {"ns": namespace})).status_code == 200
+        assert (await busy.send("quiet", READ, {"ns": namespace})).status_code == 200
+        refused = await busy.send("flood", READ, {"ns": namespace})
+        assert (await busy.send("quiet", READ, {"ns": namespace})).status_code == 200
+        busy.go.set()
+        await asyncio.gather(*busy.held)
+        assert (await busy.send("flood", READ, {"ns": namespace})).status_code == 200
+        metrics = await busy.metrics()
+    assert_rate_limited(refused, "share")
+    assert "other keys' operations go first" in refused.json()["errors"][0]["message"]
+    flood, quiet = busy.keys["flood"][0], busy.keys["quiet"][0]
+    assert f'memlattice_rate_limited_total{{key="{flood}",limit="share"}} 1.0' in metrics
+    assert f'memlattice_rate_limited_total{{key="{quiet}"' not in metrics
+    assert 'memlattice_process_operations{kind="capacity"} 2.0' in metrics
+
+
+async def test_a_request_waits_for_its_turn_and_runs_when_one_ends(
+    settings: Settings, namespace: str,
+) -> None:
+    """Within `turn_wait_s` a request refused its turn waits, and is served once an
+    operation ends and it is no longer the one ahead."""
+    async with busy_process(settings, namespace, turn_wait_s=60) as busy:
+        assert (await busy.send("quiet", READ, {"ns": namespace})).status_code == 200
+        waiting = asyncio.create_task(busy.send("flood", READ, {"ns": namespace}))
+        while 'memlattice_process_operations{kind="waiting"} 1.0' not in await busy.metrics():
+            assert not waiting.done(), waiting.result().text
+            await asyncio.sleep(0.01)
+        busy.go.set()  # the held searches end: the process is no longer busy
+        assert (await waiting).status_code == 200
+        metrics = await busy.metrics()
+    assert 'memlattice_process_operations{kind="waiting"} 0.0' in metrics
+    assert 'limit="share"' not in metrics

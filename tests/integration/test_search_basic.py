@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from memlattice.core.auth import Tenant
+from memlattice.core.auth import Principal, Scope, Sensitivity, Tenant
+from memlattice.core.model import MemoryFilter
 from memlattice.core.vector_spaces import VectorSpace
+from memlattice.graph import recall_query
 from memlattice.search.index_shares import IndexShares
 from memlattice.server.app import runtime_of
 from tests.conftest import GraphQLClient
@@ -289,3 +291,36 @@ async def test_similarity_search_is_not_crowded_out_by_inactive_memories(
     assert ids(narrow) == ids(wide)
     gone = await search(gql, namespace, filter={"statuses": ["FORGOTTEN"]}, **query)
     assert ids(gone) == [m["id"] for m in written[:5]]
+
+
+def _operators(plan: Any) -> list[Any]:
+    return [plan, *(op for child in plan.get("children", ()) for op in _operators(child))]
+
+
+async def test_a_restricted_search_holds_no_copy_of_its_pool_per_scanned_memory(
+        gql: GraphQLClient, graph_client: Any, namespace: str) -> None:
+    """A key with a clearance filter plans an exact scan behind the vector index
+    (graph.recall_query). Neo4j's planner carried the whole approximate pool into
+    that scan, one copy per memory of the namespace, before checking whether the
+    scan was needed at all: ~580 MB a search at 2000 memories, which exhausted
+    Neo4j's transaction memory under a few concurrent searches ("Neo4j is busy").
+    Measured in bytes, by PROFILE: no operator may hold more than a few pools."""
+    await gql.ok(WRITE_MANY, {"inputs": [
+        mem(namespace, f"kettle note {i}", embedding=mix((0, 1.0), (1 + i, 0.2)))
+        for i in range(120)]})
+    reader = Principal(key_id="k", name="reader", namespaces=None, max_scope=Scope.AGENT,
+                       clearance=Sensitivity.LOW, can_write=False)
+    text, params = recall_query.search(
+        MemoryFilter(namespace=namespace), tenant=reader.tenant(namespace, write=False),
+        now=datetime.now(UTC), vector=basis(0), lucene="kettle", candidates=50)
+    assert "AS exact" in text  # the restricted plan has its exact scan
+    async with graph_client.driver.session() as session:
+        result = await session.run("PROFILE " + text, params)
+        [record] = [r async for r in result]
+        profile = (await result.consume()).profile
+    assert len(record["semantic"]) == 50 and record["lexical"]
+    pool = max(int(op["args"].get("Memory") or 0) for op in _operators(profile)
+               if op["operatorType"].startswith("EagerAggregation"))
+    held = max((int(op["args"].get("Memory") or 0), op["operatorType"])
+               for op in _operators(profile))
+    assert held[0] <= 4 * pool, held  # was 120 pools, in a Distinct

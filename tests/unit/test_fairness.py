@@ -29,7 +29,7 @@ def test_rate_refusals_say_when_to_come_back() -> None:
     limiter = Limiter(KeyLimits(rate=1.0, burst=2.0))
     for _ in range(2):
         assert limiter.admit("a", QUIET, 0.0) is None
-        limiter.release("a")
+        limiter.release("a", 0.0)
     refusal = limiter.admit("a", QUIET, 0.0)
     assert refusal is not None and refusal.limit is Limit.RATE
     assert refusal.retry_after == 1.0 and refusal.retry_after_header == "1"
@@ -43,7 +43,7 @@ def test_concurrency_is_counted_until_released() -> None:
     assert limiter.admit("a", QUIET, 0.0) is None
     refusal = limiter.admit("a", QUIET, 0.0)
     assert refusal is not None and refusal.limit is Limit.CONCURRENT
-    limiter.release("a")
+    limiter.release("a", 0.0)
     assert limiter.admit("a", QUIET, 0.0) is None
     assert limiter.in_flight("a") == (2, 0)
 
@@ -55,7 +55,7 @@ def test_subscriptions_have_their_own_allowance() -> None:
     refusal = limiter.admit("a", QUIET, 0.0, stream=True)
     assert refusal is not None and refusal.limit is Limit.STREAMS
     assert limiter.admit("a", QUIET, 0.0) is None  # live streams leave the request slot
-    limiter.release("a", stream=True)
+    limiter.release("a", 0.0, stream=True)
     assert limiter.admit("a", QUIET, 0.0, stream=True) is None
 
 
@@ -88,7 +88,7 @@ def test_a_process_enforces_its_share_and_the_shares_never_exceed_the_limit() ->
     for _ in range(10):
         if limiter.admit("a", QUIET, 0.0) is None:
             admitted += 1
-            limiter.release("a")
+            limiter.release("a", 0.0)
     assert admitted == 2
 
 

@@ -47,6 +47,11 @@ def test_vector_candidates_plan_an_exact_scan_only_when_filters_follow_the_index
     tagged = recall_query.vector_candidates(_plan(f=validated(
         MemoryFilter, namespace="a/b", tags_any=("x",))))
     assert "AS exact" in tagged and "ELSE approximate END AS semantic" in tagged
+    # The scan is told only whether the pool is thin, never given the pool: carried
+    # into it, the pool was copied onto every scanned row (hundreds of MB a search).
+    assert "CALL (thin)" in tagged and "CALL (approximate)" not in tagged
+    side = recall_query.side_vector_candidates(_plan(space=VectorSpace("mini", 8)))
+    assert "CALL (thin)" in side and "CALL (approximate)" not in side
 
 
 def test_a_first_try_leaves_status_to_the_filter_after_the_index() -> None:

@@ -9,9 +9,14 @@ in one process; a global registry would refuse the second set of metrics).
     memlattice_errors_total{code}                errors returned, by stable code
     memlattice_requests_in_flight                HTTP requests being handled
     memlattice_rate_limited_total{key,limit}     refusals of a key over one of its limits
-                                                 (rate, concurrent, streams, cost)
+                                                 (rate, concurrent, streams, cost), or
+                                                 waiting its turn in a busy process (share)
     memlattice_key_operations{key,kind}          a key's operations in flight in this
                                                  process (kind: requests, streams)
+    memlattice_process_operations{kind}          the process's HTTP operations of all keys:
+                                                 in_flight, waiting (for their turn), and
+                                                 the capacity at which it is busy and shared
+                                                 (memlattice.core.sharing)
     memlattice_session_fact_answers_total{outcome}  the facts model's answers (answered,
                                                  malformed, model_error, write_error)
     memlattice_session_facts_written_total       facts it wrote
@@ -33,6 +38,7 @@ from prometheus_client import (
 )
 
 from memlattice.core.fairness import Refusal
+from memlattice.core.sharing import ProcessShare
 from memlattice.embeddings.base import Embedder
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
@@ -64,6 +70,11 @@ class Metrics:
             "memlattice_key_operations", "An API key's operations in flight in this process"
             " (requests, and WebSocket operations as streams).", ["key", "kind"],
             registry=self.registry)
+        self.process_in_flight = Gauge(
+            "memlattice_process_operations", "HTTP operations of all keys in this process:"
+            " in flight, waiting for their turn, and the capacity at which the process is"
+            " busy and shared among the keys (0: not shared).", ["kind"],
+            registry=self.registry)
         self.fact_answers = Counter(
             "memlattice_session_fact_answers",
             "The write-side LLM's answers about sessions, by outcome.",
@@ -85,6 +96,15 @@ class Metrics:
     def key_operations(self, key: str, requests: int, streams: int) -> None:
         self.key_in_flight.labels(key=key, kind="requests").set(requests)
         self.key_in_flight.labels(key=key, kind="streams").set(streams)
+
+    def watch_share(self, share: ProcessShare) -> None:
+        """Read the process's operations in flight and capacity at each scrape."""
+        self.process_in_flight.labels(kind="in_flight").set_function(lambda: share.total)
+        self.process_in_flight.labels(kind="capacity").set(share.capacity or 0)
+
+    def watch_turns(self, turns: Any) -> None:
+        """Read the requests waiting for their turn (memlattice.server.throttle.Turns)."""
+        self.process_in_flight.labels(kind="waiting").set_function(lambda: turns.waiting)
 
     def observe_query(self, label: str, seconds: float) -> None:
         self.neo4j.labels(query=label).observe(seconds)

@@ -1,0 +1,108 @@
+"""A busy process shared among keys (memlattice.core.sharing), on a clock the test moves."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memlattice.core.fairness import KeyLimits, Limit, Limiter
+from memlattice.core.sharing import ProcessShare
+
+# Never a timing assertion: a busy machine must not fail these.
+EXAMPLES = settings(max_examples=300, deadline=None, derandomize=True)
+
+
+def started(share: ProcessShare, key: str, times: int, now: float = 0.0) -> None:
+    for _ in range(times):
+        share.start(key, now)
+
+
+def test_a_key_alone_has_the_whole_process_busy_or_not() -> None:
+    share = ProcessShare(capacity=2)
+    started(share, "flood", 10)
+    assert share.busy and share.refusal("flood", 0.0) is None
+
+
+def test_while_busy_the_key_with_the_most_in_flight_waits_and_the_others_go_first() -> None:
+    share = ProcessShare(capacity=4)
+    started(share, "flood", 4)
+    share.start("quiet", 0.0)
+    refused = share.refusal("flood", 0.0)
+    assert refused is not None and refused.limit is Limit.SHARE
+    assert refused.retry_after_header == "1" and "most of them (4)" in refused.message
+    assert share.refusal("quiet", 0.0) is None  # 1 < 4: it goes, over the capacity
+    started(share, "quiet", 3)
+    assert share.refusal("quiet", 0.0) is not None  # 4 and 4: both wait now
+    share.end("flood", 0.0)
+    assert share.refusal("flood", 0.0) is None  # 3 < 4: its turn again
+    assert share.refusal("newcomer", 0.0) is None  # a key with none always goes first
+
+
+def test_a_process_that_is_not_busy_refuses_no_one_and_no_capacity_is_no_sharing() -> None:
+    share = ProcessShare(capacity=8)
+    started(share, "flood", 6)
+    share.start("quiet", 0.0)
+    assert share.refusal("flood", 0.0) is None
+    off = ProcessShare(capacity=None)
+    started(off, "flood", 100)
+    off.start("quiet", 0.0)
+    assert not off.busy and off.refusal("flood", 0.0) is None
+
+
+def test_a_key_between_operations_keeps_its_place_for_a_while() -> None:
+    share = ProcessShare(capacity=2, active_s=1.0)
+    share.start("quiet", 0.0)
+    share.end("quiet", 0.5)  # thinking, but active until 1.5
+    started(share, "flood", 2, now=0.5)
+    assert share.refusal("flood", 1.4) is not None  # 2 in flight against 0: it waits
+    assert share.refusal("flood", 1.5) is None  # the quiet key is gone: flood is alone
+    assert share.heaviest_other("flood", 1.5) is None
+
+
+def test_ending_more_than_was_started_changes_nothing() -> None:
+    share = ProcessShare(capacity=1)
+    share.end("ghost", 0.0)
+    assert share.total == 0 and share.in_flight("ghost") == 0
+
+
+@EXAMPLES
+@given(st.integers(1, 6), st.lists(st.tuples(
+    st.sampled_from(["start", "end", "tick"]), st.sampled_from("abcd")), max_size=200))
+def test_an_admitted_operation_leaves_its_key_within_the_capacity_or_not_ahead_of_another(
+        capacity: int, steps: list[tuple[str, str]]) -> None:
+    """Whatever the order of starts, ends and pauses: a key admitted while the process
+    is busy had fewer in flight than another active key, so nobody runs ahead of the
+    others once the capacity is reached, and the counts always add up."""
+    share = ProcessShare(capacity=capacity, active_s=1.0)
+    now = 0.0
+    for action, key in steps:
+        if action == "tick":
+            now += 0.4
+        elif action == "end":
+            share.end(key, now)
+        else:
+            alone = share.heaviest_other(key, now) is None
+            before, busy = share.in_flight(key), share.busy
+            heaviest = share.heaviest_other(key, now)
+            if share.refusal(key, now) is None:
+                assert not busy or alone or before < (heaviest or 0)
+                share.start(key, now)
+            else:
+                assert busy and not alone and before >= (heaviest or 0)
+        assert share.total == sum(share.in_flight(k) for k in "abcd") >= 0
+
+
+def test_the_limiter_shares_requests_not_streams_and_a_turn_costs_no_token() -> None:
+    limiter = Limiter(KeyLimits(), share=ProcessShare(capacity=1, active_s=1.0))
+    flood, quiet = KeyLimits(rate=1 / 3600, burst=2), KeyLimits()
+    assert limiter.admit("flood", flood, 0.0) is None  # one of its two tokens
+    assert limiter.admit("quiet", quiet, 0.0) is None  # busy, but 0 < 1: it goes
+    turn = limiter.admit("flood", flood, 0.0)
+    assert turn is not None and turn.limit is Limit.SHARE  # 1 against 1: it waits
+    assert limiter.peek("flood", 0.0) is None  # a turn is waited for, never refused early
+    assert limiter.admit("quiet", quiet, 0.0, stream=True) is None  # streams are not shared
+    limiter.release("quiet", 0.5)
+    assert limiter.admit("flood", flood, 1.4) is not None  # quiet is between requests
+    assert limiter.admit("flood", flood, 1.5) is None  # quiet is gone: its second token
+    refused = limiter.admit("flood", flood, 1.5)
+    assert refused is not None and refused.limit is Limit.RATE  # the turns took none
