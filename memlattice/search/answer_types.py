@@ -23,6 +23,7 @@ import re
 from functools import lru_cache
 
 from memlattice.core.entities import CALENDAR_WORDS, SENTENCE_OPENERS
+from memlattice.search.information import SPEAKER_LABEL
 
 NAME, PLACE, TIME, NUMBER = "name", "place", "time", "number"
 
@@ -33,8 +34,6 @@ _ASKS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
     (re.compile(r"\bhow\s+(?:many|much|old)\b"), frozenset({NUMBER})),
     (re.compile(r"\bhow\s+long\b"), frozenset({NUMBER, TIME})),
 )
-# A turn's speaker label ("Tom: "): who speaks, not a name the turn holds.
-_LABEL = re.compile(r"^\s*[\w .'-]{1,40}:\s+")
 _SENTENCES = re.compile(r"[^.!?\n]+")
 _WORD = re.compile(r"[\w'’@./:-]*\w")
 _DIGIT = re.compile(r"\d")
@@ -67,7 +66,7 @@ def held_kinds(text: str) -> frozenset[str]:
     """The kinds of answer `text` holds: a name (a capital inside a sentence), a
     place (a name or an address), a time and a number."""
     held: set[str] = set()
-    body = _LABEL.sub("", text, count=1)
+    body = SPEAKER_LABEL.sub("", text, count=1)  # who speaks is no name the turn holds
     if _ADDRESS.search(body):
         held.add(PLACE)
     for sentence in _SENTENCES.findall(body):

@@ -62,8 +62,9 @@ class Rarity:
 
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 _WORD = re.compile(r"\w+")
-# A turn's speaker label ("Walter: "), which opens its first sentence.
-_LABEL = re.compile(r"^\s*[\w .'-]{1,40}:\s+")
+# A turn's speaker label ("Walter: "), which opens its first sentence: who speaks,
+# not what the turn says (memlattice.search.answer_types reads it too).
+SPEAKER_LABEL = re.compile(r"^\s*[\w .'-]{1,40}:\s+")
 # A sentence that asks the listener to do something: "can you ...", "remind me
 # ...", "send me ...". Like a question, it says what someone wanted, not what is
 # so; unless it gives a value ("can you change my number to 0176 ..."), which a
@@ -89,7 +90,7 @@ def asked_share(text: str) -> float:
     share (SearchConfig.question_discount), so a turn that only asks yields to one
     that answers; a turn that asks and tells keeps the part that tells."""
     total = asked = 0
-    for sentence in _SENTENCE.findall(_LABEL.sub("", text, count=1)):
+    for sentence in _SENTENCE.findall(SPEAKER_LABEL.sub("", text, count=1)):
         n = len(_WORD.findall(sentence))
         total += n
         if sentence.rstrip().endswith("?") or _REQUEST.match(sentence):
