@@ -233,6 +233,9 @@ def test_contrast_reads_another_value_of_the_same_subject_with_a_word_of_change(
     ("We have a hamster named Fig.", "We also got a parrot now, called Kiwi."),
     # nothing shared but a new name
     ("I moved into a flat near Holmen.", "My cousin Ada just moved to Dublin."),
+    # a name the change does not lead to: who said it went fine, not where it went
+    ("Our billing service runs in the Frankfurt region; Dana reviews its deploys.",
+     "We switched the billing service to a bigger queue yesterday, Marek said it went fine."),
 ])
 def test_contrast_links_nothing_that_both_holds_or_asserts_nothing(older: str,
                                                                    newer: str) -> None:

@@ -47,7 +47,13 @@ from memlattice.core.statements.states import (
     states_of,
 )
 from memlattice.core.statements.tokens import stem
-from memlattice.core.statements.values import calendar_date, normalise, value_kind
+from memlattice.core.statements.values import (
+    calendar_date,
+    normalise,
+    not_speakers,
+    same_names,
+    value_kind,
+)
 
 # Words that add one more of something rather than replace it.
 ADDITIVE = frozenset({"also", "another", "additionally", "extra", "both", "second", "third"})
@@ -109,8 +115,10 @@ class Profile:
     # Names that open a sentence ("Kenji handed ..."): the sentence's subject, so
     # topic, not a value; but the older memory may have stated it as its value.
     lead: frozenset[str] = frozenset()
-    # Values shortly after "to", "into" or "onto": where a change leads ("changed to
-    # 9200", "bumped to Node 22"); a bare number or a reading is new only there.
+    # Values shortly after "to", "into" or "onto", and names after a word of change
+    # in its sentence: where a change leads ("changed to 9200", "bumped to Node 22",
+    # "switched banks, now with Monzo"); a bare number, a reading or a name is new
+    # only there (or, for a name, where the old one is named again).
     targets: frozenset[str] = frozenset()
     # States the speaker names of themself ("I'm single", "fully plant-based").
     states: frozenset[State] = frozenset()
@@ -190,9 +198,11 @@ def profile(text: str, *, speaker: str | None) -> Profile:
     targets: set[str] = set(edits.targets)
     roles: set[tuple[str, str]] = set()
     names_by_clause: list[tuple[list[str], list[str]]] = []
+    changed_here = False  # a word of change came earlier in this sentence
     for clause in kept:
         low = [w.lower() for w, _ in clause]
         names_by_clause.append((low, []))
+        changed_here = changed_here and not clause[0][1]
         if starts_now(low):
             change.append("from now on")
         for i, (w, (o, initial)) in enumerate(zip(low, clause)):
@@ -202,6 +212,7 @@ def profile(text: str, *, speaker: str | None) -> Profile:
                     initial or not o[:1].isupper()):  # "Becoming Nicole" is a title
                 particle = PARTICLE_CHANGE.get(w, set()) & set(low[i + 1:i + 6])
                 change.append(f"{w} {min(particle)}" if particle else w)
+                changed_here = True
             # "too" adds at a clause's end ("a dog too"), not before a word ("too slow").
             additive = additive or w in ADDITIVE or (w == "too" and i == len(low) - 1)
             if _DIGIT.search(w) and i > 0 and (
@@ -231,6 +242,10 @@ def profile(text: str, *, speaker: str | None) -> Profile:
                 if value[0] != "skip":
                     values.append(value)
                 if value[0] == "name":
+                    if changed_here and i or is_strong(nxt, low[i + 2:i + 7]):
+                        # "sold the Golf and got a Tesla", "Bruno took over"; not
+                        # "switched it, Marek said", who opens a clause of its own
+                        targets.add(value[1])
                     names_by_clause[-1][1].append(entity_key(o))
                     role = low[i - 2] if i > 1 and low[i - 1] in _DETERMINERS else (
                         low[i - 1] if i else "")
@@ -300,23 +315,6 @@ def _value(w: str, o: str, nxt: str, *, first_word: bool, speaker: str | None,
     return None
 
 
-def _same_names(older: frozenset[tuple[str, ...]],
-                newer: frozenset[tuple[str, ...]]) -> set[str]:
-    """The words of the names both state, a shorter name matching a longer one it
-    begins ("Kenji", "Kenji Sato")."""
-    out: set[str] = set()
-    for a in older:
-        for b in newer:
-            short, long = sorted((a, b), key=len)
-            if long[:len(short)] == short:
-                out.update(long)
-    return out
-
-
-def _not_speakers(names: set[str], speakers: set[str]) -> set[str]:
-    return {n for n in names if not any(s.startswith(n) or n.startswith(s) for s in speakers)}
-
-
 def _same_role(older: Profile, newer: Profile) -> bool:
     """Whether both speak of themselves and name another thing in one role ("I'm an
     engineer at Festo", "my first day at Trumpf"): the same slot of their life."""
@@ -342,7 +340,7 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool,
     shared = set(older.topic & newer.topic)
     # A name both state is who both are about ("Ines Duarte ... Lisbon office", "Ines
     # Duarte relocated to ... Porto"), not a value: who moved, not where to.
-    named_both = _not_speakers(_same_names(older.full_names, newer.full_names), subjects)
+    named_both = not_speakers(same_names(older.full_names, newer.full_names), subjects)
     if older.ids and newer.ids and not older.ids & newer.ids:
         return None  # build 1412 and build 1413: two subjects
     strong = any(is_strong(w) or w in EDIT_MARKS for w in newer.change)
@@ -356,7 +354,7 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool,
                  "date", "code", "count", "number", "reading", "name"):
         before, after = old_kinds.get(kind), new_kinds.get(kind)
         if kind == "name" and before and after:  # a speaker's name is who, not what
-            before, after = _not_speakers(before, subjects), _not_speakers(after, subjects)
+            before, after = not_speakers(before, subjects), not_speakers(after, subjects)
         if not before or not after:
             continue
         restated = before & (after | newer.lead) if kind == "name" else before & after
@@ -365,6 +363,8 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool,
         fresh = after - before
         if kind in {"reading", "number"}:  # a bare number changes where a change leads to it
             fresh &= newer.targets
+        elif kind == "name" and not (restated or _same_role(older, newer)):
+            fresh &= newer.targets  # a topic names many; the new one is where it leads
         if kind == "count":  # "two rabbits" -> "three rabbits"; not "three" -> "four people"
             counted = {c.split(" ", 1)[1] for c in before}
             fresh = {c for c in fresh if c.split(" ", 1)[1] in counted | {""}}

@@ -142,3 +142,21 @@ def same_value(a: str, b: str) -> bool:
         return True
     wa, wb = set(a.split()), set(b.split())
     return bool(wa and wb) and (wa <= wb or wb <= wa)
+
+
+def same_names(older: frozenset[tuple[str, ...]],
+               newer: frozenset[tuple[str, ...]]) -> set[str]:
+    """The words of the names both state, a shorter name matching a longer one it
+    begins ("Kenji", "Kenji Sato")."""
+    out: set[str] = set()
+    for a in older:
+        for b in newer:
+            short, long = sorted((a, b), key=len)
+            if long[:len(short)] == short:
+                out.update(long)
+    return out
+
+
+def not_speakers(names: set[str], speakers: set[str]) -> set[str]:
+    """The names that are not a speaker's, nor a short form of one ("Mel")."""
+    return {n for n in names if not any(s.startswith(n) or n.startswith(s) for s in speakers)}
