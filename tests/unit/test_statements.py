@@ -403,3 +403,14 @@ def test_a_reading_changes_only_where_a_change_leads_to_it() -> None:
     verdict = contrast(read("The cache size cap is 40% of memory.", "ops"),
                        read("We raised the cache size cap to 60%.", "ops"), same_source=True)
     assert verdict is not None and verdict.attribute == "reading"
+
+
+def test_an_age_in_a_tool_s_output_is_a_reading_not_a_setting() -> None:
+    # "212d" in kubectl's AGE column is how long something ran, not its value:
+    # it changes on its own, so it is new only where a change leads to it.
+    older = read("$ kubectl get deploy search-gateway\nNAME READY AGE\n"
+                 "search-gateway 3/3 212d", "tool")
+    assert ("reading", "212d") in older.values
+    verdict = contrast(older, read("We upgraded search-gateway: replicas are now 5 "
+                                   "after 14d of tests.", "tool"), same_source=True)
+    assert verdict is None or "212d" not in verdict.matched

@@ -70,7 +70,7 @@ _WEEKDAY_ABBREVIATIONS = frozenset({"mon", "tue", "tues", "wed", "thu", "thur", 
 # reading is a new value only where a change leads to it ("raised the cap to 80%").
 _MEASURES = frozenset({"%", "percent", "ms", "s", "sec", "secs", "gb", "mb", "kb", "tb",
                        "gib", "mib", "kib", "tib", "rps", "qps", "rpm", "°c", "kg", "lbs"})
-_MEASURED = re.compile(r"^\d[\d.,]*(%|ms|s|gb|mb|kb|tb|gib|mib|k|m|rps|qps)$")
+_MEASURED = re.compile(r"^\d[\d.,]*(%|ms|s|min|h|d|w|gb|mb|kb|tb|gib|mib|k|m|rps|qps)$")
 # Parts of host names and addresses that name no service.
 _GENERIC_HOST = frozenset({"com", "net", "org", "www", "http", "https", "internal", "local",
                            "localhost", "corp", "prod", "dev", "svc", "cluster", "gmail",
