@@ -106,6 +106,25 @@ def contrast_candidates(rows: list[dict[str, Any]], exclude: Sequence[str], *,
                    "perMemory": CONTRAST_PER_MEMORY, "perSpeaker": CONTRAST_PER_SPEAKER}
 
 
+def speakers_named(namespace: str, firsts: list[str]) -> Query:
+    """The keys of the namespace's speakers whose first name is one of `firsts`: the
+    people a turn that names them may report on."""
+    # (the (namespace, key) constraint's index serves the exact and prefix matches)
+    query = (
+        "CYPHER 25\n"
+        "UNWIND $firsts AS first\n"
+        "CALL (first) {\n"
+        "  MATCH (e:Entity {namespace: $namespace, key: first}) RETURN e\n"
+        "  UNION\n"
+        "  MATCH (e:Entity {namespace: $namespace}) WHERE e.key STARTS WITH first + ' '\n"
+        "  RETURN e\n"
+        "}\n"
+        "WITH DISTINCT e WHERE EXISTS { (:Memory)-[:SPOKEN_BY]->(e) }\n"
+        "RETURN e.key AS key"
+    )
+    return query, {"namespace": namespace, "firsts": firsts}
+
+
 def record_statements(rows: list[dict[str, Any]], *, namespace: str) -> Query:
     """Each row `{id, key, statement}`: `(memory)-[:STATES statement]->(attribute)`."""
     query = (

@@ -11,20 +11,26 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
 from memlattice.core.auth import Tenant
-from memlattice.core.entities import entity_key
+from memlattice.core.entities import entity_key, mentions
 from memlattice.core.errors import Conflict, EpisodicImmutable, NotFound
 from memlattice.core.lucene import any_terms
 from memlattice.core.statements.contrast import Profile, contrast, profile
 from memlattice.core.statements.extract import Statement
 from memlattice.core.statements.linking import Link, Stated, links
-from memlattice.core.statements.of_memory import statements_of, without_speaker
+from memlattice.core.statements.of_memory import (
+    reports_in,
+    statements_of,
+    told_statements,
+    without_speaker,
+)
+from memlattice.core.statements.reports import in_their_voice
 from memlattice.graph.client import GraphClient, run
 from memlattice.graph.codec import Memory, memory_from_properties, to_datetime
 from memlattice.graph.indexes import fenced_lucene
@@ -49,6 +55,10 @@ class Written:
     statements: tuple[Statement, ...]
     text: str = ""
     stating: bool = True
+    # A conversation's turn; and the person it reports on, who speaks there
+    # (memlattice.core.statements.reports).
+    spoken: bool = False
+    reported: str | None = None
 
 
 @dataclass(frozen=True)
@@ -81,7 +91,8 @@ def written_of(memories: Sequence[PreparedMemory],
     for m in memories:
         source, text, statements = statements_of(m.input, payload)
         out.append(Written(id=id or m.id, at=m.now, source=source, statements=statements,
-                           text=text, stating=m.input.memory_type != "episodic"))
+                           text=text, stating=m.input.memory_type != "episodic",
+                           spoken=bool((m.input.metadata or {}).get("speaker"))))
     return out
 
 
@@ -118,6 +129,7 @@ async def detect_in(tx: AsyncManagedTransaction, written: Sequence[Written], *, 
     """Record what the batch states and link it to what was stated before (frames
     first, then contrast for a memory no frame linked); with `auto_supersede`,
     confident updates are confirmed at once. The links made."""
+    written = await _reports(tx, written, namespace=tenant.namespace)
     made = await _framed(tx, [w for w in written if w.statements], tenant=tenant, now=now)
     linked = {link.newer for link in made}
     made += await _contrasted(tx, [w for w in written if w.stating], linked, tenant=tenant,
@@ -135,6 +147,22 @@ async def detect_in(tx: AsyncManagedTransaction, written: Sequence[Written], *, 
                 await _confirm_in(tx, tenant=tenant, id=row["id"], actor=actor, now=now,
                                   quiet=True)
     return made
+
+
+async def _reports(tx: AsyncManagedTransaction, written: Sequence[Written], *,
+                   namespace: str) -> list[Written]:
+    """The batch's turns that report on someone who speaks in the namespace, each
+    with what it says of them in their voice (memlattice.core.statements.reports)."""
+    turns = [(w.source, w.text, w.spoken) for w in written]
+    if not any(w.spoken for w in written):
+        return list(written)
+    firsts = sorted({m.key.split()[0] for w in written if w.spoken for m in mentions(w.text)})
+    people = frozenset({w.source for w in written if w.spoken and w.source} | {
+        str(r["key"]) for r in await run(tx, queries.speakers_named(namespace, firsts))})
+    return [replace(w, reported=person,
+                    statements=w.statements + tuple(told_statements(w.text, person)))
+            if person is not None else w
+            for w, person in zip(written, reports_in(turns, people))]
 
 
 async def _framed(tx: AsyncManagedTransaction, stating: Sequence[Written], *, tenant: Tenant,
@@ -170,10 +198,16 @@ async def _contrasted(tx: AsyncManagedTransaction, batch: Sequence[Written],
              and not profiles[w.id].blocked]
     if not fresh or len(fresh) > MAX_CONTRAST_CHECKS:
         return []
+    # A report is also read in the voice of the person it is about, against what
+    # they said (memlattice.core.statements.reports).
+    told = {w.id: profile(in_their_voice(w.text, w.reported), speaker=w.reported)
+            for w in fresh if w.reported is not None}
     rows = await run(tx, queries.contrast_candidates(
-        [{"id": w.id, "lucene": _lucene(profiles[w.id], tenant.namespace),
-          "speaker": w.source} for w in fresh], [w.id for w in batch], tenant=tenant,
-        now=now))
+        [*({"id": w.id, "lucene": _lucene(profiles[w.id], tenant.namespace),
+            "speaker": w.source} for w in fresh),
+         *({"id": w.id, "lucene": _lucene(told[w.id], tenant.namespace),
+            "speaker": w.reported} for w in fresh if w.id in told)],
+        [w.id for w in batch], tenant=tenant, now=now))
     earlier: dict[str, list[tuple[str, datetime, str | None, Profile, frozenset[str]]]] = {}
     for r in rows:
         if r["other"] is None:
@@ -198,6 +232,12 @@ async def _contrasted(tx: AsyncManagedTransaction, batch: Sequence[Written],
             verdict = contrast(seen, profiles[w.id],
                                same_source=speaker is not None and speaker == w.source,
                                participants=participants)
+            if verdict is None and w.id in told and speaker == w.reported:
+                verdict = contrast(seen, told[w.id], same_source=True,
+                                   participants=participants)
+                if verdict is not None:
+                    verdict = replace(verdict, reason=f"{w.source} tells of {w.reported}:"
+                                                      f" {verdict.reason}")
             if verdict is not None and (best is None or (verdict.confidence, at) > best[:2]):
                 best = (verdict.confidence, at, Link(w.id, other, verdict))
         if best is not None:

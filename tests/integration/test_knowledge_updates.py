@@ -200,3 +200,33 @@ async def test_a_diff_in_an_agent_s_tool_output_updates_the_note_it_changes(
     assert [(x["newer"]["id"], x["older"]["id"]) for x in found] == [
         (turn_id(namespace, "diff"), turn_id(namespace, "note"))]
     assert "5000" in found[0]["matched"] and "+/-" in found[0]["reason"]
+
+
+async def test_a_change_told_by_someone_else_updates_what_the_person_said(
+    gql: GraphQLClient, namespace: str,
+) -> None:
+    # Ana says where she works; weeks later, in a session she is not in, Tom tells
+    # Leah that she left. "she" is the person Leah just asked about.
+    from memlattice.core.messages import MessageInput
+    from memlattice.core.messages import turn_id as derive
+
+    def session(id: str, turns: list[tuple[str, str, str, str]]) -> dict[str, Any]:
+        return {"namespace": namespace, "sessionId": id, "messages": [
+            {"id": m, "speaker": who, "content": text, "at": at} for m, who, text, at in turns]}
+
+    await gql.ok(INGEST, {"input": session("s1", [
+        ("job", "Ana", "I work at Siemens in Munich, on signalling software.",
+         "2025-02-01T10:00:00Z"),
+        ("f1", "Tom", "Sounds intense. Coffee on Friday?", "2025-02-01T10:01:00Z")])})
+    await gql.ok(INGEST, {"input": session("s2", [
+        ("ask", "Leah", "Did anyone hear from Ana lately?", "2025-06-01T18:00:00Z"),
+        ("told", "Tom", "Yes! she quit Siemens in March, she's at Bosch in Stuttgart now.",
+         "2025-06-01T18:01:00Z"),
+        ("sister", "Leah", "Good for her. My sister moved to Lyon, she loves it.",
+         "2025-06-01T18:02:00Z")])})
+    found = await links(gql, namespace)
+    told = derive(namespace, "s2", MessageInput(content="x", id="told"))
+    job = derive(namespace, "s1", MessageInput(content="x", id="job"))
+    assert [(x["newer"]["id"], x["older"]["id"]) for x in found] == [(told, job)]
+    assert found[0]["reason"].startswith("tom tells of ana:")
+    assert "bosch" in found[0]["matched"]

@@ -9,13 +9,14 @@ source that, restating its own fact, updates it. Pure: no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memlattice.core.entities import entity_key
 from memlattice.core.model import MemoryInput
 from memlattice.core.statements.contrast import profile
 from memlattice.core.statements.extract import Statement, extract
+from memlattice.core.statements.reports import LOOK_BACK, in_their_voice, reported_person
 from memlattice.core.statements.tokens import stem
 
 # Typed records and facts state their own subjects in their payloads or claims;
@@ -42,6 +43,28 @@ def voice_of(memory: MemoryInput) -> tuple[str | None, str]:
         if meta.get("speaker"):
             return entity_key(who), text
     return (entity_key(memory.user_id or memory.agent_id or "self"), text)
+
+
+def reports_in(turns: Sequence[tuple[str | None, str, bool]],
+               people: frozenset[str]) -> list[str | None]:
+    """For each of a batch's memories in order, `(speaker, text, spoken)`, the person
+    (entity key) it reports on, if any (memlattice.core.statements.reports): only
+    a conversation's turns report, on one of `people` (everyone known to speak
+    there), named in the turn or in the turns just before it."""
+    out: list[str | None] = []
+    for i, (speaker, text, spoken) in enumerate(turns):
+        earlier = [t for _, t, said in turns[max(0, i - LOOK_BACK):i] if said]
+        out.append(reported_person(text, speaker=speaker, earlier=earlier, people=people)
+                   if spoken else None)
+    return out
+
+
+def told_statements(text: str, person: str) -> list[Statement]:
+    """What a report says of `person`, read as their own words: their statements
+    only (the reporter's "I" is someone else there)."""
+    told = in_their_voice(text, person)
+    return [s for s in [*extract(told, speaker=person), *speaker_states(told, person)]
+            if s.owner == person]
 
 
 def statements_of(memory: MemoryInput, payload: Mapping[str, Any] | None = None,
