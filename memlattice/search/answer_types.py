@@ -2,7 +2,9 @@
 
 Question answering has long typed questions by what their answer must be
 (Moldovan et al. 2000; Li and Roth 2002): "who" asks for a name, "where" for a
-place or an address, "what time" for a time, "how many" for a number. A memory that
+place or an address, "what time" for a time, "how many" for a number, and a
+question about a kind of value ("What is Chloe's phone number?", "Which port
+...?", "What's the endpoint?") for a number or an address. A memory that
 holds nothing of that kind cannot answer, however many of the question's words
 it shares: "Where does Tom live?" is not answered by "Tom: Missed it, we were
 viewing houses all day.", nor "Where does the session cache run?" by "Session
@@ -33,6 +35,12 @@ _ASKS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
     (re.compile(r"\b(?:what|which)\s+(?:time|day|date|weekday)\b"), frozenset({TIME})),
     (re.compile(r"\bhow\s+(?:many|much|old)\b"), frozenset({NUMBER})),
     (re.compile(r"\bhow\s+long\b"), frozenset({NUMBER, TIME})),
+    # "What is Chloe's phone number?", "Which port ...", "What's the rate limit?":
+    # the noun the question asks about names a kind of value.
+    (re.compile(r"\b(?:what|which)\b[^?]*?\b(?:phone|number|port|version|price|cost|budget"
+                r"|limit|salary|rent|fee|percentage|count)s?\b"), frozenset({NUMBER})),
+    (re.compile(r"\b(?:what|which)\b[^?]*?\b(?:ip|url|endpoint|address|email|e-mail)s?\b"),
+     frozenset({PLACE})),
 )
 _SENTENCES = re.compile(r"[^.!?\n]+")
 _WORD = re.compile(r"[\w'’@./:-]*\w")

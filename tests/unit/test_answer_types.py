@@ -28,6 +28,13 @@ from memlattice.search.ranking import Candidate, base_scores
     ("How many cats does Greta have?", {NUMBER}),
     ("How long has Ines lived in Bergen?", {NUMBER, TIME}),
     ("What does Melanie paint?", set()),  # "what" alone types nothing
+    # the noun asked about names a kind of value
+    ("What is Chloe's phone number?", {NUMBER}),
+    ("Which port does the metrics exporter listen on?", {NUMBER}),
+    ("What's the rate limit on /search?", {NUMBER}),
+    ("What is the geocoding API endpoint?", {PLACE}),
+    ("Which email did Ana use previously?", {PLACE}),
+    ("What book is Jon reading?", set()),
     ("Why did the deploy fail?", set()),
     (None, set()),
 ])
