@@ -147,3 +147,11 @@ def test_what_chats_say_of_people_and_titles_is_no_update(older: str, newer: str
                                                          speakers: frozenset[str]) -> None:
     assert contrast(read(older, "jon"), read(newer, "jon"), same_source=True,
                     participants=speakers) is None
+
+
+def test_a_setting_applied_with_a_value_is_where_the_change_leads() -> None:
+    edits = read_edits("applied config: --web.listen-address=:9256 ; systemd unit"
+                       " node-exporter restarted")
+    assert "applied" in edits.marks and "9256" in edits.targets
+    # an assignment alone, with no word that it took effect, is a reading of config
+    assert read_edits("$ cat prod.env\nUPSTREAM_TIMEOUT_MS=3000").targets == frozenset()

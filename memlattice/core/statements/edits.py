@@ -7,7 +7,10 @@ which value replaced which, with no verb of change at all:
   ("-UPSTREAM_TIMEOUT_MS=3000") and a line put in ("+UPSTREAM_TIMEOUT_MS=5000");
 - an arrow between two values (`region: "eu-west-1" -> "eu-central-1"`, as
   terraform plans and change notes write it);
-- a correction ("the port is 8081, not 8080", "typo in the handover doc").
+- a correction ("the port is 8081, not 8080", "typo in the handover doc");
+- a setting given a value in a command or a config line, in a memory that says
+  it took effect ("applied config: --web.listen-address=:9256", "Setting
+  LEDGERD_URL=http://ledgerd:8081 ... deployed").
 
 `read_edits` turns each into what the contrast reading understands: the text
 without the lines a diff took out (they hold the old values), the values that
@@ -38,11 +41,16 @@ _CORRECTED = re.compile(r"([\w.:@/%-]*\d[\w.:@/%-]*|\b[A-Z][\w-]+),?\s+not\s+"
 _PROMPT = re.compile(r"(?m)^\s*\$ \S")
 # A question asking leave to go ahead: what the memory states is an offer.
 _ASKS_LEAVE = re.compile(r"\b(?:go ahead|proceed)\b[^.!?]*\?", re.IGNORECASE)
+# A setting given a value in a command or a config line ("--web.listen-address=:9256",
+# "LEDGERD_URL=http://ledgerd:8081"), where the memory says it took effect.
+_ASSIGNED = re.compile(r"(?:--[\w.-]+|\b[A-Z][A-Z0-9_]*[A-Z0-9])=(\S+)")
+_APPLIED = re.compile(r"(?i)\b(?:applied|apply complete|deployed|redeployed|rolled out"
+                      r"|reconfigured|now set|set to)\b")
 _VALUE_TOKEN = re.compile(r"[\w$€£+][\w$€£'@+\-./:]*[\w%]|\d")
 
 
 # The marks `read_edits` gives: each replaces a value as a verb of change does.
-EDIT_MARKS = frozenset({"+/-", "->", "not"})
+EDIT_MARKS = frozenset({"+/-", "->", "not", "applied"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +81,12 @@ def read_edits(text: str) -> Edits:
         marks.append("->")
         # "to" is where a change leads
         text = _ARROW.sub(r"\1 to ", text)
+    if _APPLIED.search(text):
+        assigned = _ASSIGNED.findall(text)
+        if assigned:
+            marks.append("applied")
+            for value in assigned:
+                targets.update(t.strip(".,").lower() for t in _VALUE_TOKEN.findall(value))
     for match in _CORRECTED.finditer(text):
         marks.append("not")
         targets.add(match.group(1).strip(".,").lower())
