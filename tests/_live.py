@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -161,20 +162,33 @@ def private_neo4j_local(password: str, *, folder: str, heap: str | None = None,
     local = LocalNeo4jSettings(home=default_cache_dir() / folder / uuid.uuid4().hex[:8],
                                bolt_port=free_port(), **sizes)
     started = time.monotonic()
-    neo4j_local.start(local, password)
-    print(f"# private Neo4j {local.version} up in {time.monotonic() - started:.1f}s")
-    try:
+    try:  # a start that fails half-way (Bolt never opened) leaves no server behind either
+        neo4j_local.start(local, password)
+        print(f"# private Neo4j {local.version} up in {time.monotonic() - started:.1f}s")
         yield local
     finally:
-        neo4j_local.stop(local)
-        shutil.rmtree(local.home, ignore_errors=True)
+        discard(local)
+
+
+def discard(local: LocalNeo4jSettings) -> None:
+    """Kill a private Neo4j and remove its folder. Nothing in it is kept, so a graceful
+    stop (a checkpoint of a store about to be deleted) would only cost seconds."""
+    from memlattice import neo4j_local
+
+    pid = neo4j_local.status(local).pid
+    if pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):  # gone already, when another one started it
+        neo4j_local.stop(local)  # reaps it, when this interpreter started it
+    shutil.rmtree(local.home, ignore_errors=True)
 
 
 @contextlib.contextmanager
 def private_neo4j(password: str, *, folder: str, heap: str | None = None,
                   pagecache: str | None = None) -> Iterator[Neo4jAddress]:
     """A Neo4j of the project's own provisioning under `<cache>/<folder>/<random>`, on a
-    free port; stopped and its folder removed afterwards."""
+    free port; killed and its folder removed afterwards (`discard`)."""
     from memlattice import neo4j_local
 
     with private_neo4j_local(password, folder=folder, heap=heap, pagecache=pagecache) as local:
