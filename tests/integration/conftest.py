@@ -1,14 +1,12 @@
 """Spare Neo4j servers for the tests that need a whole database of their own.
 
 Backup, restore and upgrade compare whole databases, so they cannot share the
-suite's Neo4j (every test's namespaces live there). Two private servers
-(tests._live.private_neo4j_local), started only when a test asks, serve them
-all; each such test empties its database first (`tests.integration._stores.reset`).
-
-A Neo4j takes long to start and to stop, on a small machine most of all: when
-the session holds a test that needs both spares (the backup), the first one
-asked for starts the other beside it, and both stop together at the end of
-the session.
+suite's Neo4j (every test's namespaces live there); the fault tests stop and
+kill theirs. Two private servers (tests._spares) serve them all; each such test
+empties its database first (`tests.integration._stores.reset`). The first
+integration test of a session starts, in the background, those that its tests
+will ask for (`_spares_early`): not earlier, so that their start-up never
+competes with the browser tests (tests/e2e) for the CPU.
 
 Two service processes on the suite's Neo4j (`two_processes`) serve the tests of
 causal bookmarks and of the shared event log alike: both write only to
@@ -19,63 +17,40 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
 from memlattice import neo4j_local
 from memlattice.core.settings import LocalNeo4jSettings, Settings
-from tests._live import private_neo4j_local
+from tests._spares import FIRST, SECOND, SPARE_FIXTURES, SPARE_PASSWORD, Spares, wanted
 from tests.conftest import Neo4jServer, make_settings
 from tests.integration._apps import two_servers
-
-SPARE_PASSWORD = "memlattice-spare"
-FIRST, SECOND = "test-neo4j-spare-a", "test-neo4j-spare-b"
-
-
-class Spares:
-    """Private Neo4j servers by folder, each started once, in a thread of its own."""
-
-    def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="spare-neo4j")
-        self._started: dict[str, tuple[contextlib.ExitStack, Future[LocalNeo4jSettings]]] = {}
-
-    def start(self, folder: str) -> None:
-        if folder in self._started:
-            return
-        stack = contextlib.ExitStack()
-
-        def up() -> LocalNeo4jSettings:
-            return stack.enter_context(private_neo4j_local(
-                SPARE_PASSWORD, folder=folder, heap="512m", pagecache="128m"))
-
-        self._started[folder] = (stack, self._pool.submit(up))
-
-    def get(self, folder: str) -> LocalNeo4jSettings:
-        self.start(folder)
-        return self._started[folder][1].result()
-
-    def close(self) -> None:
-        # Stopped side by side, as they were started; one that failed to start stops too.
-        stops = [self._pool.submit(stack.close) for stack, _ in self._started.values()]
-        try:
-            for stop in stops:
-                stop.result()
-        finally:
-            self._pool.shutdown()
-
-
-def _wanted(session: pytest.Session, fixture: str) -> bool:
-    return any(fixture in getattr(item, "fixturenames", ()) for item in session.items)
 
 
 @pytest.fixture(scope="session")
 def _spares() -> Iterator[Spares]:
+    """The spare Neo4j servers (tests._spares), killed at the end of the session."""
     spares = Spares()
     try:
         yield spares
     finally:
         spares.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _spares_early(request: pytest.FixtureRequest) -> None:
+    """Start the spares this session's tests will ask for now, in the background, so
+    that they are up by the time the first of those tests runs. The suite's own
+    Neo4j comes first; if it cannot start, the tests that use it say so, not this."""
+    folders = [folder for fixture, folder in SPARE_FIXTURES if wanted(request.session, fixture)]
+    if not folders:
+        return
+    if wanted(request.session, "neo4j_server"):
+        with contextlib.suppress(Exception):
+            request.getfixturevalue("neo4j_server")
+    spares: Spares = request.getfixturevalue("_spares")
+    for folder in folders:
+        spares.start(folder)
 
 
 def _settings(local: LocalNeo4jSettings) -> Settings:
@@ -84,10 +59,8 @@ def _settings(local: LocalNeo4jSettings) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def spare_neo4j(_spares: Spares, request: pytest.FixtureRequest) -> LocalNeo4jSettings:
+def spare_neo4j(_spares: Spares) -> LocalNeo4jSettings:
     """The first private Neo4j, as `memlattice.neo4j_local` knows it."""
-    if _wanted(request.session, "second_spare_settings"):
-        _spares.start(SECOND)  # starts beside this one; the backup test needs both
     return _spares.get(FIRST)
 
 
@@ -98,10 +71,8 @@ def spare_settings(spare_neo4j: LocalNeo4jSettings) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def second_spare_settings(_spares: Spares, request: pytest.FixtureRequest) -> Settings:
+def second_spare_settings(_spares: Spares) -> Settings:
     """Another private Neo4j: where a backup of the first is restored."""
-    if _wanted(request.session, "spare_neo4j"):
-        _spares.start(FIRST)
     return _settings(_spares.get(SECOND))
 
 

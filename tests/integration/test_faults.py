@@ -1,7 +1,8 @@
 """Faults: Neo4j stops, or dies with kill -9 under write load, and comes back.
 
-These tests own a private Neo4j (its own home and port), since they stop and
-kill it; the rest of the suite never notices. What they hold the service to:
+These tests stop and kill the first spare Neo4j (tests/integration/conftest.py,
+its own home and port), emptied first and running again afterwards; the rest of
+the suite never notices. What they hold the service to:
 
 * with Neo4j down, requests fail fast with UNAVAILABLE (HTTP 200 on /graphql, also
   when the API key cannot be checked) and /readyz says 503;
@@ -15,12 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import signal
-import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,37 +33,30 @@ from memlattice.core.settings import (
     LocalNeo4jSettings,
     Neo4jSettings,
     Settings,
-    default_cache_dir,
 )
 from memlattice.graph.client import GraphClient
+from tests._spares import SPARE_PASSWORD as PASSWORD
 from tests.integration._apps import app_with
+from tests.integration._stores import client_for, reset
 from tests.integration._support import seeded
 
-PASSWORD = "memlattice-faults"
 WRITE = "mutation($i: MemoryInput!) { writeMemory(input: $i) { id version } }"
 WRITE_MANY = "mutation($is: [MemoryInput!]!) { writeMemories(inputs: $is) { id } }"
 UPDATE = ("mutation($ns: String!, $id: ID!, $p: MemoryPatchInput!, $v: Int) {"
           " updateMemory(namespace: $ns, id: $id, patch: $p, expectedVersion: $v) { version } }")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
-def private_neo4j() -> Iterator[LocalNeo4jSettings]:
-    local = LocalNeo4jSettings(
-        home=default_cache_dir() / "test-neo4j" / f"faults-{uuid.uuid4().hex[:8]}",
-        bolt_port=_free_port(), heap="512m", pagecache="128m",
-    )
-    neo4j_local.start(local, PASSWORD)
+async def private_neo4j(spare_neo4j: LocalNeo4jSettings,
+                        spare_settings: Settings) -> AsyncIterator[LocalNeo4jSettings]:
+    """The first spare Neo4j, emptied; started again afterwards if a test left it down."""
+    client = client_for(spare_settings)
     try:
-        yield local
+        await reset(client)
     finally:
-        neo4j_local.stop(local)
-        shutil.rmtree(local.home, ignore_errors=True)
+        await client.close()
+    yield spare_neo4j
+    await asyncio.to_thread(neo4j_local.start, spare_neo4j, PASSWORD)
 
 
 @pytest.fixture(scope="module")
