@@ -31,8 +31,6 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-import openai
-
 from memlattice.core.auth import Tenant
 from memlattice.core.duplicates import reinforcement
 from memlattice.core.errors import MemlatticeError
@@ -144,6 +142,10 @@ class SessionFacts:
     async def _ask(self, turns: Sequence[Memory], namespace: str) -> list[ExtractedFact] | None:
         """Every valid fact of the model's answers about `turns` (one answer per part
         of the session); None when the endpoint failed for any part."""
+        # Imported here, not with the module: a process without a facts model (every
+        # CLI command, most servers) never pays for loading `openai`.
+        import openai
+
         cap, limit = self.settings.max_facts, self.settings.max_prompt_chars
         shown = [PromptTurn(id=t.id, content=t.content, at=t.created_at) for t in turns]
         found: list[ExtractedFact] = []

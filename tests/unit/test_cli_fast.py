@@ -31,6 +31,17 @@ def test_building_the_cli_imports_nothing_heavy() -> None:
     assert done.stdout.strip() == "[]", done.stdout
 
 
+def test_a_runtime_without_an_llm_never_loads_openai() -> None:
+    """Every command that opens the runtime, the server and the MCP server import these;
+    `openai` (about a second of start-up) loads only once a facts model or the openai
+    embedder is used."""
+    probe = ("import sys, memlattice.server.app, memlattice.server.runtime, memlattice.mcp"
+             "; print('openai' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert done.stdout.strip() == "False", done.stdout
+
+
 def test_keys_choices_agree_with_the_model() -> None:
     """keys.py spells the scope and clearance names out so as not to import the model."""
     from memlattice.cli.commands import keys
