@@ -55,3 +55,9 @@ def test_what_a_report_states_is_the_person_s_own_statement() -> None:
     said = told_statements("she moved to Lyon in May, loving it", "ana")
     assert said and all(s.owner == "ana" for s in said)
     assert told_statements("my sister says hi", "ana") == []
+
+
+def test_names_in_any_alphabet_are_read() -> None:
+    assert reported_person("Łukasz sold his car, he drives a Škoda now", speaker="tom",
+                           earlier=[], people=frozenset({"łukasz", "tom"})) == "łukasz"
+    assert in_their_voice("Łukasz sold his car", "łukasz") == "I sold my car"

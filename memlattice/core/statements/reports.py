@@ -40,7 +40,7 @@ _SUBJECT_PRONOUNS = frozenset({"he", "she", "he's", "she's", "he'd", "she'd", "h
 _REPORTER = {"i": "someone", "i'm": "someone is", "i've": "someone has", "i'd": "someone would",
              "i'll": "someone will", "me": "someone", "my": "someone's", "mine": "someone's",
              "myself": "someone"}
-_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+_WORD = re.compile(r"[^\W\d_][\w']*")
 _SURNAME = r"(?!I\b|I')[A-Z][\w'-]+"
 # Words after a name that say it is spoken to, not spoken of: a pronoun of the
 # conversation's own people, or a question.
