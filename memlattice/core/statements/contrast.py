@@ -384,7 +384,7 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool,
         # Fatima", "swapped with Bob") says which state it replaces.
         confidence = (0.6 + 0.05 * min(len(shared), 4) + (0.1 if same_source else 0.0)
                       + (0.05 if strong else 0.0) + (0.1 if restated else 0.0))
-        what = f"{min(before or restated)!r} -> {min(fresh)!r}"
+        what = f"{min(restated or before)!r} -> {min(fresh)!r}"  # the one said again
         about = ", ".join(sorted(shared)[:4]) or newer.voice or ""
         return Verdict(
             kind="update", confidence=round(min(confidence, 0.9), 2),
