@@ -156,9 +156,13 @@ async def _reports(tx: AsyncManagedTransaction, written: Sequence[Written], *,
     turns = [(w.source, w.text, w.spoken) for w in written]
     if not any(w.spoken for w in written):
         return list(written)
-    firsts = sorted({m.key.split()[0] for w in written if w.spoken for m in mentions(w.text)})
-    people = frozenset({w.source for w in written if w.spoken and w.source} | {
-        str(r["key"]) for r in await run(tx, queries.speakers_named(namespace, firsts))})
+    speakers = {w.source for w in written if w.spoken and w.source}
+    # Only names that are not the batch's own speakers need the namespace asked.
+    firsts = sorted({m.key.split()[0] for w in written if w.spoken for m in mentions(w.text)}
+                    - {s.split()[0] for s in speakers})
+    people = frozenset(speakers | ({
+        str(r["key"]) for r in await run(tx, queries.speakers_named(namespace, firsts))}
+        if firsts else set()))
     return [replace(w, reported=person,
                     statements=w.statements + tuple(told_statements(w.text, person)))
             if person is not None else w
