@@ -59,6 +59,8 @@ class Written:
     # (memlattice.core.statements.reports).
     spoken: bool = False
     reported: str | None = None
+    # Its words put in that person's voice ("I handed in my notice").
+    told: str | None = None
 
 
 @dataclass(frozen=True)
@@ -163,10 +165,15 @@ async def _reports(tx: AsyncManagedTransaction, written: Sequence[Written], *,
     people = frozenset(speakers | ({
         str(r["key"]) for r in await run(tx, queries.speakers_named(namespace, firsts))}
         if firsts else set()))
-    return [replace(w, reported=person,
-                    statements=w.statements + tuple(told_statements(w.text, person)))
-            if person is not None else w
+    return [_told(w, person) if person is not None else w
             for w, person in zip(written, reports_in(turns, people))]
+
+
+def _told(w: Written, person: str) -> Written:
+    """`w` as a report on `person`: its words in their voice, and what those state."""
+    told = in_their_voice(w.text, person)
+    return replace(w, reported=person, told=told,
+                   statements=w.statements + tuple(told_statements(told, person)))
 
 
 async def _framed(tx: AsyncManagedTransaction, stating: Sequence[Written], *, tenant: Tenant,
@@ -204,8 +211,8 @@ async def _contrasted(tx: AsyncManagedTransaction, batch: Sequence[Written],
         return []
     # A report is also read in the voice of the person it is about, against what
     # they said (memlattice.core.statements.reports).
-    told = {w.id: profile(in_their_voice(w.text, w.reported), speaker=w.reported)
-            for w in fresh if w.reported is not None}
+    told = {w.id: profile(w.told, speaker=w.reported)
+            for w in fresh if w.told is not None}
     rows = await run(tx, queries.contrast_candidates(
         [*({"id": w.id, "lucene": _lucene(profiles[w.id], tenant.namespace),
             "speaker": w.source} for w in fresh),

@@ -52,7 +52,7 @@ def test_only_a_conversation_s_turns_report() -> None:
 
 
 def test_what_a_report_states_is_the_person_s_own_statement() -> None:
-    said = told_statements("she moved to Lyon in May, loving it", "ana")
+    said = told_statements(in_their_voice("she moved to Lyon in May, loving it", "ana"), "ana")
     assert said and all(s.owner == "ana" for s in said)
     assert told_statements("my sister says hi", "ana") == []
 

@@ -16,7 +16,7 @@ from memlattice.core.entities import entity_key
 from memlattice.core.model import MemoryInput
 from memlattice.core.statements.contrast import profile
 from memlattice.core.statements.extract import Statement, extract
-from memlattice.core.statements.reports import LOOK_BACK, in_their_voice, reported_person
+from memlattice.core.statements.reports import LOOK_BACK, reported_person
 from memlattice.core.statements.tokens import stem
 
 # Typed records and facts state their own subjects in their payloads or claims;
@@ -59,10 +59,10 @@ def reports_in(turns: Sequence[tuple[str | None, str, bool]],
     return out
 
 
-def told_statements(text: str, person: str) -> list[Statement]:
-    """What a report says of `person`, read as their own words: their statements
-    only (the reporter's "I" is someone else there)."""
-    told = in_their_voice(text, person)
+def told_statements(told: str, person: str) -> list[Statement]:
+    """What a report says of `person`, read as their own words (`told`: the report
+    put in their voice, reports.in_their_voice): their statements only (the
+    reporter's "I" is someone else there)."""
     return [s for s in [*extract(told, speaker=person), *speaker_states(told, person)]
             if s.owner == person]
 
