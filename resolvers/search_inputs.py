@@ -168,6 +168,12 @@ class SearchInput:
         " earlier one when its score is at least this share of that one's: what a source"
         " says again later is what holds now. 0-1; default 0 (off): on scenarios written"
         " blind it helped agents' notes and hurt chats, 0.8 is the measured value."))
+    current_answer_within: float | None = strawberry.field(default=None, description=(
+        "The same, only for two statements of one source that answer a typed question (who,"
+        " where, when, which city, how many, which version...) with different values of the"
+        " kind it asks for and name every name it names, the later adding nothing"
+        " ('also', 'still'): the later answer goes first when its score is at least this"
+        " share of the earlier's. 0-1; default 0.7; 0: off."))
     reranker: str | None = strawberry.field(
         default=None, description=(
             "The name of a reranker configured on the server to reorder the hits; null: none."
@@ -199,7 +205,7 @@ class SearchInput:
                          "use_confidence", "use_salience", "mmr_lambda", "reranker",
                          "min_score", "min_relevance", "limit", "candidates", "context_hops",
                          "context_decay", "question_discount", "answer_discount",
-                         "current_first_within")
+                         "current_first_within", "current_answer_within")
             if getattr(self, name) is not None
         }
         if self.weights is not None:

@@ -41,11 +41,17 @@ _ASKS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
                 r"|limit|salary|rent|fee|percentage|count)s?\b"), frozenset({NUMBER})),
     (re.compile(r"\b(?:what|which)\b[^?]*?\b(?:ip|url|endpoint|address|email|e-mail)s?\b"),
      frozenset({PLACE})),
+    # "Which city ...?", "What country ...?": a place noun right after the question word.
+    (re.compile(r"\b(?:what|which)\s+(?:city|cities|town|towns|country|countries|village"
+                r"|region|state|airport|neighbou?rhood|district|street|island)\b"),
+     frozenset({PLACE})),
 )
 _SENTENCES = re.compile(r"[^.!?\n]+")
 _WORD = re.compile(r"[\w'’@./:-]*\w")
 _DIGIT = re.compile(r"\d")
 _ADDRESS = re.compile(r"@|://|\w\.\w+\.\w|\b\d{1,3}(?:\.\d{1,3}){3}\b|:\d{2,5}\b")
+_TOKEN = re.compile(r"\S+")
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 _NUMBER_WORDS = frozenset({
     "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
     "twelve", "fifteen", "twenty", "thirty", "forty", "fifty", "hundred", "thousand",
@@ -58,6 +64,11 @@ _TIME_WORDS = CALENDAR_WORDS | frozenset({
     "am", "pm", "o'clock", "spring", "summer", "autumn", "fall", "winter", "christmas",
     "easter", "weekday", "weekdays", "day", "days", "hour", "hours", "minute", "minutes"})
 # Capitalised words that name no one even inside a sentence.
+# A capital opening a sentence marks a name only beside other marks of one: it is
+# not a word of its own (SENTENCE_OPENERS) and carries a possessive or nothing
+# of a verb's or an adverb's ending ("Rotterdam since January", "Cardiff's been
+# kind"; not "Checking the logs", "Updated the file", "Honestly").
+_MAY_NAME = re.compile(r"^[A-Z][a-z]+(?:['’]s)?$(?<!ing)(?<!ed)(?<!ly)")
 _NOT_NAMES = frozenset({"i", "i'm", "i've", "i'll", "i'd", "ok", "okay"}) | SENTENCE_OPENERS
 
 
@@ -69,28 +80,52 @@ def asked_kinds(query: str | None) -> frozenset[str]:
     return frozenset(k for pattern, kinds in _ASKS if pattern.search(lowered) for k in kinds)
 
 
-@lru_cache(maxsize=16_384)
 def held_kinds(text: str) -> frozenset[str]:
     """The kinds of answer `text` holds: a name (a capital inside a sentence), a
     place (a name or an address), a time and a number."""
-    held: set[str] = set()
+    return _reading(text)[0]
+
+
+def held_values(text: str) -> dict[str, frozenset[str]]:
+    """The values of each kind `text` holds, case-folded, for telling two answers
+    apart: two memories that both answer a question with different values of the
+    kind it asks for say different things about it. Names are read as for
+    `held_kinds`, and also where one opens a sentence ("Rotterdam since January"),
+    but never a month or a weekday; an address is whole."""
+    return _reading(text)[1]
+
+
+@lru_cache(maxsize=16_384)
+def _reading(text: str) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
+    kinds: set[str] = set()
+    held: dict[str, set[str]] = {NAME: set(), PLACE: set(), TIME: set(), NUMBER: set()}
     body = SPEAKER_LABEL.sub("", text, count=1)  # who speaks is no name the turn holds
-    if _ADDRESS.search(body):
-        held.add(PLACE)
+    held[PLACE].update(token.group(0).casefold() for token in _TOKEN.finditer(body)
+                       if _ADDRESS.search(token.group(0)))  # the whole address
+    if held[PLACE]:
+        kinds.add(PLACE)
     for sentence in _SENTENCES.findall(body):
         words = _WORD.findall(sentence)
         for i, word in enumerate(words):
             lowered = word.casefold()
             if _DIGIT.search(word) or lowered in _NUMBER_WORDS:
-                held.add(NUMBER)
+                held[NUMBER].add(lowered)
             if lowered in _TIME_WORDS or (_DIGIT.search(word) and (
                     ":" in word or lowered.endswith(("am", "pm")))):
-                held.add(TIME)
-            if i and word[:1].isupper() and lowered not in _NOT_NAMES:
-                held.update((NAME, PLACE))
-        if re.search(r"\b(?:19|20)\d{2}\b", sentence):
-            held.add(TIME)
-    return frozenset(held)
+                held[TIME].add(lowered)
+            if _DIGIT.search(word) and any(  # the day of a date: "October 10", "3 Feb"
+                    w.casefold() in CALENDAR_WORDS for w in words[max(0, i - 1):i + 2]):
+                held[TIME].add(lowered)
+            if not word[:1].isupper() or lowered in _NOT_NAMES:
+                continue
+            if i:
+                kinds.update((NAME, PLACE))
+            if lowered not in CALENDAR_WORDS and (i or _MAY_NAME.match(word)):
+                held[NAME].add(lowered)
+                held[PLACE].add(lowered)
+        held[TIME].update(_YEAR.findall(sentence))
+    kinds.update(kind for kind in (TIME, NUMBER) if held[kind])
+    return frozenset(kinds), {kind: frozenset(values) for kind, values in held.items()}
 
 
 def answers_nothing_asked(asked: frozenset[str], held: frozenset[str]) -> bool:

@@ -17,14 +17,17 @@ place another memory held. Pure: no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
 from memlattice.core.entities import entity_key
 from memlattice.core.lucene import words as lucene_words
 from memlattice.core.query_words import content_words, is_stop_word
+from memlattice.core.statements.contrast import profile
 from memlattice.core.statements.tokens import stem
+from memlattice.search.answer_types import TIME, asked_kinds, held_values
+from memlattice.search.information import SPEAKER_LABEL
 from memlattice.search.ranking import Scored, Step
 
 # English marks a question about an earlier state with these words and phrases
@@ -132,12 +135,14 @@ def prefer_current(scored: Sequence[Scored], current: Mapping[str, str], *,
 
 def later_of_a_source_first(scored: Sequence[Scored],
                             said: Mapping[str, tuple[str | None, datetime | None]], *,
-                            within: float, window: int = 3) -> list[Scored]:
+                            within: float, window: int = 3,
+                            competes: Callable[[str, str], bool] | None = None) -> list[Scored]:
     """For a question about the present: among the first `window` hits, a later
     statement of the same source whose score is at least `within` of an earlier
     one's goes before it (and takes its score). No link says the two are about one
     attribute, but both answer the question about equally, and a source that says
-    something again later says what holds now. Nothing enters or leaves the list."""
+    something again later says what holds now. With `competes` (earlier id, later
+    id), only pairs it accepts move. Nothing enters or leaves the list."""
     order = list(scored)
     for _ in range(window):
         moved = False
@@ -148,7 +153,8 @@ def later_of_a_source_first(scored: Sequence[Scored],
             for j in range(i + 1, min(window, len(order))):
                 other, later = said.get(order[j].id, (None, None))
                 if (other == source and later is not None and later > at
-                        and order[j].score >= within * order[i].score):
+                        and order[j].score >= within * order[i].score
+                        and (competes is None or competes(order[i].id, order[j].id))):
                     order.insert(i, replace(order.pop(j), score=order[i].score))
                     moved = True
                     break
@@ -157,6 +163,59 @@ def later_of_a_source_first(scored: Sequence[Scored],
         if not moved:
             break
     return order
+
+
+def competing_answers(query: str, texts: Mapping[str, str]) -> Callable[[str, str], bool]:
+    """Whether two memories (ids of `texts`) give different answers to `query`: it
+    asks for a kind of value (answer_types: a name, a place, a time, a number), both
+    hold one, the later holds one the earlier does not, and both name every name
+    the query names, and the later adds nothing or keeps something on ("too", "also",
+    "still": a second value, not a new one) and speaks of its source, not only of
+    someone else ("my sister lives in Oslo"). The question says which attribute matters, so a source's later
+    value of that kind is its current answer, where a later remark that gives no
+    such value ("range anxiety is real though") answers nothing."""
+    # "when" asks for a time here: both statements state one ("due on October 10",
+    # "until October 24"), unlike a conversation's turn dated by when it was said.
+    asked = asked_kinds(query) | ({TIME} if _WHEN.search(query) else frozenset())
+    named = query_names(query)
+
+    def competes(earlier: str, later: str) -> bool:
+        if not asked or earlier not in texts or later not in texts:
+            return False
+        old_words, new_words = _word_keys(texts[earlier]), _word_keys(texts[later])
+        if not (named <= old_words and named <= new_words) or new_words & _ADDING:
+            return False
+        if profile(SPEAKER_LABEL.sub("", texts[later], count=1), speaker=None).others_only:
+            return False  # "my sister lives in Oslo": another person's value
+        old, new = _values(texts[earlier], named), _values(texts[later], named)
+        return any(old[kind] and new[kind] - old[kind] for kind in asked)
+
+    return competes
+
+
+def query_names(query: str) -> frozenset[str]:
+    """The names a question says (capitalised words after its first), as entity keys:
+    "Which city is Priya living in?" names Priya."""
+    spoken = _QUESTION_NAME.findall(query)
+    return frozenset(entity_key(w) for w in spoken[1:] if w[:1].isupper()
+                     and not is_stop_word(w.casefold()))
+
+
+def _values(text: str, named: frozenset[str]) -> dict[str, frozenset[str]]:
+    """The values `text` holds by kind, as entity keys, without the names the question
+    says (those are what it is about, not its answer)."""
+    return {kind: frozenset(entity_key(v) for v in values) - named
+            for kind, values in held_values(text).items()}
+
+
+def _word_keys(text: str) -> frozenset[str]:
+    return frozenset(entity_key(w) for w in lucene_words(text))
+
+
+_QUESTION_NAME = re.compile(r"[\w'’-]+")
+_WHEN = re.compile(r"(?i)\bwhen\b")
+# Words that add a value to what holds or say that it goes on, rather than replace it.
+_ADDING = frozenset({"also", "too", "still", "another", "additionally", "both", "either"})
 
 
 # The tense of a question's auxiliary: "Where does Tom live?", "Who is on call?"

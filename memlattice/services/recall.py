@@ -38,6 +38,7 @@ from memlattice.search.answer_types import held_kinds
 from memlattice.search.currency import (
     asks_past,
     asks_present,
+    competing_answers,
     later_of_a_source_first,
     prefer_current,
 )
@@ -261,11 +262,16 @@ async def recall(service: MemoryService, request: SearchRequest, *,
                                 lead=asked_for_itself(result.newer, request.query))
     # Without a link, what a source says again later holds now (not applied as of a
     # past time: there it cost the state valid then its place, docs/recall.md).
-    if (config.current_first_within and request.filter.as_of is None
-            and asks_present(request.query)):
-        scored = later_of_a_source_first(scored, {s.id: _source(props[s.id]) for s in scored[:3]
-                                                  if s.id in props},
-                                         within=config.current_first_within)
+    if request.filter.as_of is None and request.query and asks_present(request.query):
+        said = {s.id: _source(props[s.id]) for s in scored[:3] if s.id in props}
+        if config.current_first_within:
+            scored = later_of_a_source_first(scored, said, within=config.current_first_within)
+        if config.current_answer_within:
+            texts = {s.id: str(props[s.id].get("content") or "") for s in scored[:3]
+                     if s.id in props}
+            scored = later_of_a_source_first(
+                scored, said, within=config.current_answer_within,
+                competes=competing_answers(request.query, texts))
     kept = successors_first(finish(scored, min_score=config.min_score, limit=len(scored)),
                             {id: p.get("supersededBy") for id, p in props.items()})
     hits: list[SearchHit] = []

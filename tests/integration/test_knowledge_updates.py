@@ -230,3 +230,36 @@ async def test_a_change_told_by_someone_else_updates_what_the_person_said(
     assert [(x["newer"]["id"], x["older"]["id"]) for x in found] == [(told, job)]
     assert found[0]["reason"].startswith("tom tells of ana:")
     assert "bosch" in found[0]["matched"]
+
+
+async def test_a_later_answer_of_the_same_source_goes_first_without_a_link(
+    gql: GraphQLClient, namespace: str,
+) -> None:
+    # Two readings of one build log give two Python versions; no word of change
+    # says the second replaces the first, so nothing links them. A question that
+    # asks for a version gets the later one first (currentAnswerWithin), and the
+    # earlier one still follows.
+    turns = [("old", "ci", "billing-svc Dockerfile: FROM python:3.11-slim, billing-svc image"
+              " built in 3m12s", "2025-02-10T10:00:00Z"),
+             ("f1", "ci", "billing-svc lint passed, 0 warnings", "2025-02-10T10:05:00Z"),
+             ("new", "ci", "image billing-svc:2025.07.01 built on python:3.13-slim, 430/430"
+              " tests green", "2025-07-01T09:00:00Z"),
+             ("f2", "ci", "billing-svc cache warmed, nothing else to report",
+              "2025-07-01T09:05:00Z")]
+    await gql.ok(INGEST, {"input": chat(namespace, turns)})
+    assert await links(gql, namespace) == []
+    old, new = turn_id(namespace, "old"), turn_id(namespace, "new")
+    query = "Which Python version does billing-svc run on?"
+
+    async def ranked(**options: Any) -> list[str]:
+        hits = (await gql.ok(SEARCH, {"input": {"filter": {"namespace": namespace},
+                                                "query": query, **options}}))["search"]
+        return [h["memory"]["id"] for h in hits]
+
+    plain = await ranked(currentAnswerWithin=0)
+    assert plain.index(old) < plain.index(new)  # by score alone the earlier leads
+    current = await ranked()
+    assert current[0] == new and old in current
+    # A question about the past is left in the order of its scores.
+    past = await ranked(query="Which Python version did billing-svc run on at first?")
+    assert past.index(old) < past.index(new)
