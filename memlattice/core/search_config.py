@@ -103,8 +103,10 @@ class SearchConfig(_Frozen):
     current_first_within: float = Field(default=0.0, ge=0, le=1)
     # The same, only for two statements that answer a typed question with different
     # values of the kind it asks for and name what it names
-    # (memlattice.search.currency.competing_answers). 0 turns it off.
-    current_answer_within: float = Field(default=0.7, ge=0, le=1)
+    # (memlattice.search.currency.competing_answers). 0, the default, turns it off:
+    # 0.7 helped the development scenarios and hurt chats written blind
+    # (docs/benchmarks.md, issue 27 round six).
+    current_answer_within: float = Field(default=0.0, ge=0, le=1)
     min_score: float | None = None
     # Hits whose relevance (memlattice.search.relevance: evidence in [0, 1] that they
     # answer the query, the same in every mode) is below this are left out.
