@@ -166,14 +166,16 @@ def later_of_a_source_first(scored: Sequence[Scored],
 
 
 def competing_answers(query: str, texts: Mapping[str, str]) -> Callable[[str, str], bool]:
-    """Whether two memories (ids of `texts`) give different answers to `query`: it
-    asks for a kind of value (answer_types: a name, a place, a time, a number), both
-    hold one, the later holds one the earlier does not, and both name every name
-    the query names, and the later adds nothing or keeps something on ("too", "also",
-    "still": a second value, not a new one) and speaks of its source, not only of
-    someone else ("my sister lives in Oslo"). The question says which attribute matters, so a source's later
-    value of that kind is its current answer, where a later remark that gives no
-    such value ("range anxiety is real though") answers nothing."""
+    """Whether two memories (ids of `texts`) give different answers to `query`:
+    it asks for a kind of value (answer_types: a name, a place, a time, a number),
+    both hold one, the later holds one the earlier does not, both name every name
+    the query names, and the later neither adds nor keeps something on ("too",
+    "also", "still": a second value, not a new one) nor speaks only of someone
+    else ("my sister lives in Oslo"). The question says which attribute matters,
+    so a source's later value of that kind is its current answer, where a later
+    remark that gives no such value ("range anxiety is real though") answers
+    nothing. Measured, it helps agents' notes and hurts chats: an option
+    (SearchConfig.current_answer_within), off by default."""
     # "when" asks for a time here: both statements state one ("due on October 10",
     # "until October 24"), unlike a conversation's turn dated by when it was said.
     asked = asked_kinds(query) | ({TIME} if _WHEN.search(query) else frozenset())
