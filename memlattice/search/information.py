@@ -78,10 +78,19 @@ _REQUEST = re.compile(
     re.IGNORECASE)
 
 
+# A command line as a terminal shows it: "$ kubectl -n search get deploy gateway".
+_ASKS_A_TOOL = re.compile(r"^\s*\$\s+\S")
+# What a log writes between a command and its output on one line: "$ aws ... -> ...".
+_OUTPUT = re.compile(r"\s(?:->|=>|→)\s")
+
+
 @lru_cache(maxsize=16_384)
 def asked_share(text: str) -> float:
     """The share of `text`'s words that lie in questions (sentences ending in "?")
-    and requests ("remind me who I call about the knee", "can you send it to me").
+    and requests ("remind me who I call about the knee", "can you send it to me"),
+    in what only announces what follows (a line ending in ":", "Service catalogue
+    lookup for ingest-worker:") and in commands ("$ terraform output"), which ask a
+    tool: the answer is in what comes next.
 
     A memory records what was said; a question says what someone wanted to know,
     not what is so, yet it shares a question's words and, in an embedding, its
@@ -90,11 +99,18 @@ def asked_share(text: str) -> float:
     share (SearchConfig.question_discount), so a turn that only asks yields to one
     that answers; a turn that asks and tells keeps the part that tells."""
     total = asked = 0
-    for sentence in _SENTENCE.findall(SPEAKER_LABEL.sub("", text, count=1)):
-        n = len(_WORD.findall(sentence))
-        total += n
-        if sentence.rstrip().endswith("?") or _REQUEST.match(sentence):
-            asked += n
+    for line in SPEAKER_LABEL.sub("", text, count=1).splitlines():
+        if _ASKS_A_TOOL.match(line):  # a command asks a tool; its output answers
+            command = _OUTPUT.split(line, maxsplit=1)[0]
+            asked += len(_WORD.findall(command))
+            total += len(_WORD.findall(line))
+            continue
+        for sentence in _SENTENCE.findall(line):
+            n = len(_WORD.findall(sentence))
+            total += n
+            if (sentence.rstrip().endswith(("?", ":")) and _WORD.search(sentence)
+                    or _REQUEST.match(sentence)):
+                asked += n
     return asked / total if total else 0.0
 
 

@@ -64,6 +64,13 @@ def test_context_fields_weigh_as_much_as_the_turn_says() -> None:
     ("Adebayo: upgrade me to the 4 screen one", 0.0),
     ("Caroline: Let me tell you about the parade!", 0.0),
     ("Ines: Please note my new address is Storgata 5.", 0.0),
+    # a command asks a tool, and a line ending in ":" announces; what follows answers
+    ("tool: $ terraform output", 1.0),
+    ("tool: $ kubectl get deploy gw\nNAME READY AGE\ngw 3/3 212d", 4 / 11),
+    ("aws-cli: $ aws redshift describe-clusters -> cluster wh available, AZ eu-west-1b", 4 / 11),
+    ("agent: Service catalogue lookup for ingest-worker:", 1.0),
+    ("ci: Dockerfile: FROM python:3.11-slim", 0.0),
+    ("Grace: I paid $5 for it.", 0.0),
 ])
 def test_the_share_of_a_memory_that_only_asks(text: str, share: float) -> None:
     assert asked_share(text) == pytest.approx(share)
