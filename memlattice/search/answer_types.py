@@ -22,7 +22,9 @@ Pure: no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
+from types import MappingProxyType
 
 from memlattice.core.entities import CALENDAR_WORDS, SENTENCE_OPENERS
 from memlattice.search.information import SPEAKER_LABEL
@@ -63,12 +65,12 @@ _TIME_WORDS = CALENDAR_WORDS | frozenset({
     "weekly", "monthly", "since", "until", "till", "soon", "recently", "earlier", "later",
     "am", "pm", "o'clock", "spring", "summer", "autumn", "fall", "winter", "christmas",
     "easter", "weekday", "weekdays", "day", "days", "hour", "hours", "minute", "minutes"})
-# Capitalised words that name no one even inside a sentence.
 # A capital opening a sentence marks a name only beside other marks of one: it is
 # not a word of its own (SENTENCE_OPENERS) and carries a possessive or nothing
 # of a verb's or an adverb's ending ("Rotterdam since January", "Cardiff's been
 # kind"; not "Checking the logs", "Updated the file", "Honestly").
 _MAY_NAME = re.compile(r"^[A-Z][a-z]+(?:['’]s)?$(?<!ing)(?<!ed)(?<!ly)")
+# Capitalised words that name no one even inside a sentence.
 _NOT_NAMES = frozenset({"i", "i'm", "i've", "i'll", "i'd", "ok", "okay"}) | SENTENCE_OPENERS
 
 
@@ -86,7 +88,7 @@ def held_kinds(text: str) -> frozenset[str]:
     return _reading(text)[0]
 
 
-def held_values(text: str) -> dict[str, frozenset[str]]:
+def held_values(text: str) -> Mapping[str, frozenset[str]]:
     """The values of each kind `text` holds, case-folded, for telling two answers
     apart: two memories that both answer a question with different values of the
     kind it asks for say different things about it. Names are read as for
@@ -96,7 +98,8 @@ def held_values(text: str) -> dict[str, frozenset[str]]:
 
 
 @lru_cache(maxsize=16_384)
-def _reading(text: str) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
+def _reading(text: str) -> tuple[frozenset[str], Mapping[str, frozenset[str]]]:
+    """(`held_kinds`, `held_values`) of `text`, read once: cached, so read-only."""
     kinds: set[str] = set()
     held: dict[str, set[str]] = {NAME: set(), PLACE: set(), TIME: set(), NUMBER: set()}
     body = SPEAKER_LABEL.sub("", text, count=1)  # who speaks is no name the turn holds
@@ -125,7 +128,8 @@ def _reading(text: str) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
                 held[PLACE].add(lowered)
         held[TIME].update(_YEAR.findall(sentence))
     kinds.update(kind for kind in (TIME, NUMBER) if held[kind])
-    return frozenset(kinds), {kind: frozenset(values) for kind, values in held.items()}
+    return frozenset(kinds), MappingProxyType(
+        {kind: frozenset(values) for kind, values in held.items()})
 
 
 def answers_nothing_asked(asked: frozenset[str], held: frozenset[str]) -> bool:

@@ -263,14 +263,14 @@ async def recall(service: MemoryService, request: SearchRequest, *,
     # Without a link, what a source says again later holds now (not applied as of a
     # past time: there it cost the state valid then its place, docs/recall.md).
     if request.filter.as_of is None and request.query and asks_present(request.query):
-        said = {s.id: _source(props[s.id]) for s in scored[:3] if s.id in props}
         if config.current_first_within:
-            scored = later_of_a_source_first(scored, said, within=config.current_first_within)
+            scored = later_of_a_source_first(scored, _sources(scored[:3], props),
+                                             within=config.current_first_within)
         if config.current_answer_within:
             texts = {s.id: str(props[s.id].get("content") or "") for s in scored[:3]
                      if s.id in props}
             scored = later_of_a_source_first(
-                scored, said, within=config.current_answer_within,
+                scored, _sources(scored[:3], props), within=config.current_answer_within,
                 competes=competing_answers(request.query, texts))
     kept = successors_first(finish(scored, min_score=config.min_score, limit=len(scored)),
                             {id: p.get("supersededBy") for id, p in props.items()})
@@ -330,6 +330,11 @@ def lexical_fields(bm25: Bm25, props: Mapping[str, Any], context: Sequence[tuple
     return [bm25.field([text]), *([bm25.speaker_field(speaker)] if speaker else []),
             *bm25.context_fields(context, hops=config.context_hops,
                                  decay=config.context_decay, own=own)]
+
+
+def _sources(scored: Sequence[Scored], props: Mapping[str, Mapping[str, Any]],
+             ) -> dict[str, tuple[str | None, datetime | None]]:
+    return {s.id: _source(props[s.id]) for s in scored if s.id in props}
 
 
 def _source(props: Mapping[str, Any]) -> tuple[str | None, datetime | None]:
