@@ -157,8 +157,9 @@ class ConsolidationScheduler:
                  leases: LeaseGraph | None = None) -> None:
         self.consolidator = consolidator
         self.interval_s = interval_hours * 3600
+        self._plain = BackgroundTask("memlattice-consolidation", self._loop)
         self._schedule: BackgroundTask | Elected = (
-            BackgroundTask("memlattice-consolidation", self._loop) if leases is None
+            self._plain if leases is None
             else Elected(leases, "consolidation", self._run_all,
                          every_s=max(self.interval_s, 1.0)))
 
@@ -186,7 +187,7 @@ class ConsolidationScheduler:
     async def _loop(self) -> None:
         while True:
             await asyncio.sleep(self.interval_s)
-            await self.run_once()
+            await self._plain.step(self.run_once())
 
 
 def consolidation_scheduler(service: MemoryService, settings: ConsolidationSettings,

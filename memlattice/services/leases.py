@@ -65,7 +65,7 @@ class Elected:
         while True:
             await asyncio.sleep(self.every_s)
             try:
-                await self.run_once()
+                await self._loop.step(self.run_once())
             except MemlatticeError as exc:
                 log.warning("%s did not run: %s", self.name, exc.code)
             except Exception:  # the schedule outlives one failed run

@@ -67,7 +67,7 @@ class Reembedder:
         while True:
             self._wake.clear()
             try:
-                await self.run_once()
+                await self._loop.step(self.run_once())
             except asyncio.CancelledError:
                 raise
             except Exception:
