@@ -155,9 +155,9 @@ async def _reports(tx: AsyncManagedTransaction, written: Sequence[Written], *,
                    namespace: str) -> list[Written]:
     """The batch's turns that report on someone who speaks in the namespace, each
     with what it says of them in their voice (memlattice.core.statements.reports)."""
-    turns = [(w.source, w.text, w.spoken) for w in written]
     if not any(w.spoken for w in written):
         return list(written)
+    turns = [(w.source, w.text, w.spoken) for w in written]
     speakers = {w.source for w in written if w.spoken and w.source}
     # Only names that are not the batch's own speakers need the namespace asked.
     firsts = sorted({m.key.split()[0] for w in written if w.spoken for m in mentions(w.text)}
