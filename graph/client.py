@@ -15,6 +15,10 @@ that write is applied there: a client reads its own writes. With a single
 server (`bolt://` or `neo4j://`) the bookmarks cost nothing noticeable.
 Across processes, a request that carries a client's bookmarks also waits for
 them and advances them (graph/causal.py).
+
+Every driver call runs through `DriverCalls` (graph/driver_calls.py): a caller
+cancelled (a request past its budget) goes at once, and the call is cancelled
+with it, but never while the driver is opening a socket, which it would leak.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from memlattice.core.errors import (
     ValidationError,
 )
 from memlattice.graph.causal import bookmarks_for_now
+from memlattice.graph.driver_calls import DriverCalls
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +146,9 @@ class GraphClient:
         self.observer = observer
         # One causal chain for every query and transaction this client runs.
         self.bookmarks: AsyncBookmarkManager = AsyncGraphDatabase.bookmark_manager()
+        # Every driver call goes through here (cancelled with its caller, but not
+        # midway through a connect); closing waits for the calls given up on.
+        self.calls = DriverCalls()
 
     @classmethod
     def connect(cls, uri: str, user: str, password: str, database: str, *,
@@ -174,19 +182,22 @@ class GraphClient:
                 self.observer(label, time.perf_counter() - started)
 
     async def close(self) -> None:
+        """Close the driver once the calls callers gave up on have ended: one still
+        connecting is left to finish its connect (the connection timeout bounds it)."""
+        await self.calls.settle()
         await self.driver.close()
 
     async def verify(self) -> None:
         with translated_errors():
-            await self.driver.verify_connectivity()
+            await self.calls.run(self.driver.verify_connectivity())
 
     async def read(self, query: Query) -> list[neo4j.Record]:
         text, params = query
         with self._observed(_label(sys._getframe(1).f_code.co_qualname)), translated_errors():
-            records, _, _ = await self.driver.execute_query(
+            records, _, _ = await self.calls.run(self.driver.execute_query(
                 text, terse(params), database_=self.database, routing_=RoutingControl.READ,
                 bookmark_manager_=bookmarks_for_now(self.bookmarks),
-            )
+            ))
         return records
 
     async def read_from_writer(self, query: Query) -> list[neo4j.Record]:
@@ -195,19 +206,19 @@ class GraphClient:
         and that no bookmark can make wait (a cursor another process handed out)."""
         text, params = query
         with self._observed(_label(sys._getframe(1).f_code.co_qualname)), translated_errors():
-            records, _, _ = await self.driver.execute_query(
+            records, _, _ = await self.calls.run(self.driver.execute_query(
                 text, terse(params), database_=self.database, routing_=RoutingControl.WRITE,
                 bookmark_manager_=bookmarks_for_now(self.bookmarks),
-            )
+            ))
         return records
 
     async def write(self, query: Query) -> list[neo4j.Record]:
         text, params = query
         with self._observed(_label(sys._getframe(1).f_code.co_qualname)), translated_errors():
-            records, _, _ = await self.driver.execute_query(
+            records, _, _ = await self.calls.run(self.driver.execute_query(
                 text, terse(params), database_=self.database, routing_=RoutingControl.WRITE,
                 bookmark_manager_=bookmarks_for_now(self.bookmarks),
-            )
+            ))
         return records
 
     async def transaction(
@@ -218,11 +229,15 @@ class GraphClient:
         A MemlatticeError raised inside `work` rolls the transaction back and
         propagates unchanged: that is how read-check-write steps refuse.
         """
-        with self._observed(_label(work.__qualname__)), translated_errors():
+        bookmarks = bookmarks_for_now(self.bookmarks)
+
+        async def in_session() -> T:
             async with self.driver.session(database=self.database,
-                                           bookmark_manager=bookmarks_for_now(self.bookmarks)
-                                           ) as session:
+                                           bookmark_manager=bookmarks) as session:
                 return await session.execute_write(work)
+
+        with self._observed(_label(work.__qualname__)), translated_errors():
+            return await self.calls.run(in_session())
 
 
 async def run(tx: AsyncManagedTransaction, query: Query) -> list[neo4j.Record]:

@@ -6,7 +6,9 @@ This proxy does both on demand, in the test's own event loop, with no
 privileges (no tc/netem): `cut(down_s)` resets every open connection and
 refuses new ones for `down_s` seconds; `latency_s` delays every chunk Neo4j
 sends back. `upstream_bytes` counts what clients sent, so a test can cut in
-the middle of a request rather than before it.
+the middle of a request rather than before it. `stall()` turns the proxy's
+port into one whose connects hang (tests._stalled): what the service sees of
+a Neo4j host that stopped answering, down to the TCP connect.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
+
+from tests._stalled import StalledPort
 
 
 class Neo4jProxy:
@@ -26,6 +30,7 @@ class Neo4jProxy:
         self._links: set[asyncio.StreamWriter] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._server: asyncio.Server | None = None
+        self._stalled: StalledPort | None = None
         self.port = 0
 
     async def start(self) -> None:
@@ -34,6 +39,8 @@ class Neo4jProxy:
 
     async def close(self) -> None:
         self.cut()
+        if self._stalled is not None:
+            self._stalled.close()
         if self._server is not None:
             self._server.close()
         for task in list(self._tasks):
@@ -55,6 +62,15 @@ class Neo4jProxy:
             with contextlib.suppress(Exception):
                 writer.transport.abort()
         self._links.clear()
+
+    def stall(self) -> StalledPort:
+        """Drop every connection and stop accepting: from now on a connect to the proxy
+        hangs in the kernel, so the service's next query hangs in its TCP connect."""
+        if self._server is not None:
+            self._server.close()
+        self._stalled = StalledPort(self.port)
+        self.cut()
+        return self._stalled
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()

@@ -9,10 +9,10 @@ the loop gone.
 A loop runs each unit of its work as a `step`. Stopping lets a step in progress
 finish (for up to `grace_s`) instead of cancelling it midway, and a step asked
 for after stop began never starts; the loop is cancelled where it waits between
-steps. Cancelling a database call midway is not only wasteful: the Neo4j
-driver (6.4) leaves the socket of a connection it was opening unclosed when
-cancelled, so a service closed while a loop connected (after the event loop
-was held up, as on a busy machine) leaked a socket.
+steps. Cancelling a database call midway is wasteful, and it used to leak:
+the Neo4j driver (6.4) leaves the socket of a connection it was opening
+unclosed when cancelled. `GraphClient` now keeps every cancellation away from
+that connect (graph/driver_calls.py), for requests as for these loops.
 """
 
 from __future__ import annotations

@@ -1,0 +1,49 @@
+"""memlattice.graph.driver_calls: a driver call runs in a task of its own, cancelled with
+its caller except during a connect (that case, with the real driver, is
+tests/unit/test_cancelled_connect.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from memlattice.graph.driver_calls import DriverCalls
+
+CAP_S = 120.0
+
+
+async def test_a_call_cancelled_elsewhere_is_cancelled_with_its_caller() -> None:
+    calls = DriverCalls()
+    started, ended = asyncio.Event(), asyncio.Event()
+
+    async def query() -> None:  # waits as a query waits for Neo4j's reply
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            ended.set()
+
+    caller = asyncio.ensure_future(calls.run(query()))
+    await started.wait()
+    caller.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    await asyncio.wait_for(ended.wait(), CAP_S)
+    await asyncio.wait_for(calls.settle(), CAP_S)
+    assert calls.abandoned == 0
+
+
+async def test_a_call_finished_is_its_result_or_its_error() -> None:
+    calls = DriverCalls()
+
+    async def answer() -> int:
+        return 42
+
+    async def failure() -> None:
+        raise LookupError("no such thing")
+
+    assert await calls.run(answer()) == 42
+    with pytest.raises(LookupError):
+        await calls.run(failure())
+    assert calls.abandoned == 0
