@@ -179,8 +179,10 @@ class FairnessSettings(BaseSettings):
     processes: int = Field(default=1, ge=1, le=10_000)
     # Operations in flight in this process (all keys) at which it is busy: then the
     # key with the most in flight waits its turn (429, limit `share`) and the others
-    # go first (memlattice.core.sharing). None: twice the CPUs this process may run
-    # on; 0: no sharing. A key that is active alone is never refused by it.
+    # go first (memlattice.core.sharing). None: one per two CPUs this process may
+    # run on when Neo4j shares the machine (the provisioned one, or a loopback
+    # NEO4J_URI), else twice the CPUs (memlattice.server.throttle.process_capacity);
+    # 0: no sharing. A key that is active alone is never refused by it.
     capacity: int | None = Field(default=None, ge=0, le=100_000)
     # How long a key counts as active after its last operation ended.
     active_s: float = Field(default=1.0, ge=0, le=3600)

@@ -48,7 +48,7 @@ from memlattice.server.observability.metrics import Metrics
 from memlattice.server.observability.view import GuardedView
 from memlattice.server.persisted_queries import PersistedQueries
 from memlattice.server.runtime import Runtime, configured_rerankers, open_runtime
-from memlattice.server.throttle import RefuseEarly, Throttle, build_gate
+from memlattice.server.throttle import RefuseEarly, Throttle, build_gate, neo4j_on_this_machine
 from memlattice.server.ws_messages import CheckedTransportWS
 
 log = logging.getLogger(__name__)
@@ -189,7 +189,8 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
         max_batch_operations=settings.limits.max_batch_operations)
     origins = origin_policy(settings)
     # Per-key limits (memlattice.core.fairness): one gate per process.
-    gate = build_gate(settings.fairness, metrics)
+    gate = build_gate(settings.fairness, metrics,
+                      neo4j_here=neo4j_on_this_machine(settings.neo4j.uri))
     graphql = MemlatticeGraphQL(holder, hardened, origins=origins, gate=gate, metrics=metrics,
                                 persisted_queries=PersistedQueries(
                                     settings.limits.persisted_queries_bytes),

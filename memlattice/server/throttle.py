@@ -31,7 +31,9 @@ process's, against its capacity (memlattice.core.sharing), in
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
+from urllib.parse import urlsplit
 
 from starlette.requests import HTTPConnection
 from starlette.responses import Response
@@ -48,27 +50,47 @@ from memlattice.server.observability.metrics import Metrics
 from memlattice.services.apikeys import bearer, digest, key_id_of
 
 
-def process_capacity(settings: FairnessSettings) -> int | None:
+def neo4j_on_this_machine(uri: str | None) -> bool:
+    """Whether Neo4j shares this machine's cores: the one the project provisions
+    itself (no `NEO4J_URI`), or one reached on the loopback interface."""
+    if uri is None:
+        return True
+    host = urlsplit(uri).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def process_capacity(settings: FairnessSettings, *, neo4j_here: bool = False) -> int | None:
     """The operations in flight at which this process is busy (memlattice.core.sharing):
-    the setting, or twice the CPUs the process may run on (an operation spends part of
-    its time waiting on Neo4j, so about two per core keep the cores busy); None: off."""
+    the setting; else, with Neo4j elsewhere, twice the CPUs the process may run on (an
+    operation spends part of its time waiting on that Neo4j, so about two per core keep
+    the cores busy); with Neo4j on this machine (`neo4j_here`), one per two CPUs: every
+    operation's work is done on these cores, half of it in Neo4j, so a second one in
+    flight per pair of cores only lengthens both. None: sharing off."""
     if settings.capacity is not None:
         return settings.capacity or None
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         cpus = os.cpu_count() or 1
-    return 2 * max(1, cpus)
+    return max(1, cpus // 2) if neo4j_here else 2 * max(1, cpus)
 
 
-def build_gate(settings: FairnessSettings, metrics: Metrics | None) -> Gate | None:
-    """The process's gate, its defaults from the settings; None when fairness is off."""
+def build_gate(settings: FairnessSettings, metrics: Metrics | None, *,
+               neo4j_here: bool = False) -> Gate | None:
+    """The process's gate, its defaults from the settings; None when fairness is off.
+    `neo4j_here`: Neo4j runs on this machine's cores (`process_capacity`)."""
     if not settings.enabled:
         return None
     defaults = KeyLimits(rate=settings.rate, burst=settings.burst,
                          concurrent=settings.concurrent, streams=settings.streams,
                          cost_rate=settings.cost_rate, cost_burst=settings.cost_burst)
-    share = ProcessShare(process_capacity(settings), active_s=settings.active_s)
+    share = ProcessShare(process_capacity(settings, neo4j_here=neo4j_here),
+                         active_s=settings.active_s)
     limiter = Limiter(defaults, processes=settings.processes, share=share)
     if metrics is not None:
         metrics.watch_share(share)
