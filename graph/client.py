@@ -182,9 +182,10 @@ class GraphClient:
                 self.observer(label, time.perf_counter() - started)
 
     async def close(self) -> None:
-        """Close the driver once the calls callers gave up on have ended: one still
-        connecting is left to finish its connect (the connection timeout bounds it)."""
-        await self.calls.settle()
+        """Close the driver once every call has ended: calls still running are given up
+        on first (one still connecting is left to finish its connect, which the
+        connection timeout bounds), as a cancelled caller gives them up."""
+        await self.calls.close()
         await self.driver.close()
 
     async def verify(self) -> None:

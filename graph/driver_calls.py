@@ -65,6 +65,8 @@ class DriverCalls:
     def __init__(self) -> None:
         # Calls whose caller was cancelled, and the watchers waiting to cancel them.
         self._abandoned: set[asyncio.Future[Any]] = set()
+        # Every call not yet ended, for `close`.
+        self._running: set[asyncio.Task[Any]] = set()
 
     @property
     def abandoned(self) -> int:
@@ -74,6 +76,8 @@ class DriverCalls:
     async def run(self, call: Coroutine[Any, Any, T]) -> T:
         """`call`'s result; cancelled with its caller, except during a connect."""
         task = asyncio.create_task(call)
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -97,6 +101,16 @@ class DriverCalls:
         while connecting(task):
             await asyncio.sleep(POLL_S)
         task.cancel()
+
+    async def close(self) -> None:
+        """Give up on every call still running, as a cancelled caller would, and wait
+        for them to end. At shutdown no request waits for a call any more; what still
+        runs is work nobody awaits (a read shared by callers that are gone, such as
+        memlattice.core.read_through's), which the driver must not be closed under."""
+        for task in list(self._running):
+            if not task.done() and task not in self._abandoned:
+                self._abandon(task)
+        await self.settle()
 
     async def settle(self) -> None:
         """Wait until every abandoned call has ended (the driver's connection timeout

@@ -47,3 +47,22 @@ async def test_a_call_finished_is_its_result_or_its_error() -> None:
     with pytest.raises(LookupError):
         await calls.run(failure())
     assert calls.abandoned == 0
+
+
+async def test_closing_gives_up_on_calls_nobody_awaits_any_more() -> None:
+    calls = DriverCalls()
+    started, ended = asyncio.Event(), asyncio.Event()
+
+    async def shared_read() -> None:  # a read-through's read, its callers gone
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            ended.set()
+
+    reader = asyncio.ensure_future(calls.run(shared_read()))
+    await started.wait()
+    await asyncio.wait_for(calls.close(), CAP_S)
+    assert ended.is_set() and calls.abandoned == 0
+    with pytest.raises(asyncio.CancelledError):
+        await reader
