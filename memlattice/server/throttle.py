@@ -69,7 +69,7 @@ def process_capacity(settings: FairnessSettings, *, neo4j_here: bool = False) ->
     the setting; else, with Neo4j elsewhere, twice the CPUs the process may run on (an
     operation spends part of its time waiting on that Neo4j, so about two per core keep
     the cores busy); with Neo4j on this machine (`neo4j_here`), one per two CPUs: every
-    operation's work is done on these cores, half of it in Neo4j, so a second one in
+    operation's work is done on these cores, much of it in Neo4j, so a second one in
     flight per pair of cores only lengthens both. None: sharing off."""
     if settings.capacity is not None:
         return settings.capacity or None

@@ -13,23 +13,30 @@ from memlattice.graph.driver_calls import DriverCalls
 CAP_S = 120.0
 
 
-async def test_a_call_cancelled_elsewhere_is_cancelled_with_its_caller() -> None:
-    calls = DriverCalls()
-    started, ended = asyncio.Event(), asyncio.Event()
+class Waiting:
+    """A call that waits as a query waits for Neo4j's reply, and says when it started
+    and when it ended."""
 
-    async def query() -> None:  # waits as a query waits for Neo4j's reply
-        started.set()
+    def __init__(self) -> None:
+        self.started, self.ended = asyncio.Event(), asyncio.Event()
+
+    async def call(self) -> None:
+        self.started.set()
         try:
             await asyncio.Event().wait()
         finally:
-            ended.set()
+            self.ended.set()
 
-    caller = asyncio.ensure_future(calls.run(query()))
-    await started.wait()
+
+async def test_a_call_cancelled_elsewhere_is_cancelled_with_its_caller() -> None:
+    calls = DriverCalls()
+    query = Waiting()
+    caller = asyncio.ensure_future(calls.run(query.call()))
+    await query.started.wait()
     caller.cancel()
     with pytest.raises(asyncio.CancelledError):
         await caller
-    await asyncio.wait_for(ended.wait(), CAP_S)
+    await asyncio.wait_for(query.ended.wait(), CAP_S)
     await asyncio.wait_for(calls.settle(), CAP_S)
     assert calls.abandoned == 0
 
@@ -51,18 +58,10 @@ async def test_a_call_finished_is_its_result_or_its_error() -> None:
 
 async def test_closing_gives_up_on_calls_nobody_awaits_any_more() -> None:
     calls = DriverCalls()
-    started, ended = asyncio.Event(), asyncio.Event()
-
-    async def shared_read() -> None:  # a read-through's read, its callers gone
-        started.set()
-        try:
-            await asyncio.Event().wait()
-        finally:
-            ended.set()
-
-    reader = asyncio.ensure_future(calls.run(shared_read()))
-    await started.wait()
+    read = Waiting()  # a read-through's read, its callers gone
+    reader = asyncio.ensure_future(calls.run(read.call()))
+    await read.started.wait()
     await asyncio.wait_for(calls.close(), CAP_S)
-    assert ended.is_set() and calls.abandoned == 0
+    assert read.ended.is_set() and calls.abandoned == 0
     with pytest.raises(asyncio.CancelledError):
         await reader
