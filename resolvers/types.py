@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import strawberry
 
 if TYPE_CHECKING:
-    from memlattice.resolvers.updates import MemoryUpdate
+    from memlattice.resolvers.updates import MemoryUpdate, ReplacementCandidate
 from strawberry.scalars import JSON
 
 from memlattice.core import model
@@ -123,6 +123,18 @@ class Memory:
     async def embedding(self, info: Info) -> Vector | None:
         vector = await info.context.embedding_loader(self.namespace).load(str(self.id))
         return None if vector is None else Vector(tuple(vector))
+
+    @strawberry.field(description=(
+        "Earlier memories this one may replace: its nearest by meaning among the active"
+        " memories of its namespace written before it that the key may see, most alike"
+        " first, each with the update link already between them. For the writer (an"
+        " agent's model, a person) to judge and answer with proposeUpdate; the rules"
+        " link only what they can read. Read when asked (one vector query), never stored."))
+    async def may_replace(
+        self, info: Info, first: Annotated[int, g.arg("How many, 1 to 20.")] = 3,
+    ) -> list[Annotated[ReplacementCandidate, strawberry.lazy("memlattice.resolvers.updates")]]:
+        from memlattice.resolvers.updates import replacement_candidates
+        return await replacement_candidates(info, self, first)
 
     @classmethod
     def from_domain(cls, m: DomainMemory) -> Memory:

@@ -13,6 +13,7 @@ from typing import Annotated
 
 import strawberry
 
+from memlattice.graph.updates.proposals import Replaceable
 from memlattice.graph.updates.store import UpdateLink
 from memlattice.resolvers.context import Info
 from memlattice.resolvers.glossary import NamespaceArg, arg
@@ -75,6 +76,31 @@ class MemoryUpdate:
             decided_at=link.decided_at, decided_by=link.decided_by, note=link.note)
 
 
+@strawberry.type(description="An earlier memory that a memory may replace: one of its nearest"
+                 " by meaning, for its writer to judge (proposeUpdate says it does).")
+class ReplacementCandidate:
+    memory: Memory = strawberry.field(description="The earlier memory (active, visible to"
+                                      " the key, written before).")
+    similarity: float = strawberry.field(description="Cosine similarity of the two"
+                                         " memories' vectors, in [-1, 1].")
+    update: MemoryUpdate | None = strawberry.field(description=(
+        "The update link that already joins the two (a candidate the rules found, or one"
+        " proposed), if any; a rejected pair is never listed."))
+
+    @classmethod
+    def from_domain(cls, r: Replaceable) -> ReplacementCandidate:
+        return cls(memory=Memory.from_domain(r.memory), similarity=r.similarity,
+                   update=MemoryUpdate.from_domain(r.update) if r.update is not None else None)
+
+
+async def replacement_candidates(info: Info, memory: Memory,
+                                 first: int) -> list[ReplacementCandidate]:
+    """`Memory.mayReplace`: read with the key's view of the memory's namespace."""
+    tenant = info.context.tenant(memory.namespace, write=False)
+    found = await _updates(info).may_replace(tenant=tenant, id=str(memory.id), first=first)
+    return [ReplacementCandidate.from_domain(r) for r in found]
+
+
 UpdateIdArg = Annotated[strawberry.ID, arg("The update link's id (MemoryUpdate.id).")]
 
 
@@ -113,6 +139,33 @@ class UpdatesMutation:
         tenant = info.context.tenant(namespace, write=True)
         link = await _updates(info).confirm(tenant=tenant, id=str(id),
                                             actor=info.context.actor)
+        return MemoryUpdate.from_domain(link)
+
+    @strawberry.mutation(description=(
+        "Say that a memory replaces an earlier one (what the writer knows and the rules"
+        " may not read: see Memory.mayReplace). The pair gets an UPDATE link (the rules'"
+        " own, if they made one), a candidate that recall treats like any other, or"
+        " confirmed at once with `confirm` (the older memory SUPERSEDED, kept as history);"
+        " audited (`propose-update`) and announced. Saying it again changes nothing."
+        " NOT_FOUND for a memory the key may not see or of another namespace; VALIDATION"
+        " when `newerId` was not written after `olderId`; CONFLICT for a rejected pair, a"
+        " link the other way, an inactive memory or a SUPERSEDES cycle;"
+        " EPISODIC_IMMUTABLE for an episodic record."))
+    async def propose_update(
+        self, info: Info, namespace: NamespaceArg,
+        newer_id: Annotated[strawberry.ID, arg("The memory that holds the new state.")],
+        older_id: Annotated[strawberry.ID, arg("The earlier memory it replaces.")],
+        confirm: Annotated[bool, arg("Confirm at once: the older memory becomes SUPERSEDED."
+                                     " False: a candidate, for confirmUpdate later.")] = False,
+        attribute: Annotated[str, arg("What changed, in a word or two (residence, port,"
+                                      " owner); up to 128 characters.")] = "",
+        reason: Annotated[str | None, arg("Why, in words; kept in the link's reason (up to"
+                                          " 2000 characters).")] = None,
+    ) -> MemoryUpdate:
+        tenant = info.context.tenant(namespace, write=True)
+        link = await _updates(info).propose(
+            tenant=tenant, newer=str(newer_id), older=str(older_id), actor=info.context.actor,
+            attribute=attribute, reason=reason, confirm=confirm)
         return MemoryUpdate.from_domain(link)
 
     @strawberry.mutation(description="Reject an update candidate: kept as REJECTED, never"

@@ -219,6 +219,8 @@ class MemlatticeClient(_Base):
     memory_updates = _sync(up.memory_updates)
     confirm_update = _sync(up.confirm_update)
     reject_update = _sync(up.reject_update)
+    propose_update = _sync(up.propose_update)
+    may_replace = _sync(up.may_replace)
 
     def iter_memories(self, namespace: str, *, page_size: int = 100,
                       **filter: Unpack[FilterFields]) -> Iterator[Memory]:
@@ -320,6 +322,8 @@ class AsyncMemlatticeClient(_Base):
     memory_updates = _async(up.memory_updates)
     confirm_update = _async(up.confirm_update)
     reject_update = _async(up.reject_update)
+    propose_update = _async(up.propose_update)
+    may_replace = _async(up.may_replace)
 
     async def iter_memories(self, namespace: str, *, page_size: int = 100,
                             **filter: Unpack[FilterFields]) -> AsyncIterator[Memory]:

@@ -194,6 +194,15 @@ class MemoryUpdate(_Result):
     older: Memory | None = None
 
 
+class ReplacementCandidate(_Result):
+    """An earlier memory a memory may replace: one of its nearest by meaning, with the
+    update link already between them, for the writer to judge (`propose_update`)."""
+
+    memory: Memory
+    similarity: float
+    update: MemoryUpdate | None = None
+
+
 class Edge(_Result):
     id: str
     type: EdgeType

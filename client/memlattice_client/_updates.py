@@ -1,13 +1,15 @@
 """Update candidates: a newer memory states another value of what an older one
-stated (found by the server on write). Listed, confirmed (the older memory becomes
-SUPERSEDED) or rejected (never proposed again); defined once (see `_operations`)."""
+stated (found by the server on write, or said by the writer). Listed, confirmed (the
+older memory becomes SUPERSEDED) or rejected (never proposed again); a memory's
+nearest earlier memories are offered for the writer to judge. Defined once (see
+`_operations`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from memlattice_client._models import MemoryUpdate, UpdateStatus
+from memlattice_client._models import MemoryUpdate, ReplacementCandidate, UpdateStatus
 from memlattice_client._operations import MEMORY, Call, operation
 
 UPDATE = f"""
@@ -50,3 +52,31 @@ def reject_update(namespace: str, id: str, *, note: str | None = None) -> Call[M
                 "mutation($ns: String!, $id: ID!, $note: String) {"
                 f" rejectUpdate(namespace: $ns, id: $id, note: $note) {{ {UPDATE} }} }}",
                 {"ns": namespace, "id": id, "note": note}, MemoryUpdate.model_validate)
+
+
+@operation("proposeUpdate")
+def propose_update(namespace: str, newer_id: str, older_id: str, *, confirm: bool = False,
+                   attribute: str = "", reason: str | None = None) -> Call[MemoryUpdate]:
+    """Say that `newer_id` replaces `older_id` (what the server's rules may not read):
+    a candidate link, or confirmed at once with `confirm` (the older memory SUPERSEDED)."""
+    return Call("proposeUpdate",
+                "mutation($ns: String!, $newer: ID!, $older: ID!, $confirm: Boolean!,"
+                " $attribute: String!, $reason: String) { proposeUpdate(namespace: $ns,"
+                " newerId: $newer, olderId: $older, confirm: $confirm, attribute: $attribute,"
+                f" reason: $reason) {{ {UPDATE} }} }}",
+                {"ns": namespace, "newer": newer_id, "older": older_id, "confirm": confirm,
+                 "attribute": attribute, "reason": reason}, MemoryUpdate.model_validate)
+
+
+def _candidates(raw: Any) -> list[ReplacementCandidate]:
+    return [ReplacementCandidate.model_validate(c) for c in raw["mayReplace"]]
+
+
+def may_replace(namespace: str, id: str, *, first: int = 3) -> Call[list[ReplacementCandidate]]:
+    """The earlier memories `id` may replace, most alike first (`Memory.mayReplace`):
+    show them to whoever wrote it, and `propose_update` the one it replaces."""
+    return Call("memory",
+                "query($ns: String!, $id: ID!, $first: Int!) { memory(namespace: $ns, id: $id)"
+                f" {{ mayReplace(first: $first) {{ similarity memory {{ {MEMORY} }}"
+                " update { id status kind confidence reason subject attribute matched } } } }",
+                {"ns": namespace, "id": id, "first": first}, _candidates)

@@ -174,7 +174,7 @@ def auto_superseded(*, tenant: Tenant, newer_ids: Sequence[str]) -> Query:
     return query, {**tenant.params(), "ids": list(newer_ids)}
 
 
-_LINK = ("u {.id, .kind, .status, .confidence, .reason, .subject, .attribute, .matched,"
+LINK_PROJECTION = ("u {.id, .kind, .status, .confidence, .reason, .subject, .attribute, .matched,"
          " .decidedBy, .note, createdAt: u.createdAt.epochSeconds * 1000000"
          " + u.createdAt.microsecond, decidedAt: u.decidedAt.epochSeconds * 1000000"
          " + u.decidedAt.microsecond}")
@@ -198,7 +198,7 @@ def list_links(*, tenant: Tenant, statuses: Sequence[str], memory_id: str | None
         + "WITH DISTINCT u WHERE u.status IN $statuses\n"
         "MATCH (n:Memory)-[u]->(o:Memory)\n"
         f"WHERE {owned('n')} AND {owned('o')}\n"
-        f"RETURN {_LINK} AS link, {project('n')} AS newer, {project('o')} AS older\n"
+        f"RETURN {LINK_PROJECTION} AS link, {project('n')} AS newer, {project('o')} AS older\n"
         "ORDER BY u.createdAt DESC, u.id LIMIT $first"
     )
     return query, {**tenant.params(), "statuses": list(statuses), "memoryId": memory_id,
@@ -213,7 +213,7 @@ def locked_link(*, tenant: Tenant, id: str) -> Query:
         "MATCH (n:Memory)-[u:UPDATES {id: $id}]->(o:Memory)\n"
         f"WHERE {owned('n')} AND {owned('o')}\n"
         "SET n.`_lock` = true, o.`_lock` = true REMOVE n.`_lock`, o.`_lock`\n"
-        f"RETURN {_LINK} AS link, n.id AS newer, o.id AS older, n.status AS newerStatus,"
+        f"RETURN {LINK_PROJECTION} AS link, n.id AS newer, o.id AS older, n.status AS newerStatus,"
         " o.status AS olderStatus, coalesce(o.memoryType, 'note') AS olderType,\n"
         "  EXISTS { MATCH (o)-[:SUPERSEDES]->+(n) } AS cycle"
     )
@@ -262,7 +262,7 @@ def reject_link(*, tenant: Tenant, id: str, note: str | None, actor: str, now: d
         "WITH DISTINCT n, o, u\n"
         + audit_entry("$auditId", "o.id", "'reject-update'", "o.version",
                       "'{\"newer\":\"' + n.id + '\",\"update\":\"' + u.id + '\"}'")
-        + f"\nRETURN {_LINK} AS link, {project('n')} AS newer, {project('o')} AS older"
+        + f"\nRETURN {LINK_PROJECTION} AS link, {project('n')} AS newer, {project('o')} AS older"
     )
     return query, {**tenant.params(), "id": id, "note": note, "actor": actor, "now": now,
                    "auditId": audit_id}

@@ -146,7 +146,7 @@ async def detect_in(tx: AsyncManagedTransaction, written: Sequence[Written], *, 
     if auto_supersede is not None:
         for row in made_rows:
             if row["kind"] == "update" and row["confidence"] >= auto_supersede:
-                await _confirm_in(tx, tenant=tenant, id=row["id"], actor=actor, now=now,
+                await confirm_in(tx, tenant=tenant, id=row["id"], actor=actor, now=now,
                                   quiet=True)
     return made
 
@@ -267,7 +267,7 @@ def _at(micros: Any) -> datetime:
     return at
 
 
-async def _confirm_in(tx: AsyncManagedTransaction, *, tenant: Tenant, id: str, actor: str,
+async def confirm_in(tx: AsyncManagedTransaction, *, tenant: Tenant, id: str, actor: str,
                       now: datetime, quiet: bool = False
                       ) -> tuple[UpdateLink, Memory, Memory] | None:
     """Confirm inside `tx`; `quiet` skips (instead of refusing) a link that cannot be
@@ -336,7 +336,7 @@ class UpdateGraph:
 
         async def work(tx: AsyncManagedTransaction
                        ) -> tuple[UpdateLink, Memory | None, Memory | None]:
-            done = await _confirm_in(tx, tenant=tenant, id=id, actor=actor, now=now)
+            done = await confirm_in(tx, tenant=tenant, id=id, actor=actor, now=now)
             if done is not None:
                 return done[0], done[1], done[2]
             (current,) = await self._one(tx, tenant, id)

@@ -12,7 +12,7 @@ from typing import Any
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
-from memlattice_client._models import Edge, Memory, SearchHit
+from memlattice_client._models import Edge, Memory, ReplacementCandidate, SearchHit
 
 
 class MemoryView(BaseModel):
@@ -52,6 +52,16 @@ def memory_view(m: Memory) -> MemoryView:
         superseded_by=m.superseded_by)
 
 
+class Replaceable(BaseModel):
+    """An earlier memory the new one may replace (its nearest by meaning)."""
+
+    id: str
+    content: str
+    similarity: float
+    update_id: str | None = Field(default=None, description=(
+        "the update link the server already made between the two, if any"))
+
+
 class Remembered(BaseModel):
     """What `remember` wrote: enough to link, supersede or forget it next."""
 
@@ -61,6 +71,24 @@ class Remembered(BaseModel):
     duplicate_of: str | None = Field(
         default=None, description="the existing memory this write repeats, when the"
                                   " service reports one")
+    may_replace: list[Replaceable] | None = Field(default=None, description=(
+        "the earlier memories nearest this one by meaning: if one states an older value"
+        " of the same thing, call `replaces` with both ids"))
+
+
+def replaceable(c: ReplacementCandidate) -> Replaceable:
+    return Replaceable(id=c.memory.id, content=c.memory.content,
+                       similarity=round(c.similarity, 3),
+                       update_id=c.update.id if c.update else None)
+
+
+def may_replace_text(earlier: list[Replaceable], width: int = 160) -> str:
+    """What `remember` tells the agent of the earlier memories its new one may replace."""
+    if not earlier:
+        return ""
+    lines = [f"- [{r.id}] {' '.join(r.content.split())[:width]}" for r in earlier]
+    return ("\nNearest earlier memories; if the new one states a newer value of the same"
+            " thing as one of them, call `replaces` with both ids:\n" + "\n".join(lines))
 
 
 def remembered(m: Memory) -> Remembered:

@@ -27,19 +27,31 @@ from memlattice.mcp.results import (
     RecallResult,
     Remembered,
     Superseded,
+    may_replace_text,
     recall_hit,
     remembered,
+    replaceable,
     reply,
 )
 from memlattice.mcp.runner import Runner
 from memlattice.mcp.text import recall_text
 from memlattice.mcp.updates import add_update_tools
 from memlattice_client import _operations as ops
-from memlattice_client._models import Edge, ForgetResult, Memory, SearchHit, SupersedeResult
+from memlattice_client import _updates as up
+from memlattice_client._models import (
+    Edge,
+    ForgetResult,
+    Memory,
+    ReplacementCandidate,
+    SearchHit,
+    SupersedeResult,
+)
 
 INSTRUCTIONS = """Memlattice is long-term memory. Call `recall` at the start of a task with
 what you are about to do, and `remember` for facts, preferences and decisions worth keeping
-(one idea per memory, with tags). Every memory you read comes with its [id]: `supersede` it
+(one idea per memory, with tags). `remember` shows the earlier memories nearest the new one:
+when it states a newer value of the same thing as one of them, call `replaces` with both ids.
+Every memory you read comes with its [id]: `supersede` it
 when it is outdated (the new version replaces it in recall, the old one stays as history),
 `link` related ones (SUPPORTS, CONTRADICTS, DERIVED, RELATED), `forget` what is wrong.
 `get`, `browse` and `neighbourhood` read memories without searching. Your API key decides
@@ -113,8 +125,13 @@ def build_server(runner: Runner) -> MCPServer:
                         **_scope_ids(agent_id, user_id, session_id, task_id))
         memory: Memory = await runner(ctx, ops.write_memory(ns, content, **fields))
         done = remembered(memory)
-        again = f"; it repeats [{done.duplicate_of}]" if done.duplicate_of else ""
-        return reply(f"Remembered [{done.id}] (version {done.version}) in {ns}{again}.", done)
+        if done.duplicate_of:
+            return reply(f"Remembered [{done.id}] (version {done.version}) in {ns}; it"
+                         f" repeats [{done.duplicate_of}].", done)
+        earlier: list[ReplacementCandidate] = await runner(ctx, up.may_replace(ns, done.id))
+        done.may_replace = [replaceable(c) for c in earlier] or None
+        return reply(f"Remembered [{done.id}] (version {done.version}) in {ns}."
+                     + may_replace_text(done.may_replace or []), done)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     async def recall(

@@ -1,10 +1,11 @@
-"""The update tools, updates and decide_update, over memoryUpdates / confirmUpdate /
-rejectUpdate.
+"""The update tools, updates, decide_update and replaces, over memoryUpdates /
+confirmUpdate / rejectUpdate / proposeUpdate.
 
 The server links a memory that states a new value of something to the memory that
 stated the old one (found on write). `recall` marks an outdated hit; an agent that
 knows better confirms the link (the old memory becomes SUPERSEDED, kept as history)
-or rejects it (never proposed again).
+or rejects it (never proposed again). An agent that knows its new memory replaces an
+earlier one (`remember` shows the nearest earlier ones) says so with `replaces`.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def _item(u: MemoryUpdate) -> UpdateItem:
 
 
 def add_update_tools(server: MCPServer, runner: Runner) -> None:
-    """updates and decide_update."""
+    """updates, decide_update and replaces."""
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     async def updates(
@@ -78,4 +79,26 @@ def add_update_tools(server: MCPServer, runner: Runner) -> None:
         call = (up.confirm_update(ns, id) if decision == "confirm"
                 else up.reject_update(ns, id, note=note))
         done: MemoryUpdate = await runner(ctx, call)
+        return _item(done)
+
+    @server.tool(annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=True))
+    async def replaces(
+        ctx: Context,
+        newer_id: Annotated[str, Field(description="The memory with the new state.")],
+        older_id: Annotated[str, Field(description="The earlier memory it replaces.")],
+        namespace: p.Namespace = None,
+        confirm: Annotated[bool, Field(description=(
+            "true: the older memory is SUPERSEDED now (kept as history, out of recall);"
+            " false: a candidate that recall marks OUTDATED, for someone to decide."))] = True,
+        attribute: Annotated[str, Field(description=(
+            "What changed, in a word or two (home, port, owner).")
+            , max_length=128)] = "",
+        reason: Annotated[str | None, Field(description="Why, in words.")] = None,
+    ) -> UpdateItem:
+        """Say that a newer memory states a newer value of what an older one stated
+        ("we settled into our flat in Tromsø" replaces "I live in Bergen"). Use it after
+        `remember` when one of the earlier memories it shows is outdated by the new one."""
+        ns = runner.namespace(namespace)
+        done: MemoryUpdate = await runner(ctx, up.propose_update(
+            ns, newer_id, older_id, confirm=confirm, attribute=attribute, reason=reason))
         return _item(done)

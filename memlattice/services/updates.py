@@ -7,21 +7,26 @@ and announced on the event bus like every other change.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 
 from memlattice.core.auth import Tenant
 from memlattice.core.errors import ValidationError
 from memlattice.core.model import utcnow
+from memlattice.graph.updates.proposals import ProposalGraph, Replaceable
 from memlattice.graph.updates.store import STATUSES, UpdateGraph, UpdateLink
 from memlattice.services.memories import MemoryService
 
 MAX_LISTED = 500
+MAX_ATTRIBUTE = 128
+MAX_REASON = 2000
 
 
 class UpdateService:
     def __init__(self, memories: MemoryService) -> None:
         self.memories = memories
         self.graph = UpdateGraph(memories.graph.client)
+        self.proposals = ProposalGraph(memories.graph.client)
 
     async def list(self, *, tenant: Tenant, statuses: Sequence[str] = ("candidate", "confirmed"),
                    memory_id: str | None = None, first: int = 100) -> list[UpdateLink]:
@@ -52,3 +57,31 @@ class UpdateService:
         if changed and link.older is not None:
             await self.memories.events.updated_ids(tenant.namespace, [link.older.id], actor)
         return link
+
+    async def may_replace(self, *, tenant: Tenant, id: str, first: int = 3) -> builtins.list[Replaceable]:
+        """The memory's nearest earlier memories by meaning, for its writer to judge
+        (graph.updates.proposals); empty for a memory the key may not see."""
+        return await self.proposals.nearest_earlier(tenant=tenant, id=id, first=first,
+                                                    now=utcnow())
+
+    async def propose(self, *, tenant: Tenant, newer: str, older: str, actor: str,
+                      attribute: str = "", reason: str | None = None,
+                      confirm: bool = False) -> UpdateLink:
+        """The writer says `newer` replaces `older`: an update link (a candidate, or
+        confirmed at once with `confirm`, the older memory then SUPERSEDED)."""
+        if len(attribute) > MAX_ATTRIBUTE:
+            raise ValidationError(f"attribute is longer than {MAX_ATTRIBUTE} characters",
+                                  field="attribute")
+        if reason is not None and len(reason) > MAX_REASON:
+            raise ValidationError(f"reason is longer than {MAX_REASON} characters",
+                                  field="reason")
+        done = await self.proposals.propose(
+            tenant=tenant, newer=newer, older=older, attribute=attribute, reason=reason,
+            confirm=confirm, actor=actor, now=utcnow())
+        if done.superseded is not None:
+            await self.memories.events.superseded([done.superseded], actor)
+        elif done.created and done.link.older is not None:
+            # The older memory is now marked outdated on recall.
+            await self.memories.events.updated_ids(tenant.namespace, [done.link.older.id],
+                                                   actor)
+        return done.link

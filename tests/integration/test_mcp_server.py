@@ -33,7 +33,7 @@ from tests.conftest import Neo4jServer
 
 TOOLS = {"remember", "recall", "supersede", "forget", "link", "get", "browse",
          "neighbourhood", "ingest_conversation", "store_fact", "recall_facts", "updates",
-         "decide_update"}
+         "decide_update", "replaces"}
 
 
 def error_code(result: Any) -> str | None:
@@ -147,6 +147,34 @@ async def test_recall_marks_an_outdated_memory_and_an_agent_confirms_the_update(
         again = await client.call_tool("recall", {
             "namespace": namespace, "query": "which port does the metrics exporter use"})
         assert old_id not in {h["id"] for h in again.structured_content["hits"]}
+
+
+async def test_remember_shows_what_the_new_memory_may_replace_and_the_agent_says_so(
+    in_process: Any, namespace: str,
+) -> None:
+    async with Client(in_process) as client:
+        old = await client.call_tool("remember", {
+            "namespace": namespace, "content": "I live in Bergen, right by the harbour."})
+        assert old.structured_content.get("may_replace") is None  # nothing earlier
+        new = await client.call_tool("remember", {
+            "namespace": namespace,
+            "content": "We finally settled into our flat in Tromsø, by the harbour too."})
+        old_id, new_id = old.structured_content["id"], new.structured_content["id"]
+        shown = new.structured_content["may_replace"]
+        assert [r["id"] for r in shown] == [old_id]
+        assert f"[{old_id}] I live in Bergen" in new.content[0].text
+        assert "`replaces`" in new.content[0].text
+        done = await client.call_tool("replaces", {
+            "namespace": namespace, "newer_id": new_id, "older_id": old_id,
+            "attribute": "home"})
+        assert not done.is_error, done.content
+        assert done.structured_content["status"] == "CONFIRMED"
+        found = await client.call_tool("recall", {"namespace": namespace,
+                                                  "query": "Where do I live?"})
+        assert [h["id"] for h in found.structured_content["hits"]] == [new_id]
+        backwards = await client.call_tool("replaces", {
+            "namespace": namespace, "newer_id": old_id, "older_id": new_id})
+        assert error_code(backwards) == "CONFLICT"  # the link says the other way
 
 
 async def test_a_conversation_in_one_call(in_process: Any, namespace: str) -> None:

@@ -346,3 +346,20 @@ async def test_a_sessions_keys_through_the_client(
     assert done.session.started_at == datetime(2023, 5, 8, 10, tzinfo=UTC)
     assert await async_client.session(namespace, "chat-9") == done.session
     assert await async_client.session(namespace, "chat-0") is None
+
+
+async def test_a_writer_is_shown_what_its_memory_may_replace_and_says_so(
+    async_client: AsyncMemlatticeClient, namespace: str,
+) -> None:
+    old = await async_client.write_memory(namespace, "My go-to drink is a flat white every"
+                                          " morning.", now=datetime(2025, 1, 10, tzinfo=UTC))
+    new = await async_client.write_memory(namespace, "Mornings are green tea for me these days.",
+                                          now=datetime(2025, 6, 2, tzinfo=UTC))
+    (offer,) = await async_client.may_replace(namespace, new.id)
+    assert offer.memory.id == old.id and offer.update is None
+    assert -1.0 <= offer.similarity <= 1.0
+    link = await async_client.propose_update(namespace, new.id, old.id, confirm=True,
+                                             attribute="morning drink")
+    assert link.status.value == "CONFIRMED"
+    assert link.older is not None and link.older.superseded_by == new.id
+    assert await async_client.may_replace(namespace, new.id) == []  # superseded: no offer

@@ -63,14 +63,16 @@ def test_the_domain_record_and_inputs_match() -> None:
 
 
 def test_the_graphql_types_and_inputs_match() -> None:
-    # `embedding` is a field of its own on the type: loaded on request, batched.
-    assert strawberry_fields(types.Memory) == READ | {"embedding"}
+    # `embedding` is a field of its own on the type: loaded on request, batched;
+    # `may_replace` is read on request too (graph.updates.proposals).
+    assert strawberry_fields(types.Memory) == READ | {"embedding", "may_replace"}
     assert strawberry_fields(inputs.MemoryInput) == WRITE
     assert strawberry_fields(inputs.MemoryPatchInput) == PATCH
 
 
 def test_schema_graphql_matches() -> None:
-    assert sdl_fields("Memory") == [camel_case(n) for n in names(READ_FIELDS)] + ["embedding"]
+    assert sdl_fields("Memory") == [camel_case(n) for n in names(READ_FIELDS)] + [
+        "embedding", "mayReplace"]
     assert set(sdl_fields("MemoryInput")) == {camel_case(n) for n in WRITE}
     assert set(sdl_fields("MemoryPatchInput")) == {camel_case(n) for n in PATCH}
 

@@ -1,0 +1,105 @@
+"""What a writer is shown: how often `Memory.mayReplace` offers the memory a new one replaces.
+
+    python -m bench.may_replace [--files dev,holdout,unseen,fresh] [--first 5]
+
+The rule set links a tenth to a half of the updates in scenarios nobody tuned
+it on (bench.knowledge_update); the writer (an agent's model, a person) can
+judge the rest if it is shown the right earlier memory. This loads each
+scenario of bench/knowledge_updates/ as bench.knowledge_update does (its own
+namespace, `ingestConversation` per session, the server's own embedder) and,
+for every true update (newer, older), asks the API for the newer memory's
+`mayReplace(first: N)`. Prints per file and group (person / agent):
+
+- pairs: the true updates;
+- rules: those the rule set linked on write (`memoryUpdates`);
+- offered@1 / @3 / @N: the older memory is among the first 1, 3, N offered;
+- rules or @3: linked by the rules, or offered in the first three: what a
+  writer that judges every offer right would end with.
+
+It prints counts only, never a scenario's text, so it may run on the sealed
+files. It measures the offer, not a judgment: no model runs here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import time
+from collections import Counter
+from typing import Any
+
+from bench._harness import Bench, bench_service
+from bench.knowledge_update import PARALLEL, UPDATES, Scenario, load, read_scenarios
+from memlattice.core.settings import EmbeddingSettings
+
+MAY_REPLACE = """query($ns: String!, $id: ID!, $first: Int!) {
+  memory(namespace: $ns, id: $id) { mayReplace(first: $first) { memory { id } } } }"""
+
+
+async def offered(bench: Bench, scenario: Scenario, first: int,
+                  tally: dict[str, Counter[str]]) -> None:
+    ids = scenario.memory_ids()
+    data = await bench.gql(UPDATES, {"namespace": scenario.namespace})
+    linked = {(u["newer"]["id"], u["older"]["id"]) for u in data["memoryUpdates"]
+              if u["newer"] and u["older"]}
+    for newer, older in scenario.truth():
+        pair = (ids[newer], ids[older])
+        shown = await bench.gql(MAY_REPLACE, {"ns": scenario.namespace, "id": pair[0],
+                                              "first": first})
+        order = [c["memory"]["id"] for c in shown["memory"]["mayReplace"]]
+        rank = order.index(pair[1]) + 1 if pair[1] in order else None
+        for name in ("all", scenario.file, f"{scenario.file}/{scenario.group}"):
+            counts = tally.setdefault(name, Counter())
+            counts["pairs"] += 1
+            counts["rules"] += pair in linked
+            counts["@1"] += rank is not None and rank <= 1
+            counts["@3"] += rank is not None and rank <= 3
+            counts["@N"] += rank is not None
+            counts["rules or @3"] += pair in linked or (rank is not None and rank <= 3)
+
+
+def report(tally: dict[str, Counter[str]], first: int) -> None:
+    print(f"| slice | pairs | rules | offered@1 | offered@3 | offered@{first} | rules or @3 |")
+    print("|---|---|---|---|---|---|---|")
+    for name in sorted(tally, key=lambda n: (n != "all", n)):
+        c = tally[name]
+
+        def share(key: str, c: Counter[str] = c) -> str:
+            return f"{c[key] / c['pairs']:.2f}" if c["pairs"] else "n/a"
+
+        print(f"| {name} | {c['pairs']} | {share('rules')} | {share('@1')} | {share('@3')}"
+              f" | {share('@N')} | {share('rules or @3')} |")
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", default="dev,holdout,unseen,fresh",
+                        help="scenario files of bench/knowledge_updates, comma-separated")
+    parser.add_argument("--first", type=int, default=5, help="how many offers to ask for")
+    args = parser.parse_args()
+    files = [name.strip() for name in args.files.split(",") if name.strip()]
+    scenarios = read_scenarios(files)
+    os.environ.setdefault("MEMLATTICE_LIMIT_REQUEST_TIMEOUT_S", "600")
+    for chatty in ("httpx", "memlattice.access"):
+        logging.getLogger(chatty).setLevel(logging.WARNING)
+    tally: dict[str, Counter[str]] = {}
+    async with bench_service(dimension=256, heap="1g", pagecache="512m",
+                             embedding=EmbeddingSettings(provider="local")) as bench:
+        gate = asyncio.Semaphore(PARALLEL)
+        started = time.monotonic()
+
+        async def one(scenario: Scenario) -> Any:
+            async with gate:
+                await load(bench, scenario)
+                await offered(bench, scenario, args.first, tally)
+
+        await asyncio.gather(*(one(s) for s in scenarios))
+        print(f"# {len(scenarios)} scenarios ({', '.join(files)}) in"
+              f" {time.monotonic() - started:.1f}s")
+    report(tally, args.first)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
