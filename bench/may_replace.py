@@ -18,6 +18,12 @@ for every true update (newer, older), asks the API for the newer memory's
 
 It prints counts only, never a scenario's text, so it may run on the sealed
 files. It measures the offer, not a judgment: no model runs here.
+
+`--judge-right` then plays a writer that judges every offer right (it proposes,
+as a candidate, exactly the true pairs offered in the first three, and nothing
+else) and asks every question as bench.knowledge_update does, printing its
+table: what recall would give with such links. A ceiling for the writer's path,
+not a figure of the product on its own.
 """
 
 from __future__ import annotations
@@ -31,15 +37,26 @@ from collections import Counter
 from typing import Any
 
 from bench._harness import Bench, bench_service
-from bench.knowledge_update import PARALLEL, UPDATES, Scenario, load, read_scenarios
+from bench.knowledge_update import (
+    PARALLEL,
+    UPDATES,
+    Results,
+    Scenario,
+    evaluate,
+    load,
+    read_scenarios,
+)
+from bench.knowledge_update import report as question_report
 from memlattice.core.settings import EmbeddingSettings
 
+PROPOSE = """mutation($ns: String!, $newer: ID!, $older: ID!) {
+  proposeUpdate(namespace: $ns, newerId: $newer, olderId: $older) { id } }"""
 MAY_REPLACE = """query($ns: String!, $id: ID!, $first: Int!) {
   memory(namespace: $ns, id: $id) { mayReplace(first: $first) { memory { id } } } }"""
 
 
 async def offered(bench: Bench, scenario: Scenario, first: int,
-                  tally: dict[str, Counter[str]]) -> None:
+                  tally: dict[str, Counter[str]], *, judge_right: bool = False) -> None:
     ids = scenario.memory_ids()
     data = await bench.gql(UPDATES, {"namespace": scenario.namespace})
     linked = {(u["newer"]["id"], u["older"]["id"]) for u in data["memoryUpdates"]
@@ -58,6 +75,9 @@ async def offered(bench: Bench, scenario: Scenario, first: int,
             counts["@3"] += rank is not None and rank <= 3
             counts["@N"] += rank is not None
             counts["rules or @3"] += pair in linked or (rank is not None and rank <= 3)
+        if judge_right and pair not in linked and rank is not None and rank <= 3:
+            await bench.gql(PROPOSE, {"ns": scenario.namespace, "newer": pair[0],
+                                      "older": pair[1]})
 
 
 def report(tally: dict[str, Counter[str]], first: int) -> None:
@@ -78,6 +98,10 @@ async def main() -> None:
     parser.add_argument("--files", default="dev,holdout,unseen,fresh",
                         help="scenario files of bench/knowledge_updates, comma-separated")
     parser.add_argument("--first", type=int, default=5, help="how many offers to ask for")
+    parser.add_argument("--verbose", action="store_true",
+                        help="with --judge-right, print every failed question (not on sealed files)")
+    parser.add_argument("--judge-right", action="store_true",
+                        help="propose the true pairs offered in the first three, then ask")
     args = parser.parse_args()
     files = [name.strip() for name in args.files.split(",") if name.strip()]
     scenarios = read_scenarios(files)
@@ -85,6 +109,7 @@ async def main() -> None:
     for chatty in ("httpx", "memlattice.access"):
         logging.getLogger(chatty).setLevel(logging.WARNING)
     tally: dict[str, Counter[str]] = {}
+    results = Results()
     async with bench_service(dimension=256, heap="1g", pagecache="512m",
                              embedding=EmbeddingSettings(provider="local")) as bench:
         gate = asyncio.Semaphore(PARALLEL)
@@ -93,12 +118,24 @@ async def main() -> None:
         async def one(scenario: Scenario) -> Any:
             async with gate:
                 await load(bench, scenario)
-                await offered(bench, scenario, args.first, tally)
+                await offered(bench, scenario, args.first, tally,
+                              judge_right=args.judge_right)
+                if args.judge_right:
+                    await evaluate(bench, results, scenario)
 
         await asyncio.gather(*(one(s) for s in scenarios))
         print(f"# {len(scenarios)} scenarios ({', '.join(files)}) in"
               f" {time.monotonic() - started:.1f}s")
     report(tally, args.first)
+    if args.judge_right:
+        print("\n# every question, with a writer that judged every offer in the first three right")
+        question_report(results, files)
+        if args.verbose:
+            for failure in sorted(results.failures, key=lambda f: (f.scenario, f.kind)):
+                print(f"\n[{failure.scenario}] {failure.kind}: {failure.question}"
+                      f"\n  expected {', '.join(failure.expected)}")
+                for message, content in failure.top:
+                    print(f"  - {message}: {content[:110]}")
 
 
 if __name__ == "__main__":

@@ -289,7 +289,8 @@ def newer_states(var: str, *, in_chain: bool) -> str:
         f" AND unew.status = 'active' AND {tenant_visible('unew')}"
         " WITH upath, unew, relationships(upath)[0] AS ufirst"
         f" RETURN {{hops: length(upath), link: ufirst {{.id, .kind, .status, .confidence,"
-        " .reason, .subject, .attribute, .matched, createdAt: ufirst.createdAt.epochSeconds"
+        " .reason, .subject, .attribute, .matched, .proposedBy,"
+        " createdAt: ufirst.createdAt.epochSeconds"
         " * 1000000 + ufirst.createdAt.microsecond},"
         f" m: {project_memory('unew')}, eid: elementId(unew)}} }}"
     )

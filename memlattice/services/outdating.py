@@ -27,9 +27,12 @@ def asked_about(newer: Mapping[str, Sequence[NewerState]], query: str | None) ->
     """The outdated candidates whose links the query asks about: it names a word a link
     matched on, or it names the newer memory's speaker and asks for the kind of value
     the link changed (memlattice.search.currency). Only their newest states may enter
-    a list the search did not put them in."""
+    a list the search did not put them in. A link a writer stated (proposeUpdate) is
+    not a guess the question must bear out: its newest state may always take the
+    outdated memory's place."""
     return {old for old, states in newer.items()
-            if states and (asks_about(query, [word for x in states for word in _link_words(x)])
+            if states and (any(x.link.get("proposedBy") for x in states)
+                           or asks_about(query, [word for x in states for word in _link_words(x)])
                            or any(names(query, _speaker(x.props))
                                   and asks_for(query, str(x.link.get("attribute") or ""))
                                   for x in states))}
