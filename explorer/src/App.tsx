@@ -1,11 +1,12 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import {
-  ApiError, browse, confirmUpdate, loadApiKey, rejectUpdate, memoriesById, memoryDetail, namespaces, saveApiKey, search, supersedeChain, timeline,
+  ApiError, browse, confirmUpdate, loadApiKey, mayReplace, rejectUpdate, memoriesById, memoryDetail, namespaces, proposeUpdate,
+  saveApiKey, search, supersedeChain, timeline,
 } from "./api";
-import type { BrowsePage, Memory, MemoryUpdate, SearchForm, SearchHit } from "./api";
+import type { BrowsePage, Memory, MemoryUpdate, ReplacementCandidate, SearchForm, SearchHit } from "./api";
 import { BrowseList } from "./BrowseList";
 import { DetailPanel } from "./DetailPanel";
-import type { Decision, DecisionProblem, DetailState } from "./DetailPanel";
+import type { Decision, DecisionProblem, DetailState, Proposal, ProposalProblem } from "./DetailPanel";
 import { GraphView } from "./GraphView";
 import type { Scene } from "./GraphView";
 import { ResultList } from "./ResultList";
@@ -57,6 +58,8 @@ export function App() {
   const [detailLoading, setDetailLoading] = useState(false);
   const [deciding, setDeciding] = useState<string | null>(null);
   const [decisionProblem, setDecisionProblem] = useState<DecisionProblem | null>(null);
+  const [proposing, setProposing] = useState<string | null>(null);
+  const [proposalProblem, setProposalProblem] = useState<ProposalProblem | null>(null);
   const [moments, setMoments] = useState<string[]>([]);
   const [asOf, setAsOf] = useState<string | null>(null);
   const latest = useRef(0);
@@ -149,13 +152,17 @@ export function App() {
     try {
       const [base, updates] = await Promise.all([memoryDetail(namespace, id), updateChain(namespace, id)]);
       const otherIds = [...new Set(base.edges.flatMap((e) => [e.sourceId, e.targetId]))].filter((o) => o !== id);
-      const [chain, others] = await Promise.all([
+      // Only an active memory can replace another: the others are not asked.
+      const [chain, others, replaceable] = await Promise.all([
         supersedeChain(namespace, base.memory, base.edges),
         memoriesById(namespace, otherIds),
+        base.memory.status === "ACTIVE" ? mayReplace(namespace, id) : Promise.resolve([]),
       ]);
       if (request !== latest.current) return;
-      setDetail({ ...base, chain, others, updates });
+      setDetail({ ...base, chain, others, updates, replaceable });
       setDecisionProblem((shown) => (shown && updates.states.some((s) => s.updates.some((l) => l.id === shown.linkId)) ? shown : null));
+      setProposalProblem((shown) =>
+        (shown && shown.newerId === id && replaceable.some((c) => c.memory.id === shown.olderId) ? shown : null));
       if (refocus) setScene({ kind: "focus", memory: base.memory, redraw });
     } catch (e) {
       if (request === latest.current) fail(e);
@@ -180,6 +187,29 @@ export function App() {
       setDeciding(null);
     }
     if (shown) await open(shown, true, true);
+    if (view === "search" && hits !== null && form.query.trim()) void runSearch(asOf);
+  };
+
+  /**
+   * Says the open memory replaces an earlier one (an update candidate, decided
+   * in the states chain), then reloads as a decision does.
+   */
+  const propose = async (candidate: ReplacementCandidate, proposal: Proposal) => {
+    const newer = detail?.memory.id;
+    if (!newer) return;
+    const older = candidate.memory.id;
+    setProposing(older);
+    setProposalProblem(null);
+    try {
+      await proposeUpdate(namespace, newer, older, proposal.attribute, proposal.reason);
+    } catch (e) {
+      const { code, message } = problem(e);
+      setProposalProblem({ newerId: newer, olderId: older, code, message });
+      return;
+    } finally {
+      setProposing(null);
+    }
+    await open(newer, true, true);
     if (view === "search" && hits !== null && form.query.trim()) void runSearch(asOf);
   };
 
@@ -260,7 +290,8 @@ export function App() {
           onSelect={(id) => void open(id, false)} onError={fail} />
         <DetailPanel detail={detail} loading={detailLoading} onOpen={(id) => void open(id, true)}
           onDecide={(link, decision) => void decide(link, decision)} deciding={deciding}
-          decisionProblem={decisionProblem} />
+          decisionProblem={decisionProblem} onPropose={(candidate, proposal) => void propose(candidate, proposal)}
+          proposing={proposing} proposalProblem={proposalProblem} />
       </main>
     </div>
   );

@@ -1,5 +1,5 @@
 import { useState } from "react";
-import type { AuditEntry, Edge, Memory, MemoryUpdate } from "./api";
+import type { AuditEntry, Edge, Memory, MemoryUpdate, ReplacementCandidate } from "./api";
 import { json, num, shortId, when } from "./format";
 import type { UpdateChain } from "./updateChain";
 
@@ -12,6 +12,8 @@ export interface DetailState {
   others: Map<string, Memory>;
   /** The chain of states of this memory's attribute (UPDATES links). */
   updates: UpdateChain;
+  /** Earlier memories an ACTIVE memory may replace (`mayReplace`); empty otherwise. */
+  replaceable: ReplacementCandidate[];
 }
 
 /** A decision on an update candidate, and the error it met (a stable code). */
@@ -19,6 +21,20 @@ export type Decision = { action: "confirm" } | { action: "reject"; note: string 
 
 export interface DecisionProblem {
   linkId: string;
+  code: string;
+  message: string;
+}
+
+/** What the writer says with Replaces: what changed and why, both optional. */
+export interface Proposal {
+  attribute: string;
+  reason: string | null;
+}
+
+/** A refused proposal (newer replaces older), with its stable code. */
+export interface ProposalProblem {
+  newerId: string;
+  olderId: string;
   code: string;
   message: string;
 }
@@ -31,6 +47,10 @@ interface Props {
   /** The link a decision is being sent for (buttons wait meanwhile). */
   deciding: string | null;
   decisionProblem: DecisionProblem | null;
+  onPropose: (candidate: ReplacementCandidate, proposal: Proposal) => void;
+  /** The earlier memory a proposal is being sent for (its Replaces waits meanwhile). */
+  proposing: string | null;
+  proposalProblem: ProposalProblem | null;
 }
 
 const FIELDS: [keyof Memory, string][] = [
@@ -54,7 +74,9 @@ function fieldValue(memory: Memory, field: keyof Memory): string {
   return String(value);
 }
 
-export function DetailPanel({ detail, loading, onOpen, onDecide, deciding, decisionProblem }: Props) {
+export function DetailPanel({
+  detail, loading, onOpen, onDecide, deciding, decisionProblem, onPropose, proposing, proposalProblem,
+}: Props) {
   if (!detail) {
     return (
       <section className="panel detail-panel">
@@ -63,7 +85,7 @@ export function DetailPanel({ detail, loading, onOpen, onDecide, deciding, decis
       </section>
     );
   }
-  const { memory, edges, audit, chain, others, updates } = detail;
+  const { memory, edges, audit, chain, others, updates, replaceable } = detail;
   const conflicts = edges.filter((e) => e.type === "CONTRADICTS");
   const relations = edges.filter((e) => e.type !== "SUPERSEDES" && e.type !== "CONTRADICTS");
   const otherEnd = (edge: Edge) => (edge.sourceId === memory.id ? edge.targetId : edge.sourceId);
@@ -105,6 +127,11 @@ export function DetailPanel({ detail, loading, onOpen, onDecide, deciding, decis
         {(updates.states.length > 0 || updates.rejected.length > 0) && (
           <UpdateChainSection memory={memory} chain={updates} onOpen={onOpen} onDecide={onDecide}
             deciding={deciding} problem={decisionProblem} />
+        )}
+
+        {memory.status === "ACTIVE" && replaceable.length > 0 && (
+          <MayReplaceSection candidates={replaceable} onOpen={onOpen} onPropose={onPropose} proposing={proposing}
+            problem={proposalProblem?.newerId === memory.id ? proposalProblem : null} />
         )}
 
         {conflicts.length > 0 && (
@@ -288,5 +315,83 @@ function UpdateLink({ link, adjacent, onDecide, deciding, problem }: LinkProps) 
         </p>
       )}
     </div>
+  );
+}
+
+interface MayReplaceProps {
+  candidates: ReplacementCandidate[];
+  onOpen: (id: string) => void;
+  onPropose: (candidate: ReplacementCandidate, proposal: Proposal) => void;
+  proposing: string | null;
+  problem: ProposalProblem | null;
+}
+
+/**
+ * The earlier memories nearest this one by meaning (`mayReplace`), most alike
+ * first: the writer says which one it replaces, as the rules could not read it.
+ */
+function MayReplaceSection({ candidates, onOpen, onPropose, proposing, problem }: MayReplaceProps) {
+  return (
+    <section data-testid="may-replace">
+      <h3>Earlier memories it may replace <span className="muted">most alike first</span></h3>
+      <ol className="chain states may-replace">
+        {candidates.map((candidate) => (
+          <ReplacementRow key={candidate.memory.id} candidate={candidate} onOpen={onOpen} onPropose={onPropose}
+            proposing={proposing === candidate.memory.id}
+            problem={problem?.olderId === candidate.memory.id ? problem : null} />
+        ))}
+      </ol>
+    </section>
+  );
+}
+
+interface RowProps {
+  candidate: ReplacementCandidate;
+  onOpen: (id: string) => void;
+  onPropose: (candidate: ReplacementCandidate, proposal: Proposal) => void;
+  proposing: boolean;
+  problem: ProposalProblem | null;
+}
+
+/** One earlier memory: what it says, when, how alike; Replaces when no link joins the two yet. */
+function ReplacementRow({ candidate, onOpen, onPropose, proposing, problem }: RowProps) {
+  const [attribute, setAttribute] = useState("");
+  const [reason, setReason] = useState("");
+  const { memory, similarity, update } = candidate;
+  return (
+    <li data-testid="may-replace-item" data-memory-id={memory.id} data-update-status={update?.status ?? ""}>
+      <button type="button" className="link" onClick={() => onOpen(memory.id)}>
+        <span className="state-head">
+          <span className="similarity" data-testid="may-replace-similarity"
+            title="cosine similarity of the two memories' meaning, in [-1, 1]">{num(similarity, 2)}</span>
+          <span className="muted">{when(memory.createdAt)}</span>
+          {update && (
+            <span className={`update-status ${update.status.toLowerCase()}`} data-testid="may-replace-link"
+              title="the update link already between the two: decide it under States of this attribute">
+              {update.kind === "CONTRADICTION" ? "contradicts" : "updates"} {update.status}
+            </span>
+          )}
+        </span>
+        <span className="chain-text" data-testid="may-replace-content">{memory.content}</span>
+      </button>
+      {!update && (
+        <div className="update-actions">
+          <button type="button" className="primary small" disabled={proposing} data-testid="may-replace-propose"
+            onClick={() => onPropose(candidate, { attribute: attribute.trim(), reason: reason.trim() || null })}
+            title="this memory replaces that one: an update candidate, to confirm or reject">Replaces</button>
+          <input value={attribute} onChange={(e) => setAttribute(e.target.value)} placeholder="what changed"
+            title="optional: what changed, in a word or two (residence, port, drink)"
+            aria-label="What changed (optional)" maxLength={128} data-testid="may-replace-attribute" disabled={proposing} />
+          <input value={reason} onChange={(e) => setReason(e.target.value)} placeholder="why"
+            title="optional: why, in words; kept in the link's reason"
+            aria-label="Why it replaces that memory (optional)" maxLength={2000} data-testid="may-replace-reason" disabled={proposing} />
+        </div>
+      )}
+      {problem && (
+        <p className="update-error" role="alert" data-testid="may-replace-error" data-code={problem.code}>
+          <strong>{problem.code}</strong> {problem.message}
+        </p>
+      )}
+    </li>
   );
 }

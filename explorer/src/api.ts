@@ -490,3 +490,47 @@ export async function rejectUpdate(namespace: string, id: string, note: string |
   );
   return data.rejectUpdate;
 }
+
+/**
+ * An earlier memory a memory may replace (`Memory.mayReplace`): one of its
+ * nearest by meaning, how alike the two are, and the link already between them.
+ */
+export interface ReplacementCandidate {
+  memory: Pick<Memory, "id" | "content" | "createdAt" | "status">;
+  /** Cosine similarity of the two memories' vectors, in [-1, 1]. */
+  similarity: number;
+  update: Pick<MemoryUpdate, "id" | "status" | "kind"> | null;
+}
+
+/** How many earlier memories the memory panel offers. */
+export const MAY_REPLACE_SHOWN = 3;
+
+/** The earlier memories a memory may replace, most alike first (empty for the first memory). */
+export async function mayReplace(namespace: string, id: string, first = MAY_REPLACE_SHOWN): Promise<ReplacementCandidate[]> {
+  const data = await graphql<{ memory: { mayReplace: ReplacementCandidate[] } }>(
+    `query MayReplace($ns: String!, $id: ID!, $first: Int!) {
+      memory(namespace: $ns, id: $id) {
+        mayReplace(first: $first) { similarity memory { id content createdAt status } update { id status kind } }
+      }
+    }`,
+    { ns: namespace, id, first },
+  );
+  return data.memory.mayReplace;
+}
+
+/**
+ * Says that `newerId` replaces `olderId` (`proposeUpdate`, not confirmed): the
+ * pair becomes an update candidate, for confirmUpdate or rejectUpdate.
+ */
+export async function proposeUpdate(
+  namespace: string, newerId: string, olderId: string, attribute: string, reason: string | null,
+): Promise<MemoryUpdate> {
+  const data = await graphql<{ proposeUpdate: MemoryUpdate }>(
+    `mutation Propose($ns: String!, $newer: ID!, $older: ID!, $attribute: String!, $reason: String) {
+      proposeUpdate(namespace: $ns, newerId: $newer, olderId: $older, confirm: false,
+                    attribute: $attribute, reason: $reason) { ${UPDATE_FIELDS} }
+    }`,
+    { ns: namespace, newer: newerId, older: olderId, attribute, reason },
+  );
+  return data.proposeUpdate;
+}
