@@ -14,7 +14,9 @@ for every true update (newer, older), asks the API for the newer memory's
 - rules: those the rule set linked on write (`memoryUpdates`);
 - offered@1 / @3 / @N: the older memory is among the first 1, 3, N offered;
 - rules or @3: linked by the rules, or offered in the first three: what a
-  writer that judges every offer right would end with.
+  writer that judges every offer right would end with;
+- the median time of asking a memory with its offers against asking it alone,
+  the same memories in the same run (the offer's cost is one vector query).
 
 It prints counts only, never a scenario's text, so it may run on the sealed
 files. It measures the offer, not a judgment: no model runs here.
@@ -32,6 +34,7 @@ import argparse
 import asyncio
 import logging
 import os
+import statistics
 import time
 from collections import Counter
 from typing import Any
@@ -51,20 +54,32 @@ from memlattice.core.settings import EmbeddingSettings
 
 PROPOSE = """mutation($ns: String!, $newer: ID!, $older: ID!) {
   proposeUpdate(namespace: $ns, newerId: $newer, olderId: $older) { id } }"""
+READ = """query($ns: String!, $id: ID!) { memory(namespace: $ns, id: $id) { id } }"""
 MAY_REPLACE = """query($ns: String!, $id: ID!, $first: Int!) {
   memory(namespace: $ns, id: $id) { mayReplace(first: $first) { memory { id } } } }"""
 
 
+async def timed(bench: Bench, query: str, variables: dict[str, Any],
+                times: list[float]) -> Any:
+    started = time.perf_counter()
+    data = await bench.gql(query, variables)
+    times.append(time.perf_counter() - started)
+    return data
+
+
 async def offered(bench: Bench, scenario: Scenario, first: int,
-                  tally: dict[str, Counter[str]], *, judge_right: bool = False) -> None:
+                  tally: dict[str, Counter[str]], times: dict[str, list[float]], *,
+                  judge_right: bool = False) -> None:
     ids = scenario.memory_ids()
     data = await bench.gql(UPDATES, {"namespace": scenario.namespace})
     linked = {(u["newer"]["id"], u["older"]["id"]) for u in data["memoryUpdates"]
               if u["newer"] and u["older"]}
     for newer, older in scenario.truth():
         pair = (ids[newer], ids[older])
-        shown = await bench.gql(MAY_REPLACE, {"ns": scenario.namespace, "id": pair[0],
-                                              "first": first})
+        variables = {"ns": scenario.namespace, "id": pair[0]}
+        await timed(bench, READ, variables, times["read"])
+        shown = await timed(bench, MAY_REPLACE, {**variables, "first": first},
+                            times["mayReplace"])
         order = [c["memory"]["id"] for c in shown["memory"]["mayReplace"]]
         rank = order.index(pair[1]) + 1 if pair[1] in order else None
         for name in ("all", scenario.file, f"{scenario.file}/{scenario.group}"):
@@ -109,6 +124,7 @@ async def main() -> None:
     for chatty in ("httpx", "memlattice.access"):
         logging.getLogger(chatty).setLevel(logging.WARNING)
     tally: dict[str, Counter[str]] = {}
+    times: dict[str, list[float]] = {"read": [], "mayReplace": []}
     results = Results()
     async with bench_service(dimension=256, heap="1g", pagecache="512m",
                              embedding=EmbeddingSettings(provider="local")) as bench:
@@ -118,7 +134,7 @@ async def main() -> None:
         async def one(scenario: Scenario) -> Any:
             async with gate:
                 await load(bench, scenario)
-                await offered(bench, scenario, args.first, tally,
+                await offered(bench, scenario, args.first, tally, times,
                               judge_right=args.judge_right)
                 if args.judge_right:
                     await evaluate(bench, results, scenario)
@@ -127,6 +143,9 @@ async def main() -> None:
         print(f"# {len(scenarios)} scenarios ({', '.join(files)}) in"
               f" {time.monotonic() - started:.1f}s")
     report(tally, args.first)
+    read, offer = (statistics.median(times[k]) * 1000 for k in ("read", "mayReplace"))
+    print(f"# p50 per request: memory(id) {read:.1f} ms, memory(id) {{ mayReplace }}"
+          f" {offer:.1f} ms, ratio {offer / read:.2f} ({len(times['read'])} each, same run)")
     if args.judge_right:
         print("\n# every question, with a writer that judged every offer in the first three right")
         question_report(results, files)

@@ -183,7 +183,7 @@ class ProposalGraph:
             link = found[0]["link"]
             link_id = link["id"] if link is not None else new_id()
             if link is None:
-                said = f"{actor} says {newer} replaces {older}"
+                said = f"stated by {actor}"
                 await run(tx, create_proposed(tenant=tenant, actor=actor, now=now, row={
                     "id": link_id, "newer": newer, "older": older, "confidence": 1.0,
                     "reason": f"{said}: {reason}" if reason else said, "subject": "",
