@@ -3,9 +3,10 @@
 The rule set (graph.updates.store) links what it can read without a model; on
 scenarios nobody tuned it on it finds a tenth to a half of the updates, and its
 links are right about two times in five (docs/benchmarks.md, issue 27). The
-writer often knows better: an agent whose model just wrote "we finally settled
-into our flat in Tromsø" can tell that it replaces "I live in Bergen" once it is
-shown that memory. Two operations give it what it needs:
+writer often knows better: an agent whose model just wrote "mornings are green
+tea for me these days" can tell that it replaces "my go-to drink is a flat white
+every morning" (no value the rules compare, no word of change they know) once it
+is shown that memory. Two operations give it what it needs:
 
 - `nearest_earlier`: a memory's nearest earlier memories by meaning (the primary
   vector index, fenced to its namespace; active, written before it, visible to
@@ -80,7 +81,8 @@ def nearest_earlier(*, tenant: Tenant, id: str, first: int, now: datetime) -> Qu
 
 def locked_pair(*, tenant: Tenant, newer: str, older: str, now: datetime) -> Query:
     """Both memories, locked, if the tenant may see them; the link from one to the
-    other, a live link the other way, and whether `newer` SUPERSEDES `older` would close a cycle."""
+    other, a live link the other way, and whether `newer` SUPERSEDES `older` would
+    close a cycle."""
     query = (
         "CYPHER 25\n"
         f"MATCH (n:Memory {{id: $newer}}) WHERE {tenant_visible('n')}\n"
