@@ -20,8 +20,10 @@ them and advances them (graph/causal.py).
 Every driver call runs through `DriverCalls` (graph/driver_calls.py): a caller
 cancelled (a request past its budget, a shutdown, a command interrupted) goes
 at once, and the call is cancelled with it, but never while the driver is
-opening a socket, which it would leak. Nothing else in the service touches the
-driver: a session opened outside these methods would be outside that guard.
+opening a socket, which it would leak. Nothing else in the service uses this
+driver: a session opened outside these methods would be outside that guard (the
+one other driver, memlattice.neo4j_local's, is synchronous and says why it needs
+none).
 """
 
 from __future__ import annotations
