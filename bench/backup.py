@@ -22,7 +22,7 @@ import uuid
 from pathlib import Path
 
 from bench._harness import PASSWORD, bench_service, synthetic_memories
-from memlattice.graph.backup.reads import store_snapshot
+from memlattice.graph.backup.reads import StoreSnapshot, in_store_snapshot
 from memlattice.graph.client import GraphClient
 from memlattice.portability.backup import back_up
 from memlattice.portability.restore import restore_store
@@ -35,12 +35,14 @@ EDGES = ("mutation($ns: String!, $inputs: [EdgeSpecInput!]!) {"
 
 async def bare_scan(client: GraphClient) -> float:
     """The backup's own queries in one transaction, records fetched and dropped."""
-    started = time.perf_counter()
-    async with store_snapshot(client) as snapshot:
+    async def scan(snapshot: StoreSnapshot) -> None:
         async for _ in snapshot.nodes():
             pass
         async for _ in snapshot.relationships():
             pass
+
+    started = time.perf_counter()
+    await in_store_snapshot(client, scan)
     return time.perf_counter() - started
 
 

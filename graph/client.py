@@ -1,15 +1,16 @@
 """The one async Neo4j driver of a running service, and error translation.
 
 Every query leaves through `GraphClient.read` / `write` (auto-retried managed
-transactions via `execute_query`) or `GraphClient.transaction` (a managed
-write transaction for read-check-write sequences). Driver exceptions are
+transactions via `execute_query`), `GraphClient.transaction` (a managed
+write transaction for read-check-write sequences) or `GraphClient.read_once`
+(one read transaction, never retried: the backup's scan). Driver exceptions are
 turned into the project's error tree here, so nothing above `graph/` ever
 imports `neo4j.exceptions`.
 
 Clusters and Aura: reads are routed to readers (`read` uses read routing;
 only read-check-write sequences, which must see the leader's state, go to the
-writer), and every transaction of the process, whichever of the three paths
-it took, chains causal bookmarks through one bookmark manager. A read that
+writer), and every transaction of the process, whichever path it took,
+chains causal bookmarks through one bookmark manager. A read that
 follows a write therefore waits, on whichever cluster member serves it, until
 that write is applied there: a client reads its own writes. With a single
 server (`bolt://` or `neo4j://`) the bookmarks cost nothing noticeable.
@@ -17,8 +18,12 @@ Across processes, a request that carries a client's bookmarks also waits for
 them and advances them (graph/causal.py).
 
 Every driver call runs through `DriverCalls` (graph/driver_calls.py): a caller
-cancelled (a request past its budget) goes at once, and the call is cancelled
-with it, but never while the driver is opening a socket, which it would leak.
+cancelled (a request past its budget, a shutdown, a command interrupted) goes
+at once, and the call is cancelled with it, but never while the driver is
+opening a socket, which it would leak. Nothing else in the service uses this
+driver: a session opened outside these methods would be outside that guard (the
+one other driver, memlattice.neo4j_local's, is synchronous and says why it needs
+none).
 """
 
 from __future__ import annotations
@@ -236,6 +241,31 @@ class GraphClient:
             async with self.driver.session(database=self.database,
                                            bookmark_manager=bookmarks) as session:
                 return await session.execute_write(work)
+
+        with self._observed(_label(work.__qualname__)), translated_errors():
+            return await self.calls.run(in_session())
+
+    async def read_once(self, work: Callable[[neo4j.AsyncTransaction], Awaitable[T]], *,
+                        fetch_size: int = 1000) -> T:
+        """Run `work` in one read transaction that is never retried and has no time limit.
+
+        For a read that hands what it streams on as it goes (the backup writes each
+        record to its file), which a managed transaction's retry would repeat. Records
+        come `fetch_size` at a time. The session lives and ends inside one `DriverCalls`
+        call, so a caller cancelled while its connection is being opened leaks no
+        socket, and the session is closed by the task that uses it, never beside it.
+        """
+        bookmarks = bookmarks_for_now(self.bookmarks)
+
+        async def in_session() -> T:
+            async with self.driver.session(database=self.database, fetch_size=fetch_size,
+                                           default_access_mode=neo4j.READ_ACCESS,
+                                           bookmark_manager=bookmarks) as session:
+                tx = await session.begin_transaction()
+                try:
+                    return await work(tx)
+                finally:
+                    await tx.close()  # rolls back: nothing was written
 
         with self._observed(_label(work.__qualname__)), translated_errors():
             return await self.calls.run(in_session())

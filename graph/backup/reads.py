@@ -10,15 +10,16 @@ the backup is written out in docs/operating.md ("Backup and restore").
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import neo4j
 from neo4j import AsyncTransaction
 
 from memlattice.graph.client import GraphClient, Query, translated_errors
+
+T = TypeVar("T")
 
 NODES: Query = ("MATCH (n) RETURN elementId(n) AS key, labels(n) AS labels,"
                 " properties(n) AS props", {})
@@ -93,18 +94,20 @@ class StoreSnapshot:
         return [_node(r) async for r in self._stream(nodes_by_key(keys))]
 
 
-@asynccontextmanager
-async def store_snapshot(client: GraphClient, *, fetch_size: int = 2000
-                         ) -> AsyncIterator[StoreSnapshot]:
-    """A read transaction (no time limit of its own) for the whole backup."""
-    with translated_errors():
-        async with client.driver.session(database=client.database, fetch_size=fetch_size,
-                                         default_access_mode=neo4j.READ_ACCESS) as session:
-            tx = await session.begin_transaction()
-            try:
-                yield StoreSnapshot(tx)
-            finally:
-                await tx.close()
+async def in_store_snapshot(client: GraphClient, scan: Callable[[StoreSnapshot], Awaitable[T]],
+                            *, fetch_size: int = 2000) -> T:
+    """`scan`'s result, run inside one read transaction over the whole database.
+
+    A callback rather than a context manager, so that opening the transaction,
+    the scan and closing it are one driver call (`GraphClient.read_once`): a
+    backup cut short (Ctrl-C, a shutdown) while the driver opens its connection
+    leaves no socket behind, and the session is never closed beside a read of it
+    still under way."""
+
+    async def work(tx: AsyncTransaction) -> T:
+        return await scan(StoreSnapshot(tx))
+
+    return await client.read_once(work, fetch_size=fetch_size)
 
 
 async def schema(client: GraphClient) -> list[SchemaItem]:

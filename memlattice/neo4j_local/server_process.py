@@ -195,7 +195,13 @@ def _log_tail(settings: LocalNeo4jSettings, lines: int = 20) -> str:
 
 
 def _ensure_password(settings: LocalNeo4jSettings, password: str) -> None:
-    """A fresh server accepts neo4j/neo4j and demands a change; make that change once."""
+    """A fresh server accepts neo4j/neo4j and demands a change; make that change once.
+
+    The one driver outside `GraphClient` (and so outside graph.driver_calls' guard),
+    on purpose: it is the synchronous driver, run before any service starts. Nothing
+    cancels it midway (an asyncio cancellation cannot reach a blocking call; a Ctrl-C
+    ends the process, whose sockets the OS closes), and each driver is closed by its
+    `with`, so no socket outlives it."""
     from neo4j import GraphDatabase
     from neo4j.exceptions import AuthError, ClientError, ServiceUnavailable
 

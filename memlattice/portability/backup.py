@@ -61,10 +61,11 @@ async def back_up(client: GraphClient, path: Path, *, compresslevel: int = 1) ->
               "startedAt": started.isoformat(),
               "migrations": await reads.migration_versions(client),
               "eventPositions": await reads.event_positions(client)}
-    seen: set[str] = set()
     with gzip.open(partial, "wt", encoding="utf-8", compresslevel=compresslevel) as out:
         _line(out, header)
-        async with reads.store_snapshot(client) as snapshot:
+
+        async def scan(snapshot: reads.StoreSnapshot) -> None:
+            seen: set[str] = set()
             async for node in snapshot.nodes():
                 _write_node(out, node, report)
                 seen.add(node.key)
@@ -80,6 +81,8 @@ async def back_up(client: GraphClient, path: Path, *, compresslevel: int = 1) ->
                 for node in await snapshot.nodes_by_key(late[at:at + 1000]):
                     _write_node(out, node, report)
                     report.late_nodes += 1
+
+        await reads.in_store_snapshot(client, scan)
         schema = await reads.schema(client)
         _line(out, {"t": "end", "nodes": report.nodes, "relationships": report.relationships,
                     "labels": dict(sorted(report.labels.items())),

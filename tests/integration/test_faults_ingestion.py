@@ -35,6 +35,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 
 from memlattice.core.settings import EmbeddingSettings, LimitsSettings, Settings
@@ -98,6 +99,22 @@ async def post(http: httpx.AsyncClient, query: str, variables: dict[str, Any], *
     assert response.status_code == 200, response.text[:500]
     body: dict[str, Any] = response.json()
     return body
+
+
+async def until_none_connected(port: int, *, within_s: float = 120.0) -> None:
+    """Wait until none of this process's sockets is connected to `port` (the proxy): a
+    closed app holds no connection to Neo4j. A socket left open is a failure here, in
+    the test that left it, rather than a ResourceWarning in whichever test collects it."""
+    def connected() -> list[str]:
+        return [f"{c.laddr} -> {c.raddr} {c.status}"
+                for c in psutil.Process().net_connections("tcp")
+                if c.raddr and c.raddr.port == port]
+
+    for _ in range(int(within_s / 0.05)):
+        if not connected():
+            return
+        await asyncio.sleep(0.05)
+    pytest.fail(f"still connected to the proxy {within_s:g}s after the app closed: {connected()}")
 
 
 def unavailable(body: dict[str, Any]) -> bool:
@@ -233,6 +250,9 @@ async def test_a_slow_neo4j_never_keeps_a_request_past_its_timeout(
         # is rolled back by Neo4j); new ones go through at once.
         proxy.cut()
         proxy.latency_s = 0.0
+    # The app has closed: the calls still running (the search's shared read) were given
+    # up on before its driver closed, so no connection of it outlives it.
+    await until_none_connected(proxy.port)
     # Whatever the slowed transaction does, it is one transaction: all or nothing.
     state = await graph_client.read((
         "RETURN COUNT { (:Memory {namespace: $ns}) } AS n,"

@@ -14,11 +14,12 @@ from __future__ import annotations
 import asyncio
 import gc
 import warnings
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from typing import Any
 
 import pytest
 
+from memlattice.graph.backup.reads import StoreSnapshot, in_store_snapshot
 from memlattice.graph.client import GraphClient
 from tests._stalled import StalledPort
 
@@ -55,9 +56,11 @@ async def until(condition: Any, what: str) -> None:
     pytest.fail(f"{what}: not within {CAP_S:g}s")
 
 
-async def cancelled_while_connecting(client: GraphClient, stalled: StalledPort) -> set[int]:
-    """Start a read, cancel it once its connect is under way; the connecting ports."""
-    read = asyncio.ensure_future(client.read(("RETURN 1", {})))
+async def cancelled_while_connecting(client: GraphClient, stalled: StalledPort,
+                                     call: Coroutine[Any, Any, Any] | None = None) -> set[int]:
+    """Start `call` (a read by default), cancel it once its connect is under way; the
+    connecting ports."""
+    read = asyncio.ensure_future(call or client.read(("RETURN 1", {})))
     await until(lambda: stalled.connecting() or read.done(), "the driver connecting")
     assert not read.done(), read
     connecting = stalled.connecting()
@@ -85,3 +88,21 @@ async def test_its_caller_does_not_wait_for_the_connect(
     # The caller has its answer (a request would say TIMEOUT) while the connect it
     # gave up on is still under way: it lasts until CONNECT_S, or until the port closes.
     assert stalled.connecting() & connecting
+
+
+async def test_a_backup_cut_short_while_the_driver_connects_leaks_no_socket(
+        client: GraphClient, stalled: StalledPort) -> None:
+    # The backup's scan opens a transaction of its own (graph.backup.reads), which a
+    # Ctrl-C of `memlattice backup` cancels as a budget cancels a read.
+    async def scan(snapshot: StoreSnapshot) -> None:
+        async for _ in snapshot.nodes():
+            pass
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always", ResourceWarning)
+        await cancelled_while_connecting(client, stalled, in_store_snapshot(client, scan))
+        stalled.close()
+        await asyncio.wait_for(client.close(), CAP_S)
+        gc.collect()
+    leaked = [str(w.message) for w in seen if issubclass(w.category, ResourceWarning)]
+    assert not leaked
