@@ -33,6 +33,8 @@ from typing import Any, TypeVar
 # guard silently protecting nothing (tests/unit/test_driver_calls.py checks the leak).
 from neo4j._async_compat.network._bolt_socket import AsyncBoltSocketBase
 
+from memlattice.core.errors import Unavailable
+
 T = TypeVar("T")
 
 _CONNECTING: CodeType = vars(AsyncBoltSocketBase)["_connect_secure"].__func__.__code__
@@ -67,6 +69,8 @@ class DriverCalls:
         self._abandoned: set[asyncio.Future[Any]] = set()
         # Every call not yet ended, for `close`.
         self._running: set[asyncio.Task[Any]] = set()
+        # Set by `close`: a call started after it would run against a closing driver.
+        self._closing = False
 
     @property
     def abandoned(self) -> int:
@@ -74,7 +78,11 @@ class DriverCalls:
         return sum(1 for f in self._abandoned if not f.done())
 
     async def run(self, call: Coroutine[Any, Any, T]) -> T:
-        """`call`'s result; cancelled with its caller, except during a connect."""
+        """`call`'s result; cancelled with its caller, except during a connect.
+        UNAVAILABLE once `close` has begun: the driver is about to close."""
+        if self._closing:
+            call.close()
+            raise Unavailable("this server process is shutting down: try again")
         task = asyncio.create_task(call)
         self._running.add(task)
         task.add_done_callback(self._running.discard)
@@ -106,7 +114,9 @@ class DriverCalls:
         """Give up on every call still running, as a cancelled caller would, and wait
         for them to end. At shutdown no request waits for a call any more; what still
         runs is work nobody awaits (a read shared by callers that are gone, such as
-        memlattice.core.read_through's), which the driver must not be closed under."""
+        memlattice.core.read_through's), which the driver must not be closed under.
+        A call started from now on is refused, so none can start under the close."""
+        self._closing = True
         for task in list(self._running):
             if not task.done() and task not in self._abandoned:
                 self._abandon(task)

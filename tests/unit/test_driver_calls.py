@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 
+from memlattice.core.errors import Unavailable
 from memlattice.graph.driver_calls import DriverCalls
 
 CAP_S = 120.0
@@ -65,3 +66,20 @@ async def test_closing_gives_up_on_calls_nobody_awaits_any_more() -> None:
     assert read.ended.is_set() and calls.abandoned == 0
     with pytest.raises(asyncio.CancelledError):
         await reader
+
+
+async def test_a_call_started_while_closing_is_refused_and_never_runs() -> None:
+    calls = DriverCalls()
+    query = Waiting()
+    caller = asyncio.ensure_future(calls.run(query.call()))
+    await query.started.wait()
+    closing = asyncio.ensure_future(calls.close())
+    await asyncio.sleep(0)  # close begins: it gives up on the running call and waits
+    late = Waiting()
+    with pytest.raises(Unavailable):
+        await calls.run(late.call())
+    assert not late.started.is_set()
+    await asyncio.wait_for(closing, CAP_S)
+    assert query.ended.is_set()
+    with pytest.raises(asyncio.CancelledError):
+        await caller
