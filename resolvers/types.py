@@ -125,11 +125,12 @@ class Memory:
         return None if vector is None else Vector(tuple(vector))
 
     @strawberry.field(description=(
-        "Earlier memories this one may replace: its nearest by meaning among the active"
-        " memories of its namespace written before it that the key may see, most alike"
-        " first, each with the update link already between them. For the writer (an"
-        " agent's model, a person) to judge and answer with proposeUpdate; the rules"
-        " link only what they can read. Read when asked (one vector query), never stored."))
+        "Earlier memories this one may replace: the nearest among the active memories of"
+        " its namespace written before it that the key may see, by its vector and by its"
+        " words (the two orders fused by reciprocal rank), each with the update link"
+        " already between them. For the writer (an agent's model, a person) to judge and"
+        " answer with proposeUpdate; the rules link only what they can read. Read when"
+        " asked (a vector and a fulltext query), never stored."))
     async def may_replace(
         self, info: Info, first: Annotated[int, g.arg("How many, 1 to 20.")] = 3,
     ) -> list[Annotated[ReplacementCandidate, strawberry.lazy("memlattice.resolvers.updates")]]:

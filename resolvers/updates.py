@@ -81,8 +81,9 @@ class MemoryUpdate:
 class ReplacementCandidate:
     memory: Memory = strawberry.field(description="The earlier memory (active, visible to"
                                       " the key, written before).")
-    similarity: float = strawberry.field(description="Cosine similarity of the two"
-                                         " memories' vectors, in [-1, 1].")
+    similarity: float | None = strawberry.field(description="Cosine similarity of the two"
+                                                " memories' vectors, in [-1, 1]; null when"
+                                                " either has none.")
     update: MemoryUpdate | None = strawberry.field(description=(
         "The update link that already joins the two (a candidate the rules found, or one"
         " proposed), if any; a rejected pair is never listed."))
@@ -97,7 +98,8 @@ async def replacement_candidates(info: Info, memory: Memory,
                                  first: int) -> list[ReplacementCandidate]:
     """`Memory.mayReplace`: read with the key's view of the memory's namespace."""
     tenant = info.context.tenant(memory.namespace, write=False)
-    found = await _updates(info).may_replace(tenant=tenant, id=str(memory.id), first=first)
+    found = await _updates(info).may_replace(tenant=tenant, id=str(memory.id),
+                                             text=memory.content, first=first)
     return [ReplacementCandidate.from_domain(r) for r in found]
 
 

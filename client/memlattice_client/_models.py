@@ -195,7 +195,7 @@ class MemoryUpdate(_Result):
 
 
 class ReplacementCandidate(_Result):
-    """An earlier memory a memory may replace: one of its nearest by meaning, with the
+    """An earlier memory a memory may replace: one of its nearest (by meaning and by its words), with the
     update link already between them, for the writer to judge (`propose_update`)."""
 
     memory: Memory

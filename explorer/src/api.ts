@@ -493,7 +493,7 @@ export async function rejectUpdate(namespace: string, id: string, note: string |
 
 /**
  * An earlier memory a memory may replace (`Memory.mayReplace`): one of its
- * nearest by meaning, how alike the two are, and the link already between them.
+ * nearest (by meaning and by its words), how alike the two are, and the link already between them.
  */
 export interface ReplacementCandidate {
   memory: Pick<Memory, "id" | "content" | "createdAt" | "status">;

@@ -53,7 +53,7 @@ def memory_view(m: Memory) -> MemoryView:
 
 
 class Replaceable(BaseModel):
-    """An earlier memory the new one may replace (its nearest by meaning)."""
+    """An earlier memory the new one may replace (its nearest by meaning and by its words)."""
 
     id: str
     content: str

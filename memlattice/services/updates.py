@@ -58,11 +58,13 @@ class UpdateService:
             await self.memories.events.updated_ids(tenant.namespace, [link.older.id], actor)
         return link
 
-    async def may_replace(self, *, tenant: Tenant, id: str, first: int = 3) -> builtins.list[Replaceable]:
-        """The memory's nearest earlier memories by meaning, for its writer to judge
-        (graph.updates.proposals); empty for a memory the key may not see."""
-        return await self.proposals.nearest_earlier(tenant=tenant, id=id, first=first,
-                                                    now=utcnow())
+    async def may_replace(self, *, tenant: Tenant, id: str, text: str,
+                          first: int = 3) -> builtins.list[Replaceable]:
+        """The memory's nearest earlier memories by meaning and by its words (`text`,
+        its content), for its writer to judge (graph.updates.proposals); empty for a
+        memory the key may not see."""
+        return await self.proposals.nearest_earlier(tenant=tenant, id=id, text=text,
+                                                    first=first, now=utcnow())
 
     async def propose(self, *, tenant: Tenant, newer: str, older: str, actor: str,
                       attribute: str = "", reason: str | None = None,

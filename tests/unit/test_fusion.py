@@ -7,7 +7,13 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlattice.search.fusion import completed, fuse_z, typical_best, zscores
+from memlattice.search.fusion import (
+    completed,
+    fuse_z,
+    reciprocal_rank_fusion,
+    typical_best,
+    zscores,
+)
 
 
 def test_zscores_standardise_and_flat_signals_say_nothing() -> None:
@@ -58,3 +64,12 @@ def test_the_top_of_a_large_pool_keeps_its_spread() -> None:
     assert 0.99 < fused["m001"] < fused["m000"] < 0.9996  # were 1.0 and 0.99999999999998
     assert fused["m000"] - fused["m001"] > 0.005
     assert typical_best(1) == 1.0 and math.isclose(typical_best(100), math.sqrt(2 * math.log(100)))
+
+
+def test_reciprocal_rank_fusion_rewards_agreement_and_keeps_ties_in_order() -> None:
+    # "b" is second in both lists, "a" first in one only: agreement wins.
+    assert reciprocal_rank_fusion([["a", "b", "c"], ["d", "b", "e"]])[0] == "b"
+    # Equal sums keep the order of first appearance.
+    assert reciprocal_rank_fusion([["x", "y"], ["y", "x"]]) == ["x", "y"]
+    assert reciprocal_rank_fusion([["only"], []]) == ["only"]
+    assert reciprocal_rank_fusion([]) == []
