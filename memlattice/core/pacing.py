@@ -13,15 +13,16 @@ background work, the CLI and tests, a boundary costs one context-variable read.
 
 A pacer follows its operation into the tasks it starts (asyncio copies the
 context). Work that another operation may be waiting for, such as a read shared
-by several callers (memlattice.core.read_through), runs `detached()`: it must
-not wait on behalf of one of them for the others, which would wait on it.
+by several callers (memlattice.core.read_through) or a subscription tail every
+subscriber reads, runs `detached()` (or in a `detached_context()`): it must not
+wait on behalf of one of them for the others, which would wait on it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import Context, ContextVar, copy_context
 
 Pacer = Callable[[], Awaitable[None]]
 
@@ -50,3 +51,11 @@ def detached() -> None:
     other operations may share (call it first thing inside that task; its context
     is its own copy, so the operation that started it keeps its pacer)."""
     _PACER.set(None)
+
+
+def detached_context() -> Context:
+    """A copy of the current context without a pacer, for a task started on others'
+    behalf too (`loop.create_task(..., context=detached_context())`)."""
+    context = copy_context()
+    context.run(_PACER.set, None)
+    return context

@@ -12,7 +12,7 @@ import asyncio
 
 from memlattice.core.auth import Principal, Scope, Sensitivity
 from memlattice.core.fairness import Gate, KeyLimits, Limiter
-from memlattice.core.pacing import boundary, detached, paced
+from memlattice.core.pacing import boundary, detached, detached_context, paced
 from memlattice.core.read_through import ReadThrough
 from memlattice.core.sharing import ProcessShare
 from memlattice.server.throttle import Running, Turns
@@ -59,6 +59,14 @@ async def test_a_detached_task_waits_for_no_one_and_leaves_its_starter_paced() -
         await asyncio.create_task(shared())
         await boundary()
     assert calls.count == 1  # only the starter's own boundary
+
+
+async def test_a_task_started_in_a_detached_context_waits_for_no_one() -> None:
+    calls = Calls()
+    with paced(calls):
+        await asyncio.get_running_loop().create_task(boundary(), context=detached_context())
+        await boundary()
+    assert calls.count == 1
 
 
 async def test_a_read_shared_by_callers_never_waits_on_behalf_of_the_first() -> None:
