@@ -24,6 +24,11 @@ opening a socket, which it would leak. Nothing else in the service uses this
 driver: a session opened outside these methods would be outside that guard (the
 one other driver, memlattice.neo4j_local's, is synchronous and says why it needs
 none).
+
+Before and after each driver call (never inside a transaction, which may hold
+locks another operation waits for) is a stage boundary of the operation that
+makes it (memlattice.core.pacing): in a crowded process, an operation of a key
+that asked for more lately waits there while lighter keys' work runs.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from memlattice.core.errors import (
     Unavailable,
     ValidationError,
 )
+from memlattice.core.pacing import boundary
 from memlattice.graph.causal import bookmarks_for_now
 from memlattice.graph.driver_calls import DriverCalls
 
@@ -199,11 +205,14 @@ class GraphClient:
 
     async def read(self, query: Query) -> list[neo4j.Record]:
         text, params = query
-        with self._observed(_label(sys._getframe(1).f_code.co_qualname)), translated_errors():
+        label = _label(sys._getframe(1).f_code.co_qualname)
+        await boundary()
+        with self._observed(label), translated_errors():
             records, _, _ = await self.calls.run(self.driver.execute_query(
                 text, terse(params), database_=self.database, routing_=RoutingControl.READ,
                 bookmark_manager_=bookmarks_for_now(self.bookmarks),
             ))
+        await boundary()
         return records
 
     async def read_from_writer(self, query: Query) -> list[neo4j.Record]:
@@ -211,20 +220,26 @@ class GraphClient:
         commit: for the rare read that must not be served by a member still behind,
         and that no bookmark can make wait (a cursor another process handed out)."""
         text, params = query
-        with self._observed(_label(sys._getframe(1).f_code.co_qualname)), translated_errors():
+        label = _label(sys._getframe(1).f_code.co_qualname)
+        await boundary()
+        with self._observed(label), translated_errors():
             records, _, _ = await self.calls.run(self.driver.execute_query(
                 text, terse(params), database_=self.database, routing_=RoutingControl.WRITE,
                 bookmark_manager_=bookmarks_for_now(self.bookmarks),
             ))
+        await boundary()
         return records
 
     async def write(self, query: Query) -> list[neo4j.Record]:
         text, params = query
-        with self._observed(_label(sys._getframe(1).f_code.co_qualname)), translated_errors():
+        label = _label(sys._getframe(1).f_code.co_qualname)
+        await boundary()
+        with self._observed(label), translated_errors():
             records, _, _ = await self.calls.run(self.driver.execute_query(
                 text, terse(params), database_=self.database, routing_=RoutingControl.WRITE,
                 bookmark_manager_=bookmarks_for_now(self.bookmarks),
             ))
+        await boundary()
         return records
 
     async def transaction(
@@ -242,8 +257,11 @@ class GraphClient:
                                            bookmark_manager=bookmarks) as session:
                 return await session.execute_write(work)
 
+        await boundary()
         with self._observed(_label(work.__qualname__)), translated_errors():
-            return await self.calls.run(in_session())
+            done = await self.calls.run(in_session())
+        await boundary()
+        return done
 
     async def read_once(self, work: Callable[[neo4j.AsyncTransaction], Awaitable[T]], *,
                         fetch_size: int = 1000) -> T:

@@ -10,6 +10,7 @@ import strawberry
 
 from memlattice.core.errors import ValidationError
 from memlattice.core.model import as_utc, validate_namespace
+from memlattice.core.pacing import boundary
 from memlattice.resolvers import glossary as g
 from memlattice.resolvers.connections import MemoryConnection, MemoryEdge, PageInfo
 from memlattice.resolvers.context import Info
@@ -178,5 +179,8 @@ class Query:
         )
         hits = await info.context.service.configured_search(asked, tenant=tenant)
         info.context.notes.extend(input.deprecation_notes())
+        # Serializing the hits is a search's last stretch of Python: in a crowded
+        # process a heavier key's waits here for lighter keys' (memlattice.core.pacing).
+        await boundary()
         return [SearchHit.from_domain(h) for h in hits]
 

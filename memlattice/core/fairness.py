@@ -223,12 +223,13 @@ class Limiter:
                 self.share.end(key, now)
 
     def charge(self, key: str, own: KeyLimits, cost: float, now: float) -> Refusal | None:
-        """Charge an operation's estimated cost, or refuse it (nothing charged)."""
+        """Charge an operation's estimated cost, or refuse it (nothing charged). What is
+        charged also orders the keys while the process is crowded (`ProcessShare`)."""
         state = self._state(key, own, now)
-        if state.cost is None:
-            return None
-        wait = state.cost.take(cost, now)
+        wait = 0.0 if state.cost is None else state.cost.take(cost, now)
         if wait <= 0:
+            if self.share is not None:
+                self.share.charge(key, cost, now)
             return None
         return Refusal(Limit.COST, wait, f"this API key is over its cost budget"
                        f" ({_per_second(state.limits.cost_rate)} cost units a second on this"
@@ -347,6 +348,12 @@ class Gate:
     def refused_turn(self, principal: Principal, refusal: Refusal) -> None:
         """Report the `share` refusal a request waited on and gave up."""
         self._told(key_of(principal), refusal)
+
+    def should_yield(self, principal: Principal) -> bool:
+        """Whether a running operation of `principal` should let lighter keys' work go
+        first at a stage boundary now (memlattice.core.sharing)."""
+        share = self.limiter.share
+        return share is not None and share.should_yield(key_of(principal), self.clock())
 
     def release(self, principal: Principal, *, stream: bool = False) -> None:
         key = key_of(principal)

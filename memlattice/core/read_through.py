@@ -28,6 +28,8 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from memlattice.core.pacing import detached
+
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
@@ -82,6 +84,9 @@ class ReadThrough(Generic[K, V]):
         return task
 
     async def _read_and_keep(self, key: K, changes: int, started: float) -> V:
+        # Shared by every caller that joins it: it must not wait, at a stage boundary,
+        # on behalf of the first one's key for the others (memlattice.core.pacing).
+        detached()
         value = await self._load(key)
         if self._changes.get(key, 0) == changes:
             self._known[key] = _Known(started, value)

@@ -189,6 +189,11 @@ class FairnessSettings(BaseSettings):
     # How long a request of a busy process waits for its turn before its 429 `share`:
     # as long as the Retry-After (1 s) the refusal would make its client wait anyway.
     turn_wait_s: float = Field(default=1.0, ge=0, le=60)
+    # How long, in all, one running operation may wait at its stage boundaries while
+    # lighter keys' work goes first in a crowded process (memlattice.core.sharing);
+    # 0: never. Short: a heavy search is slowed by a few of the quiet keys' searches,
+    # never held up for long, and never past its request timeout.
+    yield_s: float = Field(default=0.5, ge=0, le=60)
     # A key that authenticated this long ago at most, with the same secret, is refused
     # without a Neo4j look-up while it is over its limits (memlattice.server.throttle).
     early_refusal_s: float = Field(default=1.0, ge=0, le=60)

@@ -25,6 +25,22 @@ what is already running.
 - Only HTTP operations count: a WebSocket's live subscriptions are long and
   mostly idle, and have their own allowance per key (`streams`).
 
+Admission alone leaves what was admitted running side by side to its end: a
+flood's admitted search ranks and serializes in the one event loop, and queries
+Neo4j on the same cores, while a lighter key's search waits behind it. So an
+operation that is already running also gives way, at its stage boundaries
+(before and after each driver call, before a search's hits are serialized:
+memlattice.core.pacing), while the process holds more operations than its
+capacity: `should_yield` says whether an operation of a key should wait there
+for a lighter key's operations in flight. Lighter is by recent cost, the query-
+cost estimates (resolvers.limits) the key was charged, fading by half every
+`cost_half_life_s` (least attained service, by estimate): a key that asks for
+more of the process lets one that asks for less through, whatever their numbers
+in flight. Ties give way to no one, so the lightest key in flight never waits
+and waiting cannot go round in a circle; every wait is bounded besides
+(memlattice.server.throttle). A key alone, and a process within its capacity,
+never wait there.
+
 Nothing is shared between processes: each shares its own capacity among the
 keys its requests come from, so `capacity` is per process, whatever
 `MEMLATTICE_FAIRNESS_PROCESSES` says.
@@ -32,12 +48,16 @@ keys its requests come from, so `capacity` is per process, whatever
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from memlattice.core.fairness import Limit, Refusal
 
 # How long a key counts as active after its last operation ended.
 ACTIVE_S = 1.0
+# A key's recent cost halves every this many seconds: about the span of a few
+# requests, so that the order follows what each key asks for now, not an hour ago.
+COST_HALF_LIFE_S = 1.0
 
 
 @dataclass
@@ -45,19 +65,31 @@ class ProcessShare:
     """The process's operations in flight per key, and who goes first while it is busy.
 
     `start` when an operation is admitted, `end` when it ends (exactly once each);
-    `refusal` before `start`. None as `capacity`: never busy (sharing off).
+    `refusal` before `start`; `charge` its estimated cost once measured, and
+    `should_yield` at each of its stage boundaries. None as `capacity`: never busy
+    (sharing off).
     """
 
     capacity: int | None
     active_s: float = ACTIVE_S
+    cost_half_life_s: float = COST_HALF_LIFE_S
     total: int = 0
     _in_flight: dict[str, int] = field(default_factory=dict)
     # Every key seen active: when it last started or ended an operation.
     _last: dict[str, float] = field(default_factory=dict)
+    # Every active key's recent cost, as of when it was last charged.
+    _cost: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def busy(self) -> bool:
+        """Whether one more operation would take the process to its capacity or past."""
         return self.capacity is not None and self.total >= self.capacity
+
+    @property
+    def crowded(self) -> bool:
+        """Whether more operations than the capacity are running: each only lengthens
+        the others', so the order in which they get the cores matters."""
+        return self.capacity is not None and self.total > self.capacity
 
     def in_flight(self, key: str) -> int:
         return self._in_flight.get(key, 0)
@@ -90,7 +122,31 @@ class ProcessShare:
             heaviest = count if heaviest is None else max(heaviest, count)
         for other in gone:
             del self._last[other]
+            self._cost.pop(other, None)
         return heaviest
+
+    def charge(self, key: str, cost: float, now: float) -> None:
+        """Add an operation's estimated cost to `key`'s recent cost."""
+        self._cost[key] = (self.recent_cost(key, now) + max(0.0, cost), now)
+
+    def recent_cost(self, key: str, now: float) -> float:
+        """`key`'s charged costs, each halved for every `cost_half_life_s` since."""
+        value, stamp = self._cost.get(key, (0.0, now))
+        if value <= 0.0 or now <= stamp:
+            return value
+        if self.cost_half_life_s <= 0:
+            return 0.0
+        return value * math.pow(0.5, (now - stamp) / self.cost_half_life_s)
+
+    def should_yield(self, key: str, now: float) -> bool:
+        """Whether a running operation of `key`, at a stage boundary, should let another
+        key's operations go first: the process is crowded and some other key with an
+        operation in flight has asked for less of it lately (a lower recent cost)."""
+        if not self.crowded or key not in self._in_flight:
+            return False
+        mine = self.recent_cost(key, now)
+        return any(self.recent_cost(other, now) < mine
+                   for other in self._in_flight if other != key)
 
     def start(self, key: str, now: float) -> None:
         self._in_flight[key] = self._in_flight.get(key, 0) + 1

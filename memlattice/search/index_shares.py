@@ -22,11 +22,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 from memlattice.core.auth import Tenant
 from memlattice.core.errors import MemlatticeError
+from memlattice.core.pacing import detached_context
 from memlattice.core.remembered import Remembered
 from memlattice.core.vector_spaces import VectorSpace
 from memlattice.graph.shares import IndexCounts, IndexShareGraph
@@ -80,8 +81,10 @@ class IndexShares:
                                       tenant, space)
         return self.share(tenant, space, scope_keys or None)
 
-    def _start(self, namespace: str, work: Awaitable[None]) -> None:
-        task = asyncio.ensure_future(work)
+    def _start(self, namespace: str, work: Coroutine[Any, Any, None]) -> None:
+        # Every later search's counts, not the operation's that started them: they never
+        # wait at its stage boundaries (memlattice.core.pacing).
+        task = asyncio.get_running_loop().create_task(work, context=detached_context())
         task.set_name(f"memlattice-index-share:{namespace}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

@@ -207,7 +207,8 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
             # with a coded 405 (Starlette's own is plain text). Bookmarks come first,
             # so that the key check waits for them too.
             Route("/graphql", CausalBookmarks(RefuseEarly(RequireKey(
-                Throttle(graphql, gate, metrics, settings.fairness.turn_wait_s), holder), gate,
+                Throttle(graphql, gate, metrics, settings.fairness.turn_wait_s,
+                         settings.fairness.yield_s), holder), gate,
                 metrics), metrics)),
             WebSocketRoute("/graphql", graphql),
             *explorer_routes(),

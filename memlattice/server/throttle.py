@@ -15,6 +15,11 @@ The decisions are memlattice.core.fairness's; here they meet HTTP:
   turn (memlattice.core.sharing), woken at each release, for at most
   `MEMLATTICE_FAIRNESS_TURN_WAIT_S` (as long as the `Retry-After` it would get
   otherwise): then it is refused 429 (limit `share`); `Turns` does the waiting;
+- once admitted, a request runs paced (memlattice.core.pacing): at each of its
+  stage boundaries, while the process holds more operations than its capacity
+  and a key that asked for less lately has one in flight, it waits for a release
+  (`Turns.give_way`), for at most `MEMLATTICE_FAIRNESS_YIELD_S` in all; the
+  request's timeout still cuts it short (it answers TIMEOUT, as any request);
 - the cost analysis (resolvers.limits) charges the operation's estimated cost
   once it is measured; an operation over the key's cost budget comes back as a
   RATE_LIMITED error, which the view turns into the same 429
@@ -25,7 +30,7 @@ The decisions are memlattice.core.fairness's; here they meet HTTP:
 Every refusal is counted in `memlattice_rate_limited_total{key,limit}`, each
 key's operations in flight in `memlattice_key_operations{key,kind}`, and the
 process's, against its capacity (memlattice.core.sharing), in
-`memlattice_process_operations{kind}`.
+`memlattice_process_operations{kind}` (`yielding`: those waiting at a boundary).
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from memlattice.core.auth import Principal
 from memlattice.core.errors import RateLimited
 from memlattice.core.fairness import Gate, KeyLimits, Limit, Limiter, Refusal
+from memlattice.core.pacing import paced
 from memlattice.core.settings import FairnessSettings
 from memlattice.core.sharing import ProcessShare
 from memlattice.server.http_auth import presented_key, principal_of
@@ -147,15 +153,36 @@ class RefuseEarly:
         await self.app(scope, receive, send)
 
 
+class Running:
+    """One admitted request's pacer (memlattice.core.pacing): what is left of its
+    waiting budget, and whether it has ended (a task it started may outlive it,
+    and must not wait on its behalf then)."""
+
+    __slots__ = ("ended", "left", "principal", "turns")
+
+    def __init__(self, turns: Turns, principal: Principal) -> None:
+        self.turns = turns
+        self.principal = principal
+        self.left = turns.yield_s
+        self.ended = False
+
+    async def __call__(self) -> None:
+        if self.left > 0 and not self.ended and self.turns.gate.should_yield(self.principal):
+            await self.turns.give_way(self)
+
+
 class Turns:
     """Requests waiting for their turn in a busy process: each waits until a release
     lets it in (its key no longer the one with most in flight, or the process no
-    longer busy), or `wait_s` have passed."""
+    longer busy), or `wait_s` have passed. Running requests that give way at a stage
+    boundary (`give_way`) are woken by the same releases."""
 
-    def __init__(self, gate: Gate, wait_s: float) -> None:
+    def __init__(self, gate: Gate, wait_s: float, yield_s: float = 0.5) -> None:
         self.gate = gate
         self.wait_s = wait_s
+        self.yield_s = yield_s
         self.waiting = 0
+        self.yielding = 0
         self._released = asyncio.Event()
 
     async def admit(self, principal: Principal) -> Refusal | None:
@@ -180,10 +207,30 @@ class Turns:
             self.waiting -= 1
         return refusal
 
+    async def give_way(self, running: Running) -> None:
+        """Wait, at a stage boundary of `running`, until a release lets it go on (no
+        lighter key's operation in flight, or the process no longer crowded) or its
+        budget is spent. Each wait ends at a release or at the budget's end, so no
+        request waits here longer than `yield_s` in all, nor forever on another
+        that is itself waiting (memlattice.core.sharing orders them strictly)."""
+        loop = asyncio.get_running_loop()
+        self.yielding += 1
+        try:
+            while (running.left > 0 and not running.ended
+                   and self.gate.should_yield(running.principal)):
+                started = loop.time()
+                try:
+                    await asyncio.wait_for(self._released.wait(), running.left)
+                except TimeoutError:
+                    pass
+                running.left -= loop.time() - started
+        finally:
+            self.yielding -= 1
+
     def release(self, principal: Principal) -> None:
         """End an admitted request and wake every waiting one to look again."""
         self.gate.release(principal)
-        if self.waiting:
+        if self.waiting or self.yielding:
             self._released.set()
             self._released = asyncio.Event()
 
@@ -194,11 +241,11 @@ class Throttle:
     process waits."""
 
     def __init__(self, app: ASGIApp, gate: Gate | None, metrics: Metrics | None = None,
-                 turn_wait_s: float = 1.0) -> None:
+                 turn_wait_s: float = 1.0, yield_s: float = 0.5) -> None:
         self.app = app
         self.gate = gate
         self.metrics = metrics
-        self.turns = Turns(gate, turn_wait_s) if gate is not None else None
+        self.turns = Turns(gate, turn_wait_s, yield_s) if gate is not None else None
         if self.turns is not None and metrics is not None:
             metrics.watch_turns(self.turns)
 
@@ -215,8 +262,11 @@ class Throttle:
         if refusal is not None:
             await _refuse(refusal, self.metrics, scope, receive, send)
             return
+        running = Running(self.turns, principal)
         try:
-            await self.app(scope, receive, send)
+            with paced(running):
+                await self.app(scope, receive, send)
         finally:
+            running.ended = True
             self.turns.release(principal)
 

@@ -43,6 +43,7 @@ from datetime import timedelta
 from memlattice.core.background import BackgroundTask
 from memlattice.core.errors import MemlatticeError
 from memlattice.core.model import utcnow
+from memlattice.core.pacing import detached
 from memlattice.graph.event_log import EventLogGraph
 from memlattice.services import event_codec
 from memlattice.services.events import (
@@ -221,6 +222,8 @@ class SharedEventBus(EventBus):
     async def _tail(self, namespace: str) -> None:
         """Read the namespace's log from the earliest cursor of its subscribers on, and
         hand each subscription what lies beyond its own cursor; ends with the last one."""
+        # Every subscriber's, not the operation's that started it (memlattice.core.pacing).
+        detached()
         wake = self._wakes.setdefault(namespace, asyncio.Event())
         try:
             while True:

@@ -179,8 +179,9 @@ async def test_the_server_defaults_apply_to_every_caller_and_can_be_off(
 
 
 class BusyProcess:
-    """An app of capacity 2 with two keys, `flood` and `quiet`, and two searches of
-    `flood` held in flight by a reranker until `go` is set: the process is busy."""
+    """An app of capacity 2 (by default) with two keys, `flood` and `quiet`, and two
+    searches of `flood` (by default) held in flight by a reranker until `go` is set:
+    the process is busy."""
 
     def __init__(self, client: httpx.AsyncClient, go: asyncio.Event) -> None:
         self.client = client
@@ -197,8 +198,9 @@ class BusyProcess:
 
 
 @asynccontextmanager
-async def busy_process(settings: Settings, namespace: str,
-                       turn_wait_s: float) -> AsyncIterator[BusyProcess]:
+async def busy_process(settings: Settings, namespace: str, turn_wait_s: float, *,
+                       holder: str = "flood", held: int = 2, capacity: int = 2,
+                       yield_s: float = 0.5) -> AsyncIterator[BusyProcess]:
     go = asyncio.Event()
 
     async def held_reranker(query: str, documents: Sequence[tuple[str, str]]) -> list[float]:
@@ -211,7 +213,8 @@ async def busy_process(settings: Settings, namespace: str,
               {"in": {"filter": {"namespace": namespace}, "query": "kettle", "mode": "LEXICAL",
                       "reranker": "held"}})
     # A key stays active for an hour: longer than any test, however busy the machine.
-    fairness = FairnessSettings(capacity=2, active_s=3600, turn_wait_s=turn_wait_s)
+    fairness = FairnessSettings(capacity=capacity, active_s=3600, turn_wait_s=turn_wait_s,
+                                yield_s=yield_s)
     async with app_with(settings, rerankers=registry, auth_mode="keys", fairness=fairness,
                         limits=LimitsSettings(request_timeout_s=600),
                         metrics_public=True) as client:
@@ -223,16 +226,16 @@ async def busy_process(settings: Settings, namespace: str,
             busy.keys[name] = (stored.id, {"authorization": f"Bearer {secret}"})
         assert (await busy.send("flood", WRITE, {"input": mem(namespace, "kettle on")})
                 ).status_code == 200
-        busy.held = [asyncio.create_task(busy.send("flood", *search)) for _ in range(2)]
+        busy.held = [asyncio.create_task(busy.send(holder, *search)) for _ in range(held)]
         share = client.app.state.gate.limiter.share  # type: ignore[attr-defined]
-        while share.total != 2:  # a condition, not a duration
+        while share.total != held:  # a condition, not a duration
             assert not any(task.done() for task in busy.held)
             await asyncio.sleep(0.01)
         try:
             yield busy
         finally:
             go.set()
-            assert [(await task).status_code for task in busy.held] == [200, 200]
+            assert [(await task).status_code for task in busy.held] == [200] * held
 
 
 async def test_a_busy_process_refuses_the_key_with_most_in_flight_and_serves_the_others(
@@ -274,3 +277,41 @@ async def test_a_request_waits_for_its_turn_and_runs_when_one_ends(
         metrics = await busy.metrics()
     assert 'memlattice_process_operations{kind="waiting"} 0.0' in metrics
     assert 'limit="share"' not in metrics
+
+
+# A listing that costs several hundred (resolvers.limits): far more than a held search.
+HEAVY = ("query($ns: String!) { memories(filter: {namespace: $ns}, first: 100) { edges {"
+         " node { id content tags metadata createdAt version } } } }")
+YIELDING = 'memlattice_process_operations{kind="yielding"} 1.0'
+
+
+async def test_a_running_request_of_a_heavier_key_gives_way_until_the_lighter_one_ends(
+    settings: Settings, namespace: str,
+) -> None:
+    """memlattice.core.pacing: in a crowded process (capacity 1), the flooding key's
+    dear listing is admitted beside the quiet key's held search (it has none in
+    flight), then waits at a stage boundary while that search runs, and is served
+    once it ends."""
+    async with busy_process(settings, namespace, turn_wait_s=0, holder="quiet", held=1,
+                            capacity=1, yield_s=60) as busy:
+        heavy = asyncio.create_task(busy.send("flood", HEAVY, {"ns": namespace}))
+        while YIELDING not in await busy.metrics():
+            assert not heavy.done(), heavy.result().text
+            await asyncio.sleep(0.01)
+        busy.go.set()  # the quiet search ends: nothing lighter runs any more
+        served = await heavy
+        metrics = await busy.metrics()
+    assert served.status_code == 200, served.text
+    assert served.json()["data"]["memories"]["edges"][0]["node"]["content"] == "kettle on"
+    assert 'memlattice_process_operations{kind="yielding"} 0.0' in metrics
+
+
+async def test_with_no_budget_to_give_way_a_heavier_keys_request_runs_beside_the_lighter(
+    settings: Settings, namespace: str,
+) -> None:
+    """MEMLATTICE_FAIRNESS_YIELD_S=0: admitted is run, as before stage boundaries."""
+    async with busy_process(settings, namespace, turn_wait_s=0, holder="quiet", held=1,
+                            capacity=1, yield_s=0) as busy:
+        served = await busy.send("flood", HEAVY, {"ns": namespace})  # quiet's still held
+        assert not any(task.done() for task in busy.held)
+    assert served.status_code == 200, served.text

@@ -106,3 +106,127 @@ def test_the_limiter_shares_requests_not_streams_and_a_turn_costs_no_token() -> 
     assert limiter.admit("flood", flood, 1.5) is None  # quiet is gone: its second token
     refused = limiter.admit("flood", flood, 1.5)
     assert refused is not None and refused.limit is Limit.RATE  # the turns took none
+
+
+# Stage boundaries: who gives way to whom once operations are running.
+
+def crowded(costs: dict[str, float], capacity: int = 1, now: float = 0.0) -> ProcessShare:
+    """A process with one operation in flight per key, each key charged its cost."""
+    share = ProcessShare(capacity=capacity)
+    for key, cost in costs.items():
+        share.start(key, now)
+        share.charge(key, cost, now)
+    return share
+
+
+def test_in_a_crowded_process_the_key_that_asked_for_more_gives_way_to_the_lighter() -> None:
+    share = crowded({"flood": 551.0, "quiet": 61.0})
+    assert share.crowded
+    assert share.should_yield("flood", 0.0)
+    assert not share.should_yield("quiet", 0.0)  # the lightest in flight never waits
+
+
+def test_a_key_alone_never_gives_way_however_crowded_or_dear() -> None:
+    share = crowded({"flood": 10_000.0})
+    started(share, "flood", 5)
+    assert share.crowded and not share.should_yield("flood", 0.0)
+
+
+def test_a_process_within_its_capacity_holds_no_one_up_and_no_capacity_is_no_sharing() -> None:
+    assert not crowded({"flood": 551.0, "quiet": 61.0}, capacity=2).should_yield("flood", 0.0)
+    off = ProcessShare(capacity=None)
+    for key, cost in (("flood", 551.0), ("quiet", 61.0)):
+        off.start(key, 0.0)
+        off.charge(key, cost, 0.0)
+    assert not off.crowded and not off.should_yield("flood", 0.0)
+
+
+def test_only_a_lighter_key_with_an_operation_in_flight_is_given_way_to() -> None:
+    share = crowded({"flood": 551.0, "quiet": 61.0})
+    started(share, "flood", 1)  # still crowded without the quiet key's operation
+    share.end("quiet", 0.0)  # thinking: active, but nothing of it runs
+    assert share.crowded and not share.should_yield("flood", 0.0)
+
+
+def test_equal_keys_give_way_to_neither() -> None:
+    share = crowded({"a": 100.0, "b": 100.0})
+    assert not share.should_yield("a", 0.0) and not share.should_yield("b", 0.0)
+
+
+def test_a_key_that_is_not_running_has_nothing_to_yield() -> None:
+    share = crowded({"flood": 551.0, "quiet": 61.0})
+    share.charge("gone", 9_999.0, 0.0)
+    assert not share.should_yield("gone", 0.0)
+
+
+def test_recent_cost_halves_every_half_life_so_the_order_follows_what_keys_ask_now() -> None:
+    share = ProcessShare(capacity=1, cost_half_life_s=1.0)
+    share.charge("flood", 800.0, 0.0)
+    assert share.recent_cost("flood", 0.0) == 800.0
+    assert share.recent_cost("flood", 2.0) == 200.0
+    share.charge("flood", 100.0, 2.0)
+    assert share.recent_cost("flood", 2.0) == 300.0
+    assert share.recent_cost("never", 5.0) == 0.0
+    share.start("flood", 3.0)
+    share.start("quiet", 3.0)
+    share.charge("quiet", 100.0, 3.0)  # flood's 150 by now: it gives way
+    assert share.should_yield("flood", 3.0)
+    assert share.should_yield("flood", 4.0)  # 75 against 50 a second later: still more
+    share.charge("quiet", 100.0, 4.0)  # now the quiet key asks for more: 150 against 75
+    assert not share.should_yield("flood", 4.0) and share.should_yield("quiet", 4.0)
+
+
+def test_a_key_gone_quiet_is_forgotten_with_its_cost() -> None:
+    share = ProcessShare(capacity=1, active_s=1.0)
+    share.start("quiet", 0.0)
+    share.charge("quiet", 61.0, 0.0)
+    share.end("quiet", 0.0)
+    share.start("flood", 5.0)
+    assert share.heaviest_other("flood", 5.0) is None
+    assert share.recent_cost("quiet", 5.0) == 0.0
+
+
+@EXAMPLES
+@given(st.integers(1, 4), st.lists(st.tuples(
+    st.sampled_from(["start", "end", "charge", "tick"]), st.sampled_from("abcd"),
+    st.integers(0, 1000)), max_size=200))
+def test_some_running_key_never_waits_so_waiting_cannot_go_round_in_a_circle(
+        capacity: int, steps: list[tuple[str, str, int]]) -> None:
+    """Whatever the starts, ends, charges and pauses: while anything runs, at least one
+    key in flight does not give way (the one that asked for least lately), a key alone
+    or a process within its capacity never does, and whoever gives way has a lighter
+    key running beside it."""
+    share = ProcessShare(capacity=capacity, active_s=1.0, cost_half_life_s=1.0)
+    now = 0.0
+    for action, key, cost in steps:
+        if action == "tick":
+            now += 0.3
+        elif action == "end":
+            share.end(key, now)
+        elif action == "charge":
+            share.charge(key, float(cost), now)
+        else:
+            share.start(key, now)
+        running = [k for k in "abcd" if share.in_flight(k)]
+        yielding = [k for k in running if share.should_yield(k, now)]
+        if running:
+            assert len(yielding) < len(running)
+        if len(running) <= 1 or share.total <= capacity:
+            assert not yielding
+        for k in yielding:
+            assert any(share.recent_cost(o, now) < share.recent_cost(k, now)
+                       for o in running if o != k)
+
+
+def test_the_limiter_orders_keys_by_the_cost_it_charged_and_not_by_a_refused_one() -> None:
+    share = ProcessShare(capacity=1, active_s=1.0)
+    limiter = Limiter(KeyLimits(), share=share)
+    budget = KeyLimits(cost_rate=1 / 3600, cost_burst=600)
+    assert limiter.admit("flood", budget, 0.0) is None
+    assert limiter.admit("quiet", KeyLimits(), 0.0) is None
+    assert limiter.charge("flood", budget, 551, 0.0) is None
+    assert limiter.charge("quiet", KeyLimits(), 61, 0.0) is None  # no budget: still counted
+    assert share.should_yield("flood", 0.0) and not share.should_yield("quiet", 0.0)
+    refused = limiter.charge("flood", budget, 551, 0.0)  # 49 left of 600: refused
+    assert refused is not None and refused.limit is Limit.COST
+    assert share.recent_cost("flood", 0.0) == 551.0  # what was refused was not charged

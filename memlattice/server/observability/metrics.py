@@ -14,9 +14,10 @@ in one process; a global registry would refuse the second set of metrics).
     memlattice_key_operations{key,kind}          a key's operations in flight in this
                                                  process (kind: requests, streams)
     memlattice_process_operations{kind}          the process's HTTP operations of all keys:
-                                                 in_flight, waiting (for their turn), and
-                                                 the capacity at which it is busy and shared
-                                                 (memlattice.core.sharing)
+                                                 in_flight, waiting (for their turn),
+                                                 yielding (running, giving way at a stage
+                                                 boundary), and the capacity at which it is
+                                                 busy and shared (memlattice.core.sharing)
     memlattice_session_fact_answers_total{outcome}  the facts model's answers (answered,
                                                  malformed, model_error, write_error)
     memlattice_session_facts_written_total       facts it wrote
@@ -72,7 +73,8 @@ class Metrics:
             registry=self.registry)
         self.process_in_flight = Gauge(
             "memlattice_process_operations", "HTTP operations of all keys in this process:"
-            " in flight, waiting for their turn, and the capacity at which the process is"
+            " in flight, waiting for their turn, yielding (running, giving way to lighter"
+            " keys' work), and the capacity at which the process is"
             " busy and shared among the keys (0: not shared).", ["kind"],
             registry=self.registry)
         self.fact_answers = Counter(
@@ -103,8 +105,10 @@ class Metrics:
         self.process_in_flight.labels(kind="capacity").set(share.capacity or 0)
 
     def watch_turns(self, turns: Any) -> None:
-        """Read the requests waiting for their turn (memlattice.server.throttle.Turns)."""
+        """Read the requests waiting for their turn, and the running ones giving way at
+        a stage boundary (memlattice.server.throttle.Turns)."""
         self.process_in_flight.labels(kind="waiting").set_function(lambda: turns.waiting)
+        self.process_in_flight.labels(kind="yielding").set_function(lambda: turns.yielding)
 
     def observe_query(self, label: str, seconds: float) -> None:
         self.neo4j.labels(query=label).observe(seconds)
