@@ -10,9 +10,9 @@ is shown that memory. Two operations give it what it needs:
 
 - `nearest_earlier`: a memory's nearest earlier memories (active, written before
   it, visible to the key, no rejected pair): the vector index's and the fulltext
-  index's candidates, both fenced to its namespace, in the order reciprocal-rank
-  fusion gives them (`offered`), each with the update link that already joins
-  the two, for the writer to judge. Read when asked, never stored, never on the
+  index's candidates, both fenced to its namespace, with both scores (the service
+  orders them, memlattice.services.updates.offered), each with the update link
+  that already joins the two, for the writer to judge. Read when asked, never stored, never on the
   search path.
 - `propose`: the writer says `newer` replaces `older`. The pair gets an
   `UPDATES` link of kind update (the rule set's link for the pair, if it made
@@ -22,7 +22,6 @@ is shown that memory. Two operations give it what it needs:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -41,22 +40,23 @@ from memlattice.graph.projections import project
 from memlattice.graph.updates.queries import LINK_PROJECTION, list_links
 from memlattice.graph.updates.store import UpdateLink, confirm_in, link_from
 from memlattice.graph.visibility import tenant_visible
-from memlattice.search.fusion import reciprocal_rank_fusion
 
 # Candidates asked of each index before time, status and clearance filter them: a
 # memory's earlier neighbours compete with its later ones there.
 OVERFETCH = 60
-MAX_NEAREST = 20
 
 
 @dataclass(frozen=True)
 class Replaceable:
-    """An earlier memory `memory` may replace: how alike the two are, and the link
-    that already joins them (None: none yet)."""
+    """An earlier memory `memory` may replace: how alike the two are, the link that
+    already joins them (None: none yet), and its score in each index that proposed
+    it (None where one did not; the service fuses their orders)."""
 
     memory: Memory
     similarity: float | None
     update: UpdateLink | None
+    vector_score: float | None = None
+    text_score: float | None = None
 
 
 def nearest_earlier(*, tenant: Tenant, id: str, lucene: str | None, now: datetime) -> Query:
@@ -92,19 +92,6 @@ def nearest_earlier(*, tenant: Tenant, id: str, lucene: str | None, now: datetim
     )
     return query, {**tenant.params(), "id": id, "now": now, "overfetch": OVERFETCH,
                    "lucene": fenced_lucene(lucene, tenant.namespace, None) if lucene else None}
-
-
-def offered(rows: Sequence[Any], first: int) -> list[Any]:
-    """The `first` of `nearest_earlier`'s rows by reciprocal-rank fusion of the two
-    indexes' orders, as recall fuses them (pure). Measured on the knowledge-update
-    scenarios (bench.may_replace), either order alone misses more than both."""
-    def order(score: str) -> list[str]:
-        scored = [r for r in rows if r[score] is not None]
-        return [str(r["m"]["id"]) for r in sorted(scored, key=lambda r: (-r[score],
-                                                                         str(r["m"]["id"])))]
-    by_id = {str(r["m"]["id"]): r for r in rows}
-    return [by_id[id] for id in reciprocal_rank_fusion(
-        [order("vectorScore"), order("textScore")])[:first]]
 
 
 def locked_pair(*, tenant: Tenant, newer: str, older: str, now: datetime) -> Query:
@@ -184,17 +171,17 @@ class ProposalGraph:
     def __init__(self, client: GraphClient) -> None:
         self.client = client
 
-    async def nearest_earlier(self, *, tenant: Tenant, id: str, text: str, first: int,
+    async def nearest_earlier(self, *, tenant: Tenant, id: str, text: str,
                               now: datetime) -> list[Replaceable]:
-        """`text` is the memory's content: its words are the fulltext side's query."""
-        if not 1 <= first <= MAX_NEAREST:
-            raise ValidationError(f"first must be between 1 and {MAX_NEAREST}", field="first")
+        """Every candidate either index proposes; `text` is the memory's content, whose
+        words are the fulltext side's query."""
         rows = await self.client.read(nearest_earlier(tenant=tenant, id=id,
                                                       lucene=any_terms(text), now=now))
         return [Replaceable(memory=memory_from_properties(r["m"]),
                             similarity=None if r["similarity"] is None else float(r["similarity"]),
-                            update=link_from(r["link"]) if r["link"] is not None else None)
-                for r in offered(rows, first)]
+                            update=link_from(r["link"]) if r["link"] is not None else None,
+                            vector_score=r["vectorScore"], text_score=r["textScore"])
+                for r in rows]
 
     async def propose(self, *, tenant: Tenant, newer: str, older: str, attribute: str,
                       reason: str | None, confirm: bool, actor: str, now: datetime,

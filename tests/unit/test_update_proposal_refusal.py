@@ -7,7 +7,9 @@ from typing import Any
 import pytest
 
 from memlattice.core.errors import Conflict, EpisodicImmutable, ValidationError
-from memlattice.graph.updates.proposals import offered, refusal
+from memlattice.graph.codec import memory_from_properties
+from memlattice.graph.updates.proposals import Replaceable, refusal
+from memlattice.services.updates import offered
 
 
 def row(**changes: Any) -> dict[str, Any]:
@@ -47,13 +49,16 @@ def test_a_rejection_or_a_link_the_other_way_wins_over_order() -> None:
                       Conflict)
 
 
-def offer(id: str, vector: float | None, text: float | None) -> dict[str, Any]:
-    return {"m": {"id": id}, "vectorScore": vector, "textScore": text}
+def offer(id: str, vector: float | None, text: float | None) -> Replaceable:
+    memory = memory_from_properties({"id": id, "namespace": "ns", "content": id, "status": "active",
+                                     "createdAt": 0, "updatedAt": 0, "version": 1})
+    return Replaceable(memory=memory, similarity=None, update=None, vector_score=vector,
+                       text_score=text)
 
 
 def test_the_offer_fuses_both_indexes_orders_and_keeps_the_first_n() -> None:
     rows = [offer("near", 0.95, None), offer("both", 0.90, 3.0), offer("words", None, 9.0),
             offer("far", 0.40, None)]
-    assert [r["m"]["id"] for r in offered(rows, 2)] == ["both", "near"]
-    assert [r["m"]["id"] for r in offered(rows, 10)][-1] == "far"
+    assert [r.memory.id for r in offered(rows, 2)] == ["both", "near"]
+    assert [r.memory.id for r in offered(rows, 10)][-1] == "far"
     assert offered([], 3) == []
