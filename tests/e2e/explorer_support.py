@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.async_api import Page
+from playwright.async_api import Page, expect
 
 from memlattice.core.settings import Settings
 from memlattice.graph.client import GraphClient
@@ -99,3 +99,18 @@ async def click_node(page: Page, node_id: str) -> None:
     position = await page.evaluate(
         "id => window.memlatticeExplorer.graph.cy.getElementById(id).renderedPosition()", node_id)
     await page.mouse.click(box["x"] + position["x"], box["y"] + position["y"])
+
+
+async def search_and_open(page: Page, query: str, memory_id: str) -> None:
+    """Search the explorer for `query`, check `memory_id` is among the hits, open it."""
+    await page.get_by_test_id("query").fill(query)
+    async with page.expect_response(lambda r: r.url.endswith("/graphql")
+                                    and "query Search" in (r.request.post_data or ""),
+                                    timeout=120_000) as answered:
+        await page.get_by_test_id("search").click()
+    body = await (await answered.value).json()
+    assert not body.get("errors"), body
+    shown = [hit["memory"]["id"] for hit in body["data"]["search"]]
+    assert memory_id in shown, (memory_id, body)
+    await page.locator(f'[data-testid="result"][data-memory-id="{memory_id}"]').click()
+    await expect(page.get_by_test_id("detail")).to_have_attribute("data-memory-id", memory_id)

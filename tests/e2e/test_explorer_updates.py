@@ -15,11 +15,18 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, expect
 
 from memlattice.core.settings import Settings
 from memlattice.services.apikeys import KeySpec
-from tests.e2e.explorer_support import WRITE, call, create_keys, graph_state, shot
+from tests.e2e.explorer_support import (
+    WRITE,
+    call,
+    create_keys,
+    graph_state,
+    search_and_open,
+    shot,
+)
 
 expect.set_options(timeout=60_000)  # a shared CI machine can be slow; failures still fail
 
@@ -30,19 +37,6 @@ SEARCH = """query($input: SearchInput!) {
   search(input: $input) { memory { id } outdatedBy { id } update { id } } }"""
 STATUS = """query($ns: String!, $id: ID!) { memory(namespace: $ns, id: $id) { status supersededBy } }"""
 
-
-async def search_and_open(page: Page, query: str, memory_id: str) -> None:
-    await page.get_by_test_id("query").fill(query)
-    async with page.expect_response(lambda r: r.url.endswith("/graphql")
-                                    and "query Search" in (r.request.post_data or ""),
-                                    timeout=120_000) as answered:
-        await page.get_by_test_id("search").click()
-    body = await (await answered.value).json()
-    assert not body.get("errors"), body
-    shown = [hit["memory"]["id"] for hit in body["data"]["search"]]
-    assert memory_id in shown, (memory_id, body)
-    await page.locator(f'[data-testid="result"][data-memory-id="{memory_id}"]').click()
-    await expect(page.get_by_test_id("detail")).to_have_attribute("data-memory-id", memory_id)
 
 
 async def test_explorer_update_chain_confirm_and_reject(
