@@ -211,6 +211,15 @@ async def evaluate(bench: Bench, results: Results, scenario: Scenario) -> None:
         results.add_links(slices, predicted, truth)
 
 
+def print_failures(results: Results) -> None:
+    """Every failed question with its top 3 hits (never on the sealed files)."""
+    for failure in sorted(results.failures, key=lambda f: (f.scenario, f.kind)):
+        print(f"\n[{failure.scenario}] {failure.kind}: {failure.question}"
+              f"\n  expected {', '.join(failure.expected)}")
+        for message, content in failure.top:
+            print(f"  - {message}: {content[:110]}")
+
+
 def report(results: Results, files: list[str]) -> dict[str, dict[str, Any]]:
     names = [*files, "person", "agent",
              *(f"{f}/{g}" for f in files for g in ("person", "agent")), "all"]
@@ -288,11 +297,7 @@ async def main() -> None:
               f" in {time.monotonic() - started:.1f}s")
     table = report(results, files)
     if args.verbose:
-        for failure in sorted(results.failures, key=lambda f: (f.scenario, f.kind)):
-            print(f"\n[{failure.scenario}] {failure.kind}: {failure.question}"
-                  f"\n  expected {', '.join(failure.expected)}")
-            for message, content in failure.top:
-                print(f"  - {message}: {content[:110]}")
+        print_failures(results)
     if args.json is not None:
         args.json.write_text(json.dumps({"figures": table, "failures": [
             f.__dict__ for f in results.failures]}, indent=1, default=list))

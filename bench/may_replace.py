@@ -47,6 +47,7 @@ from bench.knowledge_update import (
     Scenario,
     evaluate,
     load,
+    print_failures,
     read_scenarios,
 )
 from bench.knowledge_update import report as question_report
@@ -150,11 +151,7 @@ async def main() -> None:
         print("\n# every question, with a writer that judged every offer in the first three right")
         question_report(results, files)
         if args.verbose:
-            for failure in sorted(results.failures, key=lambda f: (f.scenario, f.kind)):
-                print(f"\n[{failure.scenario}] {failure.kind}: {failure.question}"
-                      f"\n  expected {', '.join(failure.expected)}")
-                for message, content in failure.top:
-                    print(f"  - {message}: {content[:110]}")
+            print_failures(results)
 
 
 if __name__ == "__main__":

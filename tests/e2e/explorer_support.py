@@ -114,3 +114,15 @@ async def search_and_open(page: Page, query: str, memory_id: str) -> None:
     assert memory_id in shown, (memory_id, body)
     await page.locator(f'[data-testid="result"][data-memory-id="{memory_id}"]').click()
     await expect(page.get_by_test_id("detail")).to_have_attribute("data-memory-id", memory_id)
+
+
+STATUS = """query($ns: String!, $id: ID!) { memory(namespace: $ns, id: $id) { status supersededBy } }"""
+
+
+async def seed_reader_writer_keys(settings: Settings, namespace: str) -> list[str]:
+    """An admin key to seed with, and a read-only and a writing key of `namespace`,
+    as the explorer's update tests use them."""
+    return await create_keys(settings, (
+        KeySpec(name="e2e-seed", namespaces=None, admin=True),
+        KeySpec(name="e2e-explorer", namespaces=(namespace,)),
+        KeySpec(name="e2e-explorer-writer", namespaces=(namespace,), can_write=True)))

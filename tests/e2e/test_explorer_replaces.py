@@ -21,13 +21,13 @@ from typing import Any
 from playwright.async_api import Browser, Request, expect
 
 from memlattice.core.settings import Settings
-from memlattice.services.apikeys import KeySpec
 from tests.e2e.explorer_support import (
+    STATUS,
     WRITE,
     call,
-    create_keys,
     graph_state,
     search_and_open,
+    seed_reader_writer_keys,
     shot,
 )
 
@@ -42,18 +42,13 @@ UPDATES = """query($ns: String!, $statuses: [UpdateStatus!]) {
     id kind status attribute reason newer { id } older { id } } }"""
 MAY_REPLACE = """query($ns: String!, $id: ID!) { memory(namespace: $ns, id: $id) {
   mayReplace(first: 3) { memory { id } similarity update { id } } } }"""
-STATUS = """query($ns: String!, $id: ID!) { memory(namespace: $ns, id: $id) { status supersededBy } }"""
-
 
 
 async def test_explorer_replaces_proposes_an_update_the_rules_did_not_find(
     live: str, settings: Settings, browser: Browser
 ) -> None:
     namespace = f"e2e/{uuid.uuid4().hex[:12]}"
-    admin, reader, writer = await create_keys(settings, (
-        KeySpec(name="e2e-seed", namespaces=None, admin=True),
-        KeySpec(name="e2e-explorer", namespaces=(namespace,)),
-        KeySpec(name="e2e-explorer-writer", namespaces=(namespace,), can_write=True)))
+    admin, reader, writer = await seed_reader_writer_keys(settings, namespace)
 
     async def ok(query: str, **variables: Any) -> dict[str, Any]:
         return await call(live, admin, query, variables)
