@@ -63,6 +63,13 @@ class MemoryUpdate:
     decided_by: str | None = strawberry.field(
         description="Who confirmed or rejected it (as AuditEntry.actor).")
     note: str | None = strawberry.field(description="The reason given on rejecting it.")
+    proposed_by: str | None = strawberry.field(
+        description="Who stated it (proposeUpdate's caller, or the writer whose write the"
+        " update judge's model judged; null: the rule set found it on write).")
+    disputed_by: str | None = strawberry.field(
+        description="The update judge's model, when it was shown this pair and did not say"
+        " the newer memory replaces the older: search then ignores the candidate (no"
+        " outdatedBy, no reordering) until someone confirms it; null: not disputed.")
 
     @classmethod
     def from_domain(cls, link: UpdateLink) -> MemoryUpdate:
@@ -73,7 +80,8 @@ class MemoryUpdate:
             status=UpdateStatus(link.status), kind=UpdateKind(link.kind),
             confidence=link.confidence, reason=link.reason, subject=link.subject,
             attribute=link.attribute, matched=list(link.matched), created_at=link.created_at,
-            decided_at=link.decided_at, decided_by=link.decided_by, note=link.note)
+            decided_at=link.decided_at, decided_by=link.decided_by, note=link.note,
+            proposed_by=link.proposed_by, disputed_by=link.disputed_by)
 
 
 @strawberry.type(description="An earlier memory that a memory may replace: one of its nearest"

@@ -132,6 +132,40 @@ def create_proposed(*, tenant: Tenant, row: dict[str, Any], actor: str,
     return query, {**tenant.params(), "row": row, "actor": actor, "now": now}
 
 
+def restate_link(*, tenant: Tenant, id: str, actor: str) -> Query:
+    """A candidate the rule set found is now stated by `actor`: a dispute of it ends."""
+    query = (
+        "CYPHER 25\n"
+        "MATCH (n:Memory)-[u:UPDATES {id: $id}]->(o:Memory)\n"
+        "WHERE n.namespace = $namespace AND o.namespace = $namespace\n"
+        "SET u.proposedBy = coalesce(u.proposedBy, $actor)\n"
+        "REMOVE u.disputedBy, u.disputedAt\n"
+        "RETURN u.id AS id"
+    )
+    return query, {**tenant.params(), "id": id, "actor": actor}
+
+
+def dispute_links(*, tenant: Tenant, pairs: list[dict[str, str]], by: str, actor: str,
+                  now: datetime) -> Query:
+    """Each pair's live candidate that the rule set found (nobody stated it) is
+    disputed `by` a judge, audited on the older memory (`dispute-update`); the ids of
+    the older memories whose mark this changes."""
+    query = (
+        "CYPHER 25\n"
+        "UNWIND $pairs AS p\n"
+        "MATCH (n:Memory {id: p.newer})-[u:UPDATES {status: 'candidate', kind: 'update'}]->"
+        "(o:Memory {id: p.older})\n"
+        f"WHERE {tenant_visible('n')} AND {tenant_visible('o')}"
+        " AND u.proposedBy IS NULL AND u.disputedBy IS NULL\n"
+        "SET u.disputedBy = $by, u.disputedAt = $now\n"
+        "WITH n, o, u, p\n"
+        + audit_entry("p.auditId", "o.id", "'dispute-update'", "o.version",
+                      "'{\"newer\":\"' + n.id + '\",\"update\":\"' + u.id + '\"}'")
+        + "\nRETURN o.id AS older"
+    )
+    return query, {**tenant.params(), "pairs": pairs, "by": by, "actor": actor, "now": now}
+
+
 def refusal(row: Any, *, newer: str, older: str) -> Exception | None:
     """Why `newer` may not be said to replace `older` (pure: reads `locked_pair`'s row)."""
     link = row["link"]
@@ -163,6 +197,8 @@ class Proposed:
     link: UpdateLink
     created: bool
     superseded: tuple[Memory, Memory] | None = None
+    # A candidate that was disputed is now stated: its older memory is marked again.
+    restated: bool = False
 
 
 class ProposalGraph:
@@ -185,7 +221,8 @@ class ProposalGraph:
 
     async def propose(self, *, tenant: Tenant, newer: str, older: str, attribute: str,
                       reason: str | None, confirm: bool, actor: str, now: datetime,
-                      ) -> Proposed:
+                      confidence: float = 1.0, said: str | None = None) -> Proposed:
+        """`said`: who judged the pair, for the link's reason (default: the actor stated it)."""
         tenant.require_write()
         if newer == older:
             raise ValidationError("a memory cannot replace itself", field="olderId")
@@ -200,11 +237,14 @@ class ProposalGraph:
                 raise problem
             link = found[0]["link"]
             link_id = link["id"] if link is not None else new_id()
+            restated = link is not None and link.get("disputedBy") is not None
+            if link is not None and link["status"] == "candidate":
+                await run(tx, restate_link(tenant=tenant, id=link_id, actor=actor))
             if link is None:
-                said = f"stated by {actor}"
+                by = said or f"stated by {actor}"
                 await run(tx, create_proposed(tenant=tenant, actor=actor, now=now, row={
-                    "id": link_id, "newer": newer, "older": older, "confidence": 1.0,
-                    "reason": f"{said}: {reason}" if reason else said, "subject": "",
+                    "id": link_id, "newer": newer, "older": older, "confidence": confidence,
+                    "reason": f"{by}: {reason}" if reason else by, "subject": "",
                     "attribute": attribute, "auditId": new_id()}))
             if confirm:
                 done = await confirm_in(tx, tenant=tenant, id=link_id, actor=actor, now=now)
@@ -214,6 +254,20 @@ class ProposalGraph:
                                             memory_id=None, first=1, link_id=link_id))
             r = rows[0]
             return Proposed(link_from(r["link"], memory_from_properties(r["newer"]),
-                                      memory_from_properties(r["older"])), created=link is None)
+                                      memory_from_properties(r["older"])), created=link is None,
+                            restated=restated)
 
         return await self.client.transaction(work)
+
+    async def dispute(self, *, tenant: Tenant, pairs: list[tuple[str, str]], by: str,
+                      actor: str, now: datetime) -> list[str]:
+        """The rule set's live candidates between these (newer, older) pairs are judged
+        wrong `by` a model: recall ignores them until someone confirms one (a person
+        may still confirm or reject it). The older memories whose mark this removed."""
+        tenant.require_write()
+        if not pairs:
+            return []
+        rows = await self.client.write(dispute_links(
+            tenant=tenant, by=by, actor=actor, now=now,
+            pairs=[{"newer": n, "older": o, "auditId": new_id()} for n, o in pairs]))
+        return [str(r["older"]) for r in rows]

@@ -175,7 +175,7 @@ def auto_superseded(*, tenant: Tenant, newer_ids: Sequence[str]) -> Query:
 
 
 LINK_PROJECTION = ("u {.id, .kind, .status, .confidence, .reason, .subject, .attribute, .matched,"
-         " .decidedBy, .note, createdAt: u.createdAt.epochSeconds * 1000000"
+         " .decidedBy, .note, .proposedBy, .disputedBy, createdAt: u.createdAt.epochSeconds * 1000000"
          " + u.createdAt.microsecond, decidedAt: u.decidedAt.epochSeconds * 1000000"
          " + u.decidedAt.microsecond}")
 
@@ -284,7 +284,9 @@ def newer_states(var: str, *, in_chain: bool) -> str:
     return (
         f"COLLECT {{ MATCH upath = ({var})<-[:UPDATES]-{{1,3}}(unew:Memory)"
         " WHERE all(ur IN relationships(upath) WHERE ur.kind = 'update'"
-        " AND ur.status IN ['candidate', 'confirmed'])"
+        " AND ur.status IN ['candidate', 'confirmed']"
+        # A candidate the update judge's model disputed waits for a person.
+        " AND (ur.status = 'confirmed' OR ur.disputedBy IS NULL))"
         f" AND all(ux IN nodes(upath)[1..] WHERE {guard})"
         f" AND unew.status = 'active' AND {tenant_visible('unew')}"
         " WITH upath, unew, relationships(upath)[0] AS ufirst"

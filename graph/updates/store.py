@@ -82,6 +82,10 @@ class UpdateLink:
     decided_at: datetime | None = None
     decided_by: str | None = None
     note: str | None = None
+    # Who stated it (proposeUpdate, the update judge; None: the rule set found it), and
+    # who judged the rule set's candidate wrong (recall then ignores it until confirmed).
+    proposed_by: str | None = None
+    disputed_by: str | None = None
 
 
 def written_of(memories: Sequence[PreparedMemory],
@@ -106,7 +110,8 @@ def link_from(props: Any, newer: Memory | None = None,
         subject=str(props["subject"]), attribute=str(props["attribute"]),
         matched=tuple(props.get("matched") or ()), created_at=to_datetime(props.get("createdAt")),
         newer=newer, older=older, decided_at=to_datetime(props.get("decidedAt")),
-        decided_by=props.get("decidedBy"), note=props.get("note"))
+        decided_by=props.get("decidedBy"), note=props.get("note"),
+        proposed_by=props.get("proposedBy"), disputed_by=props.get("disputedBy"))
 
 
 def _statement_props(s: Statement, source: str | None) -> dict[str, Any]:

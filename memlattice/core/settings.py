@@ -116,7 +116,9 @@ class FactsLLMSettings(BaseSettings):
     With a model, every session `ingestConversation` stores is read once more, in
     the background after it commits, by an OpenAI-compatible chat endpoint that
     writes short self-contained facts, each DERIVED from the turns it came from
-    (memlattice.services.session_facts). Ingestion never waits for it.
+    (memlattice.services.session_facts), and every memory a write creates is shown
+    with its nearest earlier memories so that the model says which it replaces
+    (memlattice.services.update_judge). No write waits for either.
     """
 
     model_config = SettingsConfigDict(env_prefix="MEMLATTICE_FACTS_LLM_", extra="ignore")
@@ -131,6 +133,16 @@ class FactsLLMSettings(BaseSettings):
     # Sessions read at once, and how long one answer may take.
     concurrency: int = Field(default=2, ge=1, le=64)
     timeout_s: float = Field(default=60.0, gt=0, le=3600)
+    # Also judge, for every memory a write creates, which of its nearest earlier
+    # memories (`Memory.mayReplace`, the first `judge_offers`) it replaces: an update
+    # link stated by the model (memlattice.services.update_judge). Writes waiting to
+    # be judged beyond `judge_backlog` are not judged (counted as `shed`).
+    judge_updates: bool = True
+    # A candidate of the rule set between a new memory and an offer the model was
+    # shown and did not name is disputed: recall ignores it until a person confirms.
+    judge_disputes: bool = True
+    judge_offers: int = Field(default=3, ge=1, le=10)
+    judge_backlog: int = Field(default=1_000, ge=1, le=1_000_000)
 
 
 class LimitsSettings(BaseSettings):

@@ -49,6 +49,8 @@ from memlattice.services.reembed import Reembedder
 from memlattice.services.session_facts import SessionFacts, session_facts
 from memlattice.services.shared_events import SharedEventBus
 from memlattice.services.spaces import VectorSpaces
+from memlattice.services.update_judge import UpdateJudge, update_judge
+from memlattice.services.updates import UpdateService
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +74,8 @@ class Runtime:
     consolidation: ConsolidationScheduler | None = None
     # Facts read out of ingested sessions by the optional write-side LLM.
     session_facts: SessionFacts | None = None
+    # The same model judging which earlier memories each new memory replaces.
+    update_judge: UpdateJudge | None = None
     # How often a WebSocket's live subscriptions re-check its key.
     key_recheck_s: float = 30.0
     # The Bolt address the driver was opened on (for the start-up log).
@@ -222,9 +226,14 @@ async def open_runtime(
                               count=metrics.session_facts if metrics is not None else None)
         if facts is not None:
             started.push_async_callback(facts.aclose)
+        judge = update_judge(UpdateService(service), settings.facts_llm,
+                             count=metrics.update_judge if metrics is not None else None)
+        if judge is not None:
+            started.push_async_callback(judge.aclose)
         yield Runtime(client=client, service=service, knowledge=KnowledgeService(service),
                       reembedder=reembedder, spaces=spaces, events=events,
                       auth=Authenticator(ApiKeyGraph(client), settings.auth_mode),
                       consolidation=consolidation, session_facts=facts,
+                      update_judge=judge,
                       key_recheck_s=settings.key_recheck_s,
                       uri=graph_db.uri)

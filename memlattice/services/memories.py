@@ -12,7 +12,7 @@ the resolvers need are passed through unchanged.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -113,6 +113,9 @@ class MemoryService:
         self.dimension = dimension
         self.candidates = candidates
         self.spaces = spaces
+        # Told of each write's new memories once it has committed (the optional update
+        # judge, memlattice.services.update_judge); they must not block or fail it.
+        self.followers: list[Callable[[Sequence[Memory], Tenant, str], None]] = []
 
     # ------------------------------------------------------------ embeddings
 
@@ -154,6 +157,7 @@ class MemoryService:
         if reinforced:
             await self.events.updated(reinforced, actor)
         await self.embed_side_spaces(inputs[0].namespace, list(created.values()))
+        self.follow(list(created.values()), tenant, actor)
         return [as_written(o) for o in outcomes]
 
     async def ingest_session(
@@ -172,7 +176,14 @@ class MemoryService:
         await announce_auto_superseded(self.graph.client, self.events, written, auto=auto,
                                        tenant=tenant, actor=actor)
         await self.embed_side_spaces(namespace, written)
+        self.follow(written, tenant, actor)
         return turns, written, keys
+
+    def follow(self, written: Sequence[Memory], tenant: Tenant, actor: str) -> None:
+        """Tell the followers of the memories a committed write created."""
+        if written:
+            for follower in self.followers:
+                follower(written, tenant, actor)
 
     async def auto_supersede(self, namespace: str) -> float | None:
         """The namespace's threshold for confirming update candidates on write (cached)."""

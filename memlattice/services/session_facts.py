@@ -35,6 +35,7 @@ from memlattice.core.auth import Tenant
 from memlattice.core.duplicates import reinforcement
 from memlattice.core.errors import MemlatticeError
 from memlattice.core.model import EdgeType, MemoryInput, utcnow, validated
+from memlattice.core.pacing import detached_context
 from memlattice.core.session_facts import (
     About,
     ExtractedFact,
@@ -87,7 +88,9 @@ class SessionFacts:
     def schedule(self, session: str, turns: Sequence[Memory], *, tenant: Tenant,
                  actor: str) -> None:
         """Read the session's `turns` (as stored, in order) after the caller returns."""
-        task = asyncio.ensure_future(self._run(session, list(turns), tenant, actor))
+        # Detached: the work is the reader's, not the request's that wrote (core.pacing).
+        task = asyncio.get_running_loop().create_task(
+            self._run(session, list(turns), tenant, actor), context=detached_context())
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 

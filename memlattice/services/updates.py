@@ -87,9 +87,11 @@ class UpdateService:
 
     async def propose(self, *, tenant: Tenant, newer: str, older: str, actor: str,
                       attribute: str = "", reason: str | None = None,
-                      confirm: bool = False) -> UpdateLink:
+                      confirm: bool = False, confidence: float = 1.0,
+                      said: str | None = None) -> UpdateLink:
         """The writer says `newer` replaces `older`: an update link (a candidate, or
-        confirmed at once with `confirm`, the older memory then SUPERSEDED)."""
+        confirmed at once with `confirm`, the older memory then SUPERSEDED). `said`
+        names who judged it when that is not the writer (the update judge's model)."""
         if len(attribute) > MAX_ATTRIBUTE:
             raise ValidationError(f"attribute is longer than {MAX_ATTRIBUTE} characters",
                                   field="attribute")
@@ -98,11 +100,22 @@ class UpdateService:
                                   field="reason")
         done = await self.proposals.propose(
             tenant=tenant, newer=newer, older=older, attribute=attribute, reason=reason,
-            confirm=confirm, actor=actor, now=utcnow())
+            confirm=confirm, actor=actor, now=utcnow(), confidence=confidence, said=said)
         if done.superseded is not None:
             await self.memories.events.superseded([done.superseded], actor)
-        elif done.created and done.link.older is not None:
+        elif (done.created or done.restated) and done.link.older is not None:
             # The older memory is now marked outdated on recall.
             await self.memories.events.updated_ids(tenant.namespace, [done.link.older.id],
                                                    actor)
         return done.link
+
+    async def dispute(self, *, tenant: Tenant, pairs: Sequence[tuple[str, str]], by: str,
+                      actor: str) -> builtins.list[str]:
+        """The rule set's candidates between these (newer, older) pairs are judged wrong
+        `by` a model (graph.updates.proposals): recall ignores them until a person
+        confirms one. The older memories no longer marked, announced as UPDATED."""
+        olders = await self.proposals.dispute(tenant=tenant, pairs=list(pairs), by=by,
+                                              actor=actor, now=utcnow())
+        if olders:
+            await self.memories.events.updated_ids(tenant.namespace, olders, actor)
+        return olders

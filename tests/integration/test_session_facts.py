@@ -121,7 +121,8 @@ class FactsApp:
 @asynccontextmanager
 async def facts_app(settings: Settings, base_url: str) -> AsyncIterator[FactsApp]:
     none = settings.embedding.model_copy(update={"provider": "none"})
-    configured = FactsLLMSettings(model="facts-test", base_url=base_url, max_facts=5)
+    configured = FactsLLMSettings(model="facts-test", base_url=base_url, max_facts=5,
+                                 judge_updates=False)  # tests/../test_update_judge.py
     async with app_with(settings, embedding=none, facts_llm=configured) as client:
         yield FactsApp(client)
 

@@ -71,7 +71,8 @@ async def facts_app(settings: Settings, base_url: str) -> AsyncIterator[FactsApp
     """The write-side LLM on; requests may take long on a busy machine."""
     none = settings.embedding.model_copy(update={"provider": "none"})
     patient = settings.limits.model_copy(update={"request_timeout_s": 600.0})
-    configured = FactsLLMSettings(model="facts-test", base_url=base_url, max_facts=5)
+    configured = FactsLLMSettings(model="facts-test", base_url=base_url, max_facts=5,
+                                 judge_updates=False)  # tests/../test_update_judge.py
     async with app_with(settings, embedding=none, facts_llm=configured,
                         limits=patient) as client:
         yield FactsApp(client)

@@ -21,6 +21,7 @@ in one process; a global registry would refuse the second set of metrics).
     memlattice_session_fact_answers_total{outcome}  the facts model's answers (answered,
                                                  malformed, model_error, write_error)
     memlattice_session_facts_written_total       facts it wrote
+    memlattice_update_judge_answers_total{outcome}  the same model's update judgements
 """
 
 from __future__ import annotations
@@ -81,6 +82,11 @@ class Metrics:
             "memlattice_session_fact_answers",
             "The write-side LLM's answers about sessions, by outcome.",
             ["outcome"], registry=self.registry)
+        self.judge_outcomes = Counter(
+            "memlattice_update_judge_answers",
+            "The write-side LLM's judgements of which earlier memories new ones replace,"
+            " by outcome (answered, malformed, model_error, linked, refused, shed).",
+            ["outcome"], registry=self.registry)
         self.facts_written = Counter(
             "memlattice_session_facts_written", "Facts the write-side LLM wrote.",
             registry=self.registry)
@@ -91,6 +97,10 @@ class Metrics:
             self.facts_written.inc(n)
         else:
             self.fact_answers.labels(outcome=outcome).inc(n)
+
+    def update_judge(self, outcome: str, n: int) -> None:
+        """Count an outcome of memlattice.services.update_judge."""
+        self.judge_outcomes.labels(outcome=outcome).inc(n)
 
     def rate_limited(self, key: str, refusal: Refusal) -> None:
         self.refusals.labels(key=key, limit=refusal.limit.value).inc()
