@@ -190,6 +190,10 @@ class MemoryUpdate(_Result):
     decided_at: datetime | None = None
     decided_by: str | None = None
     note: str | None = None
+    # Who stated it (None: the server's rules found it), and the model that disputed
+    # a rules' candidate (search ignores it until someone confirms it).
+    proposed_by: str | None = None
+    disputed_by: str | None = None
     newer: Memory | None = None
     older: Memory | None = None
 

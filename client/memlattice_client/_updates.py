@@ -14,7 +14,7 @@ from memlattice_client._operations import MEMORY, Call, operation
 
 UPDATE = f"""
   id status kind confidence reason subject attribute matched createdAt decidedAt decidedBy
-  note newer {{ {MEMORY} }} older {{ {MEMORY} }}
+  note proposedBy disputedBy newer {{ {MEMORY} }} older {{ {MEMORY} }}
 """
 
 

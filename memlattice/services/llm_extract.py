@@ -20,6 +20,7 @@ from memlattice.core.records.config import ConsolidationSettings
 from memlattice.core.records.consolidation import Episode
 from memlattice.core.records.payloads import Observation
 from memlattice.core.records.text import describe
+from memlattice.core.settings import FactsLLMSettings
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,13 @@ class JsonChat:
 
     async def aclose(self) -> None:
         await self.client.close()
+
+
+def write_side_chat(settings: FactsLLMSettings) -> JsonChat:
+    """The write-side LLM's client (session facts and the update judge each open one)."""
+    assert settings.model, "no write-side model is configured"
+    key = settings.api_key.get_secret_value() if settings.api_key else "unused"
+    return JsonChat(settings.model, settings.base_url, key, timeout_s=settings.timeout_s)
 
 
 class OpenAIExtractor:

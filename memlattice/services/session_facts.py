@@ -300,8 +300,6 @@ def session_facts(memories: MemoryService, settings: FactsLLMSettings, *,
     """The fact reader for the configured model, or None when none is configured."""
     if not settings.model:
         return None
-    from memlattice.services.llm_extract import JsonChat
+    from memlattice.services.llm_extract import write_side_chat
 
-    key = settings.api_key.get_secret_value() if settings.api_key else "unused"
-    chat = JsonChat(settings.model, settings.base_url, key, timeout_s=settings.timeout_s)
-    return SessionFacts(memories, chat, settings, count=count)
+    return SessionFacts(memories, write_side_chat(settings), settings, count=count)

@@ -208,10 +208,8 @@ def update_judge(updates: UpdateService, settings: FactsLLMSettings, *,
     or judging is off; it follows every write of `updates.memories`."""
     if not settings.model or not settings.judge_updates:
         return None
-    from memlattice.services.llm_extract import JsonChat
+    from memlattice.services.llm_extract import write_side_chat
 
-    key = settings.api_key.get_secret_value() if settings.api_key else "unused"
-    chat = JsonChat(settings.model, settings.base_url, key, timeout_s=settings.timeout_s)
-    judge = UpdateJudge(updates, chat, settings, count=count)
+    judge = UpdateJudge(updates, write_side_chat(settings), settings, count=count)
     updates.memories.followers.append(judge.follow)
     return judge

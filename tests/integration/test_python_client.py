@@ -361,5 +361,6 @@ async def test_a_writer_is_shown_what_its_memory_may_replace_and_says_so(
     link = await async_client.propose_update(namespace, new.id, old.id, confirm=True,
                                              attribute="morning drink")
     assert link.status.value == "CONFIRMED"
+    assert link.proposed_by and link.disputed_by is None
     assert link.older is not None and link.older.superseded_by == new.id
     assert await async_client.may_replace(namespace, new.id) == []  # superseded: no offer
