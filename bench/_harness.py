@@ -21,7 +21,12 @@ import httpx
 from asgi_lifespan import LifespanManager
 from starlette.applications import Starlette
 
-from memlattice.core.settings import EmbeddingSettings, Neo4jSettings, Settings
+from memlattice.core.settings import (
+    EmbeddingSettings,
+    FactsLLMSettings,
+    Neo4jSettings,
+    Settings,
+)
 from memlattice.graph.client import GraphClient
 from memlattice.server.app import create_app
 from tests._live import private_neo4j
@@ -53,9 +58,11 @@ class Bench:
 
 @asynccontextmanager
 async def bench_service(*, dimension: int, heap: str = "2g", pagecache: str = "2g",
-                        embedding: EmbeddingSettings | None = None) -> AsyncIterator[Bench]:
+                        embedding: EmbeddingSettings | None = None,
+                        facts_llm: FactsLLMSettings | None = None) -> AsyncIterator[Bench]:
     """The app over a private Neo4j; `embedding`: a server-side embedder in place of
-    client vectors of `dimension` (bench.knowledge_update, bench.locomo --server-embedder)."""
+    client vectors of `dimension` (bench.knowledge_update, bench.locomo --server-embedder);
+    `facts_llm`: the write-side LLM (bench.update_judge), else as the environment says."""
     async with contextlib.AsyncExitStack() as stack:
         if os.environ.get("NEO4J_URI"):
             neo4j = Neo4jSettings()
@@ -66,7 +73,8 @@ async def bench_service(*, dimension: int, heap: str = "2g", pagecache: str = "2
         # Keyless: the figures are of the service and the database, not of key checks.
         settings = Settings(environment="test", neo4j=neo4j, auth_mode="keyless",
                             embedding=embedding or EmbeddingSettings(provider="none",
-                                                                     dimension=dimension))
+                                                                     dimension=dimension),
+                            facts_llm=facts_llm or FactsLLMSettings())
         app = create_app(settings)
         graph = GraphClient.connect(neo4j.uri or "", neo4j.user,
                                     neo4j.password.get_secret_value(), neo4j.database)

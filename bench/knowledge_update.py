@@ -22,7 +22,7 @@ links are read with `memoryUpdates`. Prints, per file and per domain group
 - keep@3: in negative scenarios, a statement nothing replaced is in the top 3
   and not marked outdated;
 - link precision and recall of the update links (CANDIDATE or CONFIRMED,
-  any kind) against the scenarios' truth; the rule is in
+  any kind, not disputed by the update judge's model) against the scenarios' truth; the rule is in
   bench/_update_scoring.py. "n/a" when the service has no `memoryUpdates`.
 """
 
@@ -62,7 +62,7 @@ SEARCH_MARKED = """query($input: SearchInput!) {
 SEARCH_PLAIN = """query($input: SearchInput!) { search(input: $input) { memory { id content } } }"""
 UPDATES = """query($namespace: String!) {
   memoryUpdates(namespace: $namespace, statuses: [CANDIDATE, CONFIRMED]) {
-    newer { id } older { id } status kind confidence } }"""
+    newer { id } older { id } status kind confidence disputedBy } }"""
 
 
 @dataclass
@@ -181,8 +181,10 @@ async def read_links(bench: Bench, results: Results, scenario: Scenario,
             raise
         results.links_available = False
         return None
+    # A disputed candidate is one recall ignores (the update judge's model said no).
     return [(message_of.get(r["newer"]["id"], r["newer"]["id"]),
-             message_of.get(r["older"]["id"], r["older"]["id"])) for r in rows]
+             message_of.get(r["older"]["id"], r["older"]["id"])) for r in rows
+            if not r.get("disputedBy")]
 
 
 async def evaluate(bench: Bench, results: Results, scenario: Scenario) -> None:
