@@ -1,6 +1,7 @@
 import { useState } from "react";
 import type { AuditEntry, Edge, Memory, MemoryUpdate, ReplacementCandidate } from "./api";
 import { json, num, shortId, when } from "./format";
+import { isDisputed } from "./updateChain";
 import type { UpdateChain } from "./updateChain";
 
 export interface DetailState {
@@ -204,6 +205,7 @@ export function DetailPanel({
 const STANDING_TITLES: Record<string, string> = {
   current: "the newest statement of this attribute",
   outdated: "a newer memory states another value (a candidate not yet decided)",
+  disputed: "a newer memory may state another value, but the update judge disputed the link: search treats this memory as current until the link is confirmed",
   superseded: "replaced: kept as history",
   forgotten: "forgotten",
 };
@@ -277,11 +279,16 @@ interface LinkProps {
   problem: DecisionProblem | null;
 }
 
-/** One UPDATES link: why, how sure, where it stands, and the decision on a candidate. */
+/**
+ * One UPDATES link: why, how sure, who found or stated it, whether the update
+ * judge disputed it, where it stands, and the decision on a candidate.
+ */
 function UpdateLink({ link, adjacent, onDecide, deciding, problem }: LinkProps) {
   const [note, setNote] = useState("");
+  const disputed = isDisputed(link);
   return (
-    <div className="update-link" data-testid="update-link" data-update-id={link.id} data-status={link.status}>
+    <div className={`update-link${disputed ? " disputed" : ""}`} data-testid="update-link" data-update-id={link.id}
+      data-status={link.status} data-disputed={disputed ? "true" : "false"}>
       <div className="update-head">
         <span className="edge-type UPDATES">{link.kind === "CONTRADICTION" ? "↑ contradicts" : "↑ updates"}</span>
         {!adjacent && <span className="muted">{link.older?.content ?? "–"}</span>}
@@ -289,8 +296,25 @@ function UpdateLink({ link, adjacent, onDecide, deciding, problem }: LinkProps) 
         <span className="muted" data-testid="update-confidence" title="how surely subject and attribute matched">
           {num(link.confidence)}
         </span>
+        <span className="muted update-origin" data-testid="update-origin" data-proposed-by={link.proposedBy ?? ""}
+          title={link.proposedBy === null
+            ? "the server's rule set found it when the newer memory was written"
+            : "a writer said the newer memory replaces the older (proposeUpdate, or a write the update judge's model judged)"}>
+          {link.proposedBy === null ? "found by the rules" : `stated by ${link.proposedBy}`}
+        </span>
       </div>
       <p className="update-reason" data-testid="update-reason" title={link.matched.join(" · ")}>{link.reason}</p>
+      {disputed && (
+        <p className="update-disputed" data-testid="update-disputed" data-disputed-by={link.disputedBy ?? ""}
+          title="the update judge's model was shown this pair and did not say the newer memory replaces the older: search neither marks the older memory outdated nor reorders by this link; Confirm or Reject decide it, a writer stating the pair ends the dispute">
+          <strong>disputed by {link.disputedBy}</strong>: search ignores it until confirmed
+        </p>
+      )}
+      {!disputed && link.disputedBy && (
+        <p className="muted update-decided" data-testid="update-was-disputed">
+          disputed by {link.disputedBy} before it was {link.status.toLowerCase()}
+        </p>
+      )}
       {link.status !== "CANDIDATE" && link.decidedAt && (
         <p className="muted update-decided">
           {link.status.toLowerCase()} {when(link.decidedAt)}{link.decidedBy ? ` by ${link.decidedBy}` : ""}

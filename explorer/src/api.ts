@@ -94,7 +94,11 @@ export type UpdateStatus = "CANDIDATE" | "CONFIRMED" | "REJECTED";
 export type UpdateKind = "UPDATE" | "CONTRADICTION";
 export const UPDATE_STATUSES: UpdateStatus[] = ["CANDIDATE", "CONFIRMED", "REJECTED"];
 
-/** A newer memory states another value of an attribute an older one stated (found on write). */
+/**
+ * A newer memory states another value of an attribute an older one stated: found
+ * by the rule set on write, or stated by a writer (proposeUpdate, or a write the
+ * update judge's model judged).
+ */
 export interface MemoryUpdate {
   id: string;
   newer: Memory | null;
@@ -110,6 +114,10 @@ export interface MemoryUpdate {
   decidedAt: string | null;
   decidedBy: string | null;
   note: string | null;
+  /** Who stated the link (a proposeUpdate caller, or the writer whose write the model judged); null: the rules found it. */
+  proposedBy: string | null;
+  /** The update judge's model that did not read this pair as an update ("model …"): search ignores the candidate until it is confirmed; null: not disputed. */
+  disputedBy: string | null;
 }
 
 export interface SearchForm {
@@ -151,7 +159,7 @@ const EDGE_FIELDS = "id type sourceId targetId createdAt metadata";
 
 const UPDATE_FIELDS = `
   id status kind confidence reason subject attribute matched createdAt decidedAt decidedBy note
-  newer { ${MEMORY_FIELDS} } older { ${MEMORY_FIELDS} }`;
+  proposedBy disputedBy newer { ${MEMORY_FIELDS} } older { ${MEMORY_FIELDS} }`;
 
 const API_KEY_STORAGE = "memlattice.explorer.apiKey";
 

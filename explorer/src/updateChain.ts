@@ -1,10 +1,13 @@
 // The chain of states of one attribute: the memories joined by UPDATES links
-// (found on write), walked both ways from the memory opened, oldest first.
+// (found on write or stated by a writer), walked both ways from the memory opened, oldest first.
 import { UPDATE_STATUSES, updatesOfMany } from "./api";
 import type { Memory, MemoryUpdate } from "./api";
 
-/** How a state stands now: the newest statement, one a newer memory outdates, or history. */
-export type StateStanding = "current" | "outdated" | "superseded" | "forgotten";
+/**
+ * How a state stands now: the newest statement, one a newer memory outdates, one
+ * only a disputed candidate outdates (search ignores that link), or history.
+ */
+export type StateStanding = "current" | "outdated" | "disputed" | "superseded" | "forgotten";
 
 export interface ChainState {
   memory: Memory;
@@ -26,11 +29,19 @@ const MAX_ROUNDS = 10;
 
 const at = (memory: Memory): number => Date.parse(memory.createdAt);
 
+/**
+ * Whether search ignores the link: a candidate the update judge's model disputed
+ * (a confirmed link is heeded whoever disputed it before).
+ */
+export const isDisputed = (link: MemoryUpdate): boolean =>
+  link.status === "CANDIDATE" && link.disputedBy !== null;
+
 function standing(memory: Memory, links: MemoryUpdate[]): StateStanding {
   if (memory.status === "SUPERSEDED") return "superseded";
   if (memory.status === "FORGOTTEN") return "forgotten";
-  const outdated = links.some((link) => link.status !== "REJECTED" && link.older?.id === memory.id);
-  return outdated ? "outdated" : "current";
+  const outdating = links.filter((link) => link.status !== "REJECTED" && link.older?.id === memory.id);
+  if (outdating.some((link) => !isDisputed(link))) return "outdated";
+  return outdating.length > 0 ? "disputed" : "current";
 }
 
 /**

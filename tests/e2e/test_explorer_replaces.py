@@ -39,7 +39,7 @@ QUESTION = "What do I drink in the morning?"
 
 UPDATES = """query($ns: String!, $statuses: [UpdateStatus!]) {
   memoryUpdates(namespace: $ns, statuses: $statuses) {
-    id kind status attribute reason newer { id } older { id } } }"""
+    id kind status attribute reason proposedBy newer { id } older { id } } }"""
 MAY_REPLACE = """query($ns: String!, $id: ID!) { memory(namespace: $ns, id: $id) {
   mayReplace(first: 3) { memory { id } similarity update { id } } } }"""
 
@@ -131,6 +131,11 @@ async def test_explorer_replaces_proposes_an_update_the_rules_did_not_find(
     link = page.locator(f'[data-testid="update-link"][data-update-id="{link_id}"]')
     await expect(link.get_by_test_id("update-status")).to_have_text("CANDIDATE")
     await expect(link.get_by_test_id("update-reason")).to_contain_text("tea instead of coffee")
+    # Who said it: the writer's key, not the rules.
+    assert links[0]["proposedBy"], links
+    await expect(link.get_by_test_id("update-origin")).to_have_text(
+        f"stated by {links[0]['proposedBy']}")
+    await expect(link.get_by_test_id("update-disputed")).to_have_count(0)
     # The search results were asked again: the older hit is now outdated by the newer.
     await expect(old_hit).to_have_attribute("data-outdated-by", ids["new"])
     # So was the neighbourhood: the graph draws the UPDATES link, newer → older.
