@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import os
+from collections.abc import Awaitable
 from urllib.parse import urlsplit
 
 from starlette.requests import HTTPConnection
@@ -235,38 +236,52 @@ class Turns:
             self._released = asyncio.Event()
 
 
+def build_turns(gate: Gate | None, settings: FairnessSettings,
+                metrics: Metrics | None = None) -> Turns | None:
+    """The process's one `Turns` (None without a gate): HTTP requests (`Throttle`) and
+    queries or mutations sent over a WebSocket (memlattice.server.ws_messages) wait for
+    their turns, and give way, in the same queue."""
+    if gate is None:
+        return None
+    turns = Turns(gate, settings.turn_wait_s, settings.yield_s)
+    if metrics is not None:
+        metrics.watch_turns(turns)
+    return turns
+
+
+async def run_paced(turns: Turns, principal: Principal, run: Awaitable[None]) -> None:
+    """Run an admitted operation of `principal` to its end, paced at its stage
+    boundaries (memlattice.core.pacing), and release it however it ends."""
+    running = Running(turns, principal)
+    try:
+        with paced(running):
+            await run
+    finally:
+        running.ended = True
+        turns.release(principal)
+
+
 class Throttle:
     """ASGI wrapper of the GraphQL endpoint, inside RequireKey (which put the principal
-    in the scope); `turns` (the gate's, when it has one) is where a request of a busy
-    process waits."""
+    in the scope); `turns` (`build_turns`) is where a request of a busy process waits,
+    None when fairness is off."""
 
-    def __init__(self, app: ASGIApp, gate: Gate | None, metrics: Metrics | None = None,
-                 turn_wait_s: float = 1.0, yield_s: float = 0.5) -> None:
+    def __init__(self, app: ASGIApp, turns: Turns | None,
+                 metrics: Metrics | None = None) -> None:
         self.app = app
-        self.gate = gate
+        self.turns = turns
         self.metrics = metrics
-        self.turns = Turns(gate, turn_wait_s, yield_s) if gate is not None else None
-        if self.turns is not None and metrics is not None:
-            metrics.watch_turns(self.turns)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         principal = principal_of(scope)
-        if (self.gate is None or self.turns is None or scope["type"] != "http"
-                or principal.anonymous):
+        if self.turns is None or scope["type"] != "http" or principal.anonymous:
             await self.app(scope, receive, send)  # the GraphiQL page, or fairness off
             return
         presented = _fingerprint(scope)
         if presented is not None:
-            self.gate.seen(principal, presented[1])
+            self.turns.gate.seen(principal, presented[1])
         refusal = await self.turns.admit(principal)
         if refusal is not None:
             await _refuse(refusal, self.metrics, scope, receive, send)
             return
-        running = Running(self.turns, principal)
-        try:
-            with paced(running):
-                await self.app(scope, receive, send)
-        finally:
-            running.ended = True
-            self.turns.release(principal)
-
+        await run_paced(self.turns, principal, self.app(scope, receive, send))
