@@ -9,12 +9,17 @@ driver's connections, and every other key's wait behind them.
 `capacity` is the number of HTTP operations in flight (all keys together) at
 which the process counts as busy: beyond it, more at once only lengthens each of
 them. While the process is busy, a key may start another operation only if it
-has fewer in flight than some other active key: the key with the most in flight
-is refused (HTTP 429, RATE_LIMITED, limit `share`), every lighter key, and a
-key with none, goes first. Under saturation the keys converge on equal numbers
-in flight (max-min fairness over the process's operations), so a key that asks
-for little is not refused because of another's flood, and waits for at most
-what is already running.
+has fewer in flight than some other active key, or as many as another that has
+asked for more lately (a higher recent cost, below): the key with the most in
+flight is refused (HTTP 429, RATE_LIMITED, limit `share`), every lighter key,
+and a key with none, goes first. Under saturation the keys converge on equal
+numbers in flight (max-min fairness over the process's operations), so a key
+that asks for little is not refused because of another's flood, and waits for
+at most what is already running. Of two keys level in flight, the one that asks
+for less goes first: a tenant with two cheap searches of its own in flight
+beside a flood's one dear one is not held to the flood's count, which would
+make it wait for the flood's search to end (the order `should_yield` keeps at
+stage boundaries too).
 
 - A key alone is never refused here: with no other key active it has the whole
   process, up to its own limits, busy or not.
@@ -100,7 +105,8 @@ class ProcessShare:
             return None
         mine = self.in_flight(key)
         heaviest = self.heaviest_other(key, now)
-        if heaviest is None or mine < heaviest:
+        if heaviest is None or mine < heaviest or (
+                mine == heaviest and self._dearer_peer(key, mine, now)):
             return None
         return Refusal(Limit.SHARE, 1.0, "this server process is busy ("
                        f"{self.total} operations in flight, its capacity {self.capacity})"
@@ -124,6 +130,14 @@ class ProcessShare:
             del self._last[other]
             self._cost.pop(other, None)
         return heaviest
+
+    def _dearer_peer(self, key: str, count: int, now: float) -> bool:
+        """Whether another key with `count` operations in flight (as many as `key`) has
+        asked for more lately than `key` (a higher recent cost): of two keys level in
+        flight, the one that asked for less goes first."""
+        mine = self.recent_cost(key, now)
+        return any(n == count and self.recent_cost(other, now) > mine
+                   for other, n in self._in_flight.items() if other != key)
 
     def charge(self, key: str, cost: float, now: float) -> None:
         """Add an operation's estimated cost to `key`'s recent cost."""

@@ -85,11 +85,56 @@ def test_an_admitted_operation_leaves_its_key_within_the_capacity_or_not_ahead_o
             before, busy = share.in_flight(key), share.busy
             heaviest = share.heaviest_other(key, now)
             if share.refusal(key, now) is None:
-                assert not busy or alone or before < (heaviest or 0)
+                assert not busy or alone or before <= (heaviest or 0)
                 share.start(key, now)
             else:
                 assert busy and not alone and before >= (heaviest or 0)
         assert share.total == sum(share.in_flight(k) for k in "abcd") >= 0
+
+
+@EXAMPLES
+@given(st.integers(1, 4), st.lists(st.tuples(
+    st.sampled_from(["start", "end", "charge", "tick"]), st.sampled_from("abcd"),
+    st.integers(0, 1000)), max_size=200))
+def test_while_busy_a_key_goes_first_exactly_when_another_is_ahead_of_it(
+        capacity: int, steps: list[tuple[str, str, int]]) -> None:
+    """Whatever the starts, ends, charges and pauses: in a busy process a key that
+    another active key is ahead of (more in flight, or as many and a higher recent
+    cost) is admitted, and one that no other is ahead of waits; a key alone, and any
+    key while the process is not busy, is admitted."""
+    share = ProcessShare(capacity=capacity, active_s=1.0, cost_half_life_s=1.0)
+    now = 0.0
+    for action, key, cost in steps:
+        if action == "tick":
+            now += 0.3
+        elif action == "end":
+            share.end(key, now)
+        elif action == "charge":
+            share.charge(key, float(cost), now)
+        else:
+            others = [o for o in "abcd" if o != key and (
+                share.in_flight(o) or (o in share._last and now - share._last[o] < 1.0))]
+            mine = (share.in_flight(key), share.recent_cost(key, now))
+            ahead = any((share.in_flight(o), share.recent_cost(o, now)) > mine for o in others)
+            refused = share.refusal(key, now)
+            assert (refused is None) == (not share.busy or not others or ahead)
+            if refused is None:
+                share.start(key, now)
+
+
+def test_of_two_keys_level_in_flight_the_one_that_asked_for_less_goes_first() -> None:
+    """A quiet tenant's second cheap search is not held to the flood's count: with one
+    each in flight, the key charged less is admitted, the dearer one waits."""
+    share = crowded({"flood": 551.0, "quiet": 61.0})
+    assert share.busy
+    assert share.refusal("quiet", 0.0) is None
+    refused = share.refusal("flood", 0.0)
+    assert refused is not None and refused.limit is Limit.SHARE
+    share.start("quiet", 0.0)  # 2 against 1: now the flood's turn comes first
+    assert share.refusal("flood", 0.0) is None
+    assert share.refusal("quiet", 0.0) is not None
+    level = crowded({"a": 100.0, "b": 100.0})  # as many and as dear: both wait
+    assert level.refusal("a", 0.0) is not None and level.refusal("b", 0.0) is not None
 
 
 def test_the_limiter_shares_requests_not_streams_and_a_turn_costs_no_token() -> None:
