@@ -11,7 +11,7 @@ The decisions are memlattice.core.fairness's; here they meet HTTP:
   request is admitted (its key's request rate and concurrency) before any
   GraphQL work, and released when its response is sent; a refused one is
   answered 429 with `Retry-After` and a GraphQL-shaped body, nothing run;
-- in a busy process, a request of the key with the most in flight waits for its
+- in a busy process, a request of the key with the most work in flight waits for its
   turn (memlattice.core.sharing), woken at each release, for at most
   `MEMLATTICE_FAIRNESS_TURN_WAIT_S` (as long as the `Retry-After` it would get
   otherwise): then it is refused 429 (limit `share`); `Turns` does the waiting;
@@ -24,8 +24,9 @@ The decisions are memlattice.core.fairness's; here they meet HTTP:
   once it is measured; an operation over the key's cost budget comes back as a
   RATE_LIMITED error, which the view turns into the same 429
   (memlattice.server.http_requests);
-- a WebSocket operation holds a live-subscription slot while it runs
-  (memlattice.server.ws_messages).
+- a query or mutation sent over a WebSocket is admitted, waits for its turn and
+  is paced by the same `Turns` (`build_turns`, `run_paced`); a subscription holds
+  a live-subscription slot while it runs (memlattice.server.ws_messages).
 
 Every refusal is counted in `memlattice_rate_limited_total{key,limit}`, each
 key's operations in flight in `memlattice_key_operations{key,kind}`, and the
@@ -174,7 +175,7 @@ class Running:
 
 class Turns:
     """Requests waiting for their turn in a busy process: each waits until a release
-    lets it in (its key no longer the one with most in flight, or the process no
+    lets it in (its key no longer the one with most work in flight, or the process no
     longer busy), or `wait_s` have passed. Running requests that give way at a stage
     boundary (`give_way`) are woken by the same releases."""
 
