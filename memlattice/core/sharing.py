@@ -27,8 +27,9 @@ another's flood, and waits for at most what is already running.
 - A key is active while it has operations in flight, and for `active_s` after
   its last one ended: a tenant that pauses between requests keeps its place,
   or the flood would take the process back in each pause.
-- Only HTTP operations count: a WebSocket's live subscriptions are long and
-  mostly idle, and have their own allowance per key (`streams`).
+- Requests count (HTTP ones, and queries and mutations sent over a WebSocket);
+  live subscriptions do not: they are long and mostly idle, and have their own
+  allowance per key (`streams`).
 
 Admission alone leaves what was admitted running side by side to its end: a
 flood's admitted search ranks and serializes in the one event loop, and queries
