@@ -10,13 +10,17 @@
 
 Both raise before validation, so nothing runs; subscriptions over the
 WebSocket are checked the same way.
+
+`is_subscription` tells a WebSocket's live subscription from a query or mutation
+sent over it (memlattice.server.ws_messages: the first holds a stream slot, the
+others are admitted, shared and paced as HTTP requests).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphql import OperationDefinitionNode
+from graphql import GraphQLError, OperationDefinitionNode, OperationType, get_operation_ast, parse
 from strawberry.extensions import SchemaExtension
 
 from memlattice.core.errors import BadRequest
@@ -42,3 +46,17 @@ class DocumentShape(SchemaExtension):
                 isinstance(d, OperationDefinitionNode) for d in document.definitions) > 1:
             raise BadRequest(MULTIPLE_OPERATIONS)
         yield
+
+
+def is_subscription(query: str, operation_name: str | None) -> bool:
+    """Whether the operation `query` runs (the one named, or its only one) is a
+    subscription. A document that does not parse, nests too deep or does not say
+    which operation to run is not one: it is refused when run, as over HTTP."""
+    if document_depth(query) > MAX_REQUEST_DEPTH:
+        return False
+    try:
+        document = parse(query, no_location=True)
+    except GraphQLError:
+        return False
+    operation = get_operation_ast(document, operation_name)
+    return operation is not None and operation.operation is OperationType.SUBSCRIPTION

@@ -18,7 +18,7 @@ come back (HTTP 429 with `Retry-After`, GraphQL code RATE_LIMITED):
                  in debt, which later operations wait out
 
 and one that is the process's, not the key's: `share`, while the process is busy,
-refuses the key with the most operations in flight so that the others go first
+refuses the key with the most work in flight so that the others go first
 (memlattice.core.sharing).
 
 Several processes: each enforces its share of every limit, `limits.share(n)`

@@ -190,7 +190,7 @@ class FairnessSettings(BaseSettings):
     cost_burst: float = Field(default=4_000_000.0, ge=0)
     processes: int = Field(default=1, ge=1, le=10_000)
     # Operations in flight in this process (all keys) at which it is busy: then the
-    # key with the most in flight waits its turn (429, limit `share`) and the others
+    # key with the most work in flight waits its turn (429, limit `share`) and the others
     # go first (memlattice.core.sharing). None: one per two CPUs this process may
     # run on when Neo4j shares the machine (the provisioned one, or a loopback
     # NEO4J_URI), else twice the CPUs (memlattice.server.throttle.process_capacity);

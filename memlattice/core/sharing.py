@@ -9,12 +9,17 @@ driver's connections, and every other key's wait behind them.
 `capacity` is the number of HTTP operations in flight (all keys together) at
 which the process counts as busy: beyond it, more at once only lengthens each of
 them. While the process is busy, a key may start another operation only if it
-has fewer in flight than some other active key: the key with the most in flight
-is refused (HTTP 429, RATE_LIMITED, limit `share`), every lighter key, and a
-key with none, goes first. Under saturation the keys converge on equal numbers
-in flight (max-min fairness over the process's operations), so a key that asks
-for little is not refused because of another's flood, and waits for at most
-what is already running.
+has less work in flight than some other active key: the key with the most is
+refused (HTTP 429, RATE_LIMITED, limit `share`), every lighter key, and a key
+with none, goes first. A key's work in flight is its operations in flight, each
+weighed by what the key's recent operations cost on average (the query-cost
+estimates, resolvers.limits, fading as below): a tenant's two cheap searches
+are less work than a flood's one dear one, so the tenant's second does not wait
+for the flood's to end, while the flood's second waits for the tenant. Under
+saturation the keys converge on equal work in flight (max-min fairness over the
+process, weighted by cost; among keys whose operations cost alike, equal
+numbers in flight), so a key that asks for little is not refused because of
+another's flood, and waits for at most what is already running.
 
 - A key alone is never refused here: with no other key active it has the whole
   process, up to its own limits, busy or not.
@@ -22,8 +27,9 @@ what is already running.
 - A key is active while it has operations in flight, and for `active_s` after
   its last one ended: a tenant that pauses between requests keeps its place,
   or the flood would take the process back in each pause.
-- Only HTTP operations count: a WebSocket's live subscriptions are long and
-  mostly idle, and have their own allowance per key (`streams`).
+- Requests count (HTTP ones, and queries and mutations sent over a WebSocket);
+  live subscriptions do not: they are long and mostly idle, and have their own
+  allowance per key (`streams`).
 
 Admission alone leaves what was admitted running side by side to its end: a
 flood's admitted search ranks and serializes in the one event loop, and queries
@@ -77,8 +83,10 @@ class ProcessShare:
     _in_flight: dict[str, int] = field(default_factory=dict)
     # Every key seen active: when it last started or ended an operation.
     _last: dict[str, float] = field(default_factory=dict)
-    # Every active key's recent cost, as of when it was last charged.
+    # Every active key's recent cost, as of when it was last charged, and how many
+    # operations it was charged for, fading alike.
     _cost: dict[str, tuple[float, float]] = field(default_factory=dict)
+    _operations: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def busy(self) -> bool:
@@ -98,19 +106,35 @@ class ProcessShare:
         """Why `key` may not start an operation now (limit `share`), or None."""
         if not self.busy:
             return None
-        mine = self.in_flight(key)
+        mine = self.work(key, now)
         heaviest = self.heaviest_other(key, now)
         if heaviest is None or mine < heaviest:
             return None
         return Refusal(Limit.SHARE, 1.0, "this server process is busy ("
                        f"{self.total} operations in flight, its capacity {self.capacity})"
-                       f" and this API key has the most of them ({mine}): other keys'"
-                       " operations go first; try again")
+                       " and this API key has the most work of them in flight"
+                       f" ({self.in_flight(key)} operations): other keys' operations go"
+                       " first; try again")
 
-    def heaviest_other(self, key: str, now: float) -> int | None:
-        """The most operations in flight of another active key (0 for one that is
-        active but between operations); None when no other key is active."""
-        heaviest: int | None = None
+    def work(self, key: str, now: float) -> float:
+        """`key`'s work in flight: its operations in flight, each weighed by what its
+        recent operations cost on average (`unit`)."""
+        count = self._in_flight.get(key, 0)
+        return count * self.unit(key, now) if count else 0.0
+
+    def unit(self, key: str, now: float) -> float:
+        """What an operation of `key` has cost lately, on average (its recent cost over
+        its recent operations, both fading alike), at least 1: 1 for a key not yet
+        charged, so that among keys never charged the work is the count in flight."""
+        operations = _faded(self._operations.get(key), now, self.cost_half_life_s)
+        if operations <= 0.0:
+            return 1.0
+        return max(1.0, self.recent_cost(key, now) / operations)
+
+    def heaviest_other(self, key: str, now: float) -> float | None:
+        """The most work in flight of another active key (0 for one that is active but
+        between operations); None when no other key is active."""
+        heaviest: float | None = None
         gone = []
         for other, last in self._last.items():
             if other == key:
@@ -119,24 +143,24 @@ class ProcessShare:
             if count == 0 and now - last >= self.active_s:
                 gone.append(other)
                 continue
-            heaviest = count if heaviest is None else max(heaviest, count)
+            work = self.work(other, now)
+            heaviest = work if heaviest is None else max(heaviest, work)
         for other in gone:
             del self._last[other]
             self._cost.pop(other, None)
+            self._operations.pop(other, None)
         return heaviest
 
     def charge(self, key: str, cost: float, now: float) -> None:
-        """Add an operation's estimated cost to `key`'s recent cost."""
+        """Add an operation's estimated cost to `key`'s recent cost (and the operation
+        to its recent operations)."""
         self._cost[key] = (self.recent_cost(key, now) + max(0.0, cost), now)
+        self._operations[key] = (
+            _faded(self._operations.get(key), now, self.cost_half_life_s) + 1.0, now)
 
     def recent_cost(self, key: str, now: float) -> float:
         """`key`'s charged costs, each halved for every `cost_half_life_s` since."""
-        value, stamp = self._cost.get(key, (0.0, now))
-        if value <= 0.0 or now <= stamp:
-            return value
-        if self.cost_half_life_s <= 0:
-            return 0.0
-        return value * math.pow(0.5, (now - stamp) / self.cost_half_life_s)
+        return _faded(self._cost.get(key), now, self.cost_half_life_s)
 
     def should_yield(self, key: str, now: float) -> bool:
         """Whether a running operation of `key`, at a stage boundary, should let another
@@ -163,3 +187,15 @@ class ProcessShare:
             self._in_flight[key] = count - 1
         self.total -= 1
         self._last[key] = max(now, self._last.get(key, now))
+
+
+def _faded(amount: tuple[float, float] | None, now: float, half_life_s: float) -> float:
+    """An (amount, as of when) halved for every `half_life_s` since."""
+    if amount is None:
+        return 0.0
+    value, stamp = amount
+    if value <= 0.0 or now <= stamp:
+        return value
+    if half_life_s <= 0:
+        return 0.0
+    return value * math.pow(0.5, (now - stamp) / half_life_s)

@@ -48,7 +48,14 @@ from memlattice.server.observability.metrics import Metrics
 from memlattice.server.observability.view import GuardedView
 from memlattice.server.persisted_queries import PersistedQueries
 from memlattice.server.runtime import Runtime, configured_rerankers, open_runtime
-from memlattice.server.throttle import RefuseEarly, Throttle, build_gate, neo4j_on_this_machine
+from memlattice.server.throttle import (
+    RefuseEarly,
+    Throttle,
+    Turns,
+    build_gate,
+    build_turns,
+    neo4j_on_this_machine,
+)
 from memlattice.server.ws_messages import CheckedTransportWS
 
 log = logging.getLogger(__name__)
@@ -78,10 +85,13 @@ class MemlatticeGraphQL(GuardedView, CodedHTTP, GraphQL[Context, None]):
                  graphql_schema: MemlatticeSchema = schema, *,
                  origins: OriginPolicy | None = None,
                  persisted_queries: PersistedQueries | None = None, gate: Gate | None = None,
-                 **kwargs: Any) -> None:
+                 turns: Turns | None = None, **kwargs: Any) -> None:
         super().__init__(graphql_schema, **kwargs)
         self._runtime = runtime_holder
         self._gate = gate
+        # Where a query or mutation sent over a WebSocket waits for its turn, as an
+        # HTTP request does (memlattice.server.ws_messages).
+        self.turns = turns
         self.origins = origins or OriginPolicy(frozenset(), loopback=False)
         self.persisted_queries = (persisted_queries if persisted_queries is not None
                                   else PersistedQueries(0))
@@ -191,7 +201,10 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
     # Per-key limits (memlattice.core.fairness): one gate per process.
     gate = build_gate(settings.fairness, metrics,
                       neo4j_here=neo4j_on_this_machine(settings.neo4j.uri))
-    graphql = MemlatticeGraphQL(holder, hardened, origins=origins, gate=gate, metrics=metrics,
+    # Where requests and WebSocket queries of a busy process wait for their turns.
+    turns = build_turns(gate, settings.fairness, metrics)
+    graphql = MemlatticeGraphQL(holder, hardened, origins=origins, gate=gate, turns=turns,
+                                metrics=metrics,
                                 persisted_queries=PersistedQueries(
                                     settings.limits.persisted_queries_bytes),
                                 timeout_s=settings.limits.request_timeout_s,
@@ -207,8 +220,7 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
             # with a coded 405 (Starlette's own is plain text). Bookmarks come first,
             # so that the key check waits for them too.
             Route("/graphql", CausalBookmarks(RefuseEarly(RequireKey(
-                Throttle(graphql, gate, metrics, settings.fairness.turn_wait_s,
-                         settings.fairness.yield_s), holder), gate,
+                Throttle(graphql, turns, metrics), holder), gate,
                 metrics), metrics)),
             WebSocketRoute("/graphql", graphql),
             *explorer_routes(),

@@ -11,7 +11,7 @@ The decisions are memlattice.core.fairness's; here they meet HTTP:
   request is admitted (its key's request rate and concurrency) before any
   GraphQL work, and released when its response is sent; a refused one is
   answered 429 with `Retry-After` and a GraphQL-shaped body, nothing run;
-- in a busy process, a request of the key with the most in flight waits for its
+- in a busy process, a request of the key with the most work in flight waits for its
   turn (memlattice.core.sharing), woken at each release, for at most
   `MEMLATTICE_FAIRNESS_TURN_WAIT_S` (as long as the `Retry-After` it would get
   otherwise): then it is refused 429 (limit `share`); `Turns` does the waiting;
@@ -24,8 +24,9 @@ The decisions are memlattice.core.fairness's; here they meet HTTP:
   once it is measured; an operation over the key's cost budget comes back as a
   RATE_LIMITED error, which the view turns into the same 429
   (memlattice.server.http_requests);
-- a WebSocket operation holds a live-subscription slot while it runs
-  (memlattice.server.ws_messages).
+- a query or mutation sent over a WebSocket is admitted, waits for its turn and
+  is paced by the same `Turns` (`build_turns`, `run_paced`); a subscription holds
+  a live-subscription slot while it runs (memlattice.server.ws_messages).
 
 Every refusal is counted in `memlattice_rate_limited_total{key,limit}`, each
 key's operations in flight in `memlattice_key_operations{key,kind}`, and the
@@ -38,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import os
+from collections.abc import Awaitable
 from urllib.parse import urlsplit
 
 from starlette.requests import HTTPConnection
@@ -173,7 +175,7 @@ class Running:
 
 class Turns:
     """Requests waiting for their turn in a busy process: each waits until a release
-    lets it in (its key no longer the one with most in flight, or the process no
+    lets it in (its key no longer the one with most work in flight, or the process no
     longer busy), or `wait_s` have passed. Running requests that give way at a stage
     boundary (`give_way`) are woken by the same releases."""
 
@@ -235,38 +237,52 @@ class Turns:
             self._released = asyncio.Event()
 
 
+def build_turns(gate: Gate | None, settings: FairnessSettings,
+                metrics: Metrics | None = None) -> Turns | None:
+    """The process's one `Turns` (None without a gate): HTTP requests (`Throttle`) and
+    queries or mutations sent over a WebSocket (memlattice.server.ws_messages) wait for
+    their turns, and give way, in the same queue."""
+    if gate is None:
+        return None
+    turns = Turns(gate, settings.turn_wait_s, settings.yield_s)
+    if metrics is not None:
+        metrics.watch_turns(turns)
+    return turns
+
+
+async def run_paced(turns: Turns, principal: Principal, run: Awaitable[None]) -> None:
+    """Run an admitted operation of `principal` to its end, paced at its stage
+    boundaries (memlattice.core.pacing), and release it however it ends."""
+    running = Running(turns, principal)
+    try:
+        with paced(running):
+            await run
+    finally:
+        running.ended = True
+        turns.release(principal)
+
+
 class Throttle:
     """ASGI wrapper of the GraphQL endpoint, inside RequireKey (which put the principal
-    in the scope); `turns` (the gate's, when it has one) is where a request of a busy
-    process waits."""
+    in the scope); `turns` (`build_turns`) is where a request of a busy process waits,
+    None when fairness is off."""
 
-    def __init__(self, app: ASGIApp, gate: Gate | None, metrics: Metrics | None = None,
-                 turn_wait_s: float = 1.0, yield_s: float = 0.5) -> None:
+    def __init__(self, app: ASGIApp, turns: Turns | None,
+                 metrics: Metrics | None = None) -> None:
         self.app = app
-        self.gate = gate
+        self.turns = turns
         self.metrics = metrics
-        self.turns = Turns(gate, turn_wait_s, yield_s) if gate is not None else None
-        if self.turns is not None and metrics is not None:
-            metrics.watch_turns(self.turns)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         principal = principal_of(scope)
-        if (self.gate is None or self.turns is None or scope["type"] != "http"
-                or principal.anonymous):
+        if self.turns is None or scope["type"] != "http" or principal.anonymous:
             await self.app(scope, receive, send)  # the GraphiQL page, or fairness off
             return
         presented = _fingerprint(scope)
         if presented is not None:
-            self.gate.seen(principal, presented[1])
+            self.turns.gate.seen(principal, presented[1])
         refusal = await self.turns.admit(principal)
         if refusal is not None:
             await _refuse(refusal, self.metrics, scope, receive, send)
             return
-        running = Running(self.turns, principal)
-        try:
-            with paced(running):
-                await self.app(scope, receive, send)
-        finally:
-            running.ended = True
-            self.turns.release(principal)
-
+        await run_paced(self.turns, principal, self.app(scope, receive, send))

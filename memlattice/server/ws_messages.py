@@ -16,10 +16,15 @@ caller's other operations. Strawberry closed the socket for a syntax error,
 sent a bare `complete` for a refusal raised by a document check (logging
 "Exception in worker task"), and a `next` for a variable that did not coerce.
 
-Each operation on the socket (a subscription, or a query or mutation sent over
-it) holds one of its key's live-subscription slots while it runs, after taking
-a request token (memlattice.core.fairness); a refused one gets an `error`
-message coded RATE_LIMITED with `retryAfter`, and the socket stays open.
+A subscription on the socket holds one of its key's live-subscription slots
+(`streams`) while it runs, after taking a request token (memlattice.core.fairness).
+A query or mutation sent over it is a request like one sent over HTTP: it takes a
+request token and one of the key's `concurrent` slots, waits for its turn in a busy
+process and gives way at its stage boundaries in a crowded one (the process's one
+`Turns`, memlattice.server.throttle), so a key cannot escape its limits, or the
+sharing of the process, by sending its searches over a WebSocket. A refused one
+gets an `error` message coded RATE_LIMITED with `retryAfter`, and the socket stays
+open.
 """
 
 from __future__ import annotations
@@ -34,8 +39,10 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
 from strawberry.types import ExecutionResult
 
 from memlattice.core.errors import MemlatticeError, RateLimited
+from memlattice.resolvers.documents import is_subscription
 from memlattice.resolvers.errors import with_code
 from memlattice.server.media_types import ran
+from memlattice.server.throttle import run_paced
 
 _OPTIONAL_PAYLOAD_FIELDS = (("variables", dict), ("extensions", dict), ("operationName", str))
 
@@ -108,14 +115,23 @@ class CheckedTransportWS(BaseGraphQLTransportWSHandler[Any, Any]):
         if gate is None or principal is None or principal.anonymous:
             await super().run_operation(operation)
             return
-        refusal = gate.admit(principal, stream=True)
-        if refusal is not None:
-            error = RateLimited(refusal.message, limit=refusal.limit.value,
-                                retryAfter=int(refusal.retry_after_header))
-            await operation.send_initial_errors([GraphQLError(
-                error.message, original_error=error, extensions=error.extensions())])
-            return
-        try:
-            await super().run_operation(operation)
-        finally:
-            gate.release(principal, stream=True)
+        turns = getattr(self.view, "turns", None)
+        if turns is not None and not is_subscription(operation.query,
+                                                     operation.operation_name):
+            # A query or mutation: a request like any sent over HTTP.
+            refusal = await turns.admit(principal)
+            if refusal is None:
+                await run_paced(turns, principal, super().run_operation(operation))
+                return
+        else:
+            refusal = gate.admit(principal, stream=True)
+            if refusal is None:
+                try:
+                    await super().run_operation(operation)
+                finally:
+                    gate.release(principal, stream=True)
+                return
+        error = RateLimited(refusal.message, limit=refusal.limit.value,
+                            retryAfter=int(refusal.retry_after_header))
+        await operation.send_initial_errors([GraphQLError(
+            error.message, original_error=error, extensions=error.extensions())])

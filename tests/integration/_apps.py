@@ -27,7 +27,8 @@ from tests._live import spawned_server as live_server
 @asynccontextmanager
 async def app_with(settings: Settings, rerankers: RerankerRegistry | None = None,
                    **overrides: Any) -> AsyncIterator[httpx.AsyncClient]:
-    """An httpx client on a running app built from `settings` updated by `overrides`."""
+    """An httpx client on a running app built from `settings` updated by `overrides`
+    (`.app` the app, `.asgi` what to open a WebSocket on)."""
     # Limits and faults are not about keys: these apps admit every caller.
     overrides.setdefault("auth_mode", "keyless")
     configured = settings.model_copy(update=overrides)
@@ -37,6 +38,7 @@ async def app_with(settings: Settings, rerankers: RerankerRegistry | None = None
         async with httpx.AsyncClient(transport=transport, base_url="http://test",
                                      timeout=60) as client:
             client.app = app  # type: ignore[attr-defined]
+            client.asgi = manager.app  # type: ignore[attr-defined]  # for WebSockets
             yield client
 
 

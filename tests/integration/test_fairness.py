@@ -178,6 +178,13 @@ async def test_the_server_defaults_apply_to_every_caller_and_can_be_off(
             assert (await post(gql, READ, {"ns": namespace})).status_code == 200
 
 
+def held_search(namespace: str) -> tuple[str, dict[str, Any]]:
+    """A search that the `held` reranker holds in flight until the test lets it go."""
+    return ("query($in: SearchInput!) { search(input: $in) { memory { id } } }",
+            {"in": {"filter": {"namespace": namespace}, "query": "kettle", "mode": "LEXICAL",
+                    "reranker": "held"}})
+
+
 class BusyProcess:
     """An app of capacity 2 (by default) with two keys, `flood` and `quiet`, and two
     searches of `flood` (by default) held in flight by a reranker until `go` is set:
@@ -209,9 +216,7 @@ async def busy_process(settings: Settings, namespace: str, turn_wait_s: float, *
 
     registry = RerankerRegistry()
     registry.register("held", held_reranker)
-    search = ("query($in: SearchInput!) { search(input: $in) { memory { id } } }",
-              {"in": {"filter": {"namespace": namespace}, "query": "kettle", "mode": "LEXICAL",
-                      "reranker": "held"}})
+    search = held_search(namespace)
     # A key stays active for an hour: longer than any test, however busy the machine.
     fairness = FairnessSettings(capacity=capacity, active_s=3600, turn_wait_s=turn_wait_s,
                                 yield_s=yield_s)
@@ -315,3 +320,28 @@ async def test_with_no_budget_to_give_way_a_heavier_keys_request_runs_beside_the
         served = await busy.send("flood", HEAVY, {"ns": namespace})  # quiet's still held
         assert not any(task.done() for task in busy.held)
     assert served.status_code == 200, served.text
+
+
+async def test_a_tenants_cheap_request_goes_before_a_floods_dear_one_while_busy(
+    settings: Settings, namespace: str,
+) -> None:
+    """memlattice.core.sharing weighs work in flight by what each key's operations
+    cost: with one search each in flight (capacity 1), the quiet key, whose searches
+    are cheap, starts another at once, while the key that has just listed 100
+    memories (cost 801) waits for its turn (429 `share` here: no wait)."""
+    async with busy_process(settings, namespace, turn_wait_s=0, held=1, capacity=1) as busy:
+        # Alone, the flooding key is never refused: its dear listing is served.
+        assert (await busy.send("flood", HEAVY, {"ns": namespace})).status_code == 200
+        gate = busy.client.app.state.gate  # type: ignore[attr-defined]
+        quiet = busy.keys["quiet"][0]
+        held = asyncio.create_task(busy.send("quiet", *held_search(namespace)))
+        while gate.limiter.share.recent_cost(quiet, gate.clock()) == 0:
+            assert not held.done(), held.result().text  # admitted and charged: a condition
+            await asyncio.sleep(0.01)
+        assert gate.limiter.share.in_flight(quiet) == 1
+        served = await busy.send("quiet", READ, {"ns": namespace})
+        refused = await busy.send("flood", READ, {"ns": namespace})
+        busy.go.set()
+        assert (await held).status_code == 200
+    assert served.status_code == 200, served.text
+    assert_rate_limited(refused, "share")

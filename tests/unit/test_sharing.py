@@ -29,7 +29,7 @@ def test_while_busy_the_key_with_the_most_in_flight_waits_and_the_others_go_firs
     share.start("quiet", 0.0)
     refused = share.refusal("flood", 0.0)
     assert refused is not None and refused.limit is Limit.SHARE
-    assert refused.retry_after_header == "1" and "most of them (4)" in refused.message
+    assert refused.retry_after_header == "1" and "most work of them in flight (4 operations)" in refused.message
     assert share.refusal("quiet", 0.0) is None  # 1 < 4: it goes, over the capacity
     started(share, "quiet", 3)
     assert share.refusal("quiet", 0.0) is not None  # 4 and 4: both wait now
@@ -85,11 +85,75 @@ def test_an_admitted_operation_leaves_its_key_within_the_capacity_or_not_ahead_o
             before, busy = share.in_flight(key), share.busy
             heaviest = share.heaviest_other(key, now)
             if share.refusal(key, now) is None:
-                assert not busy or alone or before < (heaviest or 0)
+                assert not busy or alone or before <= (heaviest or 0)
                 share.start(key, now)
             else:
                 assert busy and not alone and before >= (heaviest or 0)
         assert share.total == sum(share.in_flight(k) for k in "abcd") >= 0
+
+
+@EXAMPLES
+@given(st.integers(1, 4), st.lists(st.tuples(
+    st.sampled_from(["start", "end", "charge", "tick"]), st.sampled_from("abcd"),
+    st.integers(0, 1000)), max_size=200))
+def test_while_busy_a_key_goes_first_exactly_when_another_has_more_work_in_flight(
+        capacity: int, steps: list[tuple[str, str, int]]) -> None:
+    """Whatever the starts, ends, charges and pauses: in a busy process a key is
+    admitted exactly when another active key has more work in flight (its count in
+    flight times what its recent operations cost on average, at least 1 each); a key
+    alone, and any key while the process is not busy, is admitted."""
+    share = ProcessShare(capacity=capacity, active_s=1.0, cost_half_life_s=1.0)
+    now = 0.0
+    for action, key, cost in steps:
+        if action == "tick":
+            now += 0.3
+        elif action == "end":
+            share.end(key, now)
+        elif action == "charge":
+            share.charge(key, float(cost), now)
+        else:
+            others = [o for o in "abcd" if o != key and (
+                share.in_flight(o) or (o in share._last and now - share._last[o] < 1.0))]
+            work = {k: share.in_flight(k) * share.unit(k, now) for k in "abcd"}
+            assert all(share.unit(k, now) >= 1.0 for k in "abcd")
+            ahead = any(work[o] > work[key] for o in others)
+            refused = share.refusal(key, now)
+            assert (refused is None) == (not share.busy or not others or ahead)
+            if refused is None:
+                share.start(key, now)
+
+
+def test_a_tenants_cheap_searches_are_less_work_than_a_floods_dear_one() -> None:
+    """Work in flight is weighed by what a key's operations cost: with one each in
+    flight, the quiet key (charged 41 a search) starts its second, third... while
+    the flood (551 a search) waits for its second, until the quiet key has more work
+    in flight than the flood's one search."""
+    share = crowded({"flood": 551.0, "quiet": 41.0})
+    assert share.busy and share.unit("quiet", 0.0) == 41.0
+    for _ in range(12):  # up to 13 of the quiet key's: 533 against 551
+        assert share.refusal("quiet", 0.0) is None
+        share.start("quiet", 0.0)
+    refused = share.refusal("flood", 0.0)
+    assert refused is not None and refused.limit is Limit.SHARE
+    assert share.refusal("quiet", 0.0) is None
+    share.start("quiet", 0.0)  # 14 x 41 = 574: now the flood's turn comes first
+    assert share.refusal("quiet", 0.0) is not None
+    assert share.refusal("flood", 0.0) is None
+    level = crowded({"a": 100.0, "b": 100.0})  # as much work in flight: both wait
+    assert level.refusal("a", 0.0) is not None and level.refusal("b", 0.0) is not None
+
+
+def test_a_keys_unit_is_its_recent_cost_per_operation_fading_alike() -> None:
+    share = ProcessShare(capacity=1, cost_half_life_s=1.0)
+    assert share.unit("never", 0.0) == 1.0
+    share.charge("k", 100.0, 0.0)
+    share.charge("k", 300.0, 0.0)
+    assert share.unit("k", 0.0) == 200.0
+    assert share.unit("k", 5.0) == 200.0  # both halve alike: the average stays
+    share.charge("k", 0.0, 0.0)
+    assert abs(share.unit("k", 0.0) - 400.0 / 3) < 1e-9
+    share.charge("free", 0.0, 0.0)
+    assert share.unit("free", 0.0) == 1.0  # at least 1: an operation is never free
 
 
 def test_the_limiter_shares_requests_not_streams_and_a_turn_costs_no_token() -> None:
