@@ -35,7 +35,6 @@ from memlattice.core.auth import Tenant
 from memlattice.core.duplicates import reinforcement
 from memlattice.core.errors import MemlatticeError
 from memlattice.core.model import EdgeType, MemoryInput, utcnow, validated
-from memlattice.core.pacing import detached_context
 from memlattice.core.session_facts import (
     About,
     ExtractedFact,
@@ -52,6 +51,7 @@ from memlattice.core.session_facts import (
 from memlattice.core.settings import FactsLLMSettings
 from memlattice.graph.codec import Memory
 from memlattice.graph.session_facts import EarlierFact, SessionFactsGraph
+from memlattice.services.background import Background
 from memlattice.services.memories import EdgeSpec, MemoryService
 from memlattice.services.updates import UpdateService
 
@@ -83,29 +83,21 @@ class SessionFacts:
         # (outcome, how many): answered, malformed, model_error, write_error, written.
         self.count = count or (lambda outcome, n: None)
         self._limit = asyncio.Semaphore(settings.concurrency)
-        self._pending: set[asyncio.Task[None]] = set()
+        self._background = Background()
 
     def schedule(self, session: str, turns: Sequence[Memory], *, tenant: Tenant,
                  actor: str) -> None:
         """Read the session's `turns` (as stored, in order) after the caller returns."""
-        # Detached: the work is the reader's, not the request's that wrote (core.pacing).
-        task = asyncio.get_running_loop().create_task(
-            self._run(session, list(turns), tenant, actor), context=detached_context())
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+        self._background.start(self._run(session, list(turns), tenant, actor))
 
     async def drain(self) -> None:
         """Wait until every scheduled reading has ended (tests, and a caller that
         wants the facts before it searches)."""
-        while self._pending:
-            await asyncio.gather(*list(self._pending), return_exceptions=True)
+        await self._background.drain()
 
     async def aclose(self) -> None:
         """Stop readings in progress (their turns are given back) and close the client."""
-        pending = list(self._pending)
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
+        await self._background.cancel()
         await self.chat.aclose()
 
     async def _run(self, session: str, turns: list[Memory], tenant: Tenant,

@@ -41,7 +41,6 @@ from collections.abc import Callable, Sequence
 
 from memlattice.core.auth import Tenant
 from memlattice.core.errors import MemlatticeError
-from memlattice.core.pacing import detached_context
 from memlattice.core.settings import FactsLLMSettings
 from memlattice.core.update_judging import (
     PROMPT,
@@ -53,6 +52,7 @@ from memlattice.core.update_judging import (
     render,
 )
 from memlattice.graph.codec import Memory
+from memlattice.services.background import Background
 from memlattice.services.session_facts import SOURCE_TYPE as MODEL_FACTS
 from memlattice.services.session_facts import Chat
 from memlattice.services.updates import UpdateService
@@ -76,7 +76,7 @@ class UpdateJudge:
         # disputed, shed.
         self.count = count or (lambda outcome, n: None)
         self._limit = asyncio.Semaphore(settings.concurrency)
-        self._pending: set[asyncio.Task[None]] = set()
+        self._background = Background()
         self._waiting = 0  # memories scheduled and not yet judged
 
     def follow(self, written: Sequence[Memory], tenant: Tenant, actor: str) -> None:
@@ -91,24 +91,16 @@ class UpdateJudge:
                         len(judged), tenant.namespace)
             return
         self._waiting += len(judged)
-        # Detached: the work is the judge's, not the request's that wrote (core.pacing).
-        task = asyncio.get_running_loop().create_task(
-            self._run(judged, tenant, actor), context=detached_context())
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+        self._background.start(self._run(judged, tenant, actor))
 
     async def drain(self) -> None:
         """Wait until every scheduled judgement has ended (tests, and a caller that
         wants the links before it searches)."""
-        while self._pending:
-            await asyncio.gather(*list(self._pending), return_exceptions=True)
+        await self._background.drain()
 
     async def aclose(self) -> None:
         """Stop judgements in progress and close the client."""
-        pending = list(self._pending)
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
+        await self._background.cancel()
         await self.chat.aclose()
 
     async def _run(self, written: list[Memory], tenant: Tenant, actor: str) -> None:
