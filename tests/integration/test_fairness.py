@@ -95,17 +95,24 @@ async def test_a_key_over_its_cost_budget_is_refused_before_anything_runs(
     assert await count_memories(graph_client, namespace) == 1
 
 
-async def test_a_key_at_its_concurrency_is_refused_until_one_finishes(
-    settings: Settings, namespace: str,
-) -> None:
+
+def held_reranker() -> tuple[RerankerRegistry, asyncio.Event]:
+    """A reranker named `held` that holds every search using it in flight until the
+    event is set: a request the test keeps running, whatever the machine's speed."""
     go = asyncio.Event()
 
-    async def held_reranker(query: str, documents: Sequence[tuple[str, str]]) -> list[float]:
-        await go.wait()  # holds the first search in flight until the test lets it go
+    async def held(query: str, documents: Sequence[tuple[str, str]]) -> list[float]:
+        await go.wait()
         return [0.0] * len(documents)
 
     registry = RerankerRegistry()
-    registry.register("held", held_reranker)
+    registry.register("held", held)
+    return registry, go
+
+async def test_a_key_at_its_concurrency_is_refused_until_one_finishes(
+    settings: Settings, namespace: str,
+) -> None:
+    registry, go = held_reranker()
     search = ("query($in: SearchInput!) { search(input: $in) { memory { id } } }",
               {"in": {"filter": {"namespace": namespace}, "query": "kettle", "mode": "LEXICAL",
                       "reranker": "held"}})
@@ -208,14 +215,7 @@ class BusyProcess:
 async def busy_process(settings: Settings, namespace: str, turn_wait_s: float, *,
                        holder: str = "flood", held: int = 2, capacity: int = 2,
                        yield_s: float = 0.5) -> AsyncIterator[BusyProcess]:
-    go = asyncio.Event()
-
-    async def held_reranker(query: str, documents: Sequence[tuple[str, str]]) -> list[float]:
-        await go.wait()
-        return [0.0] * len(documents)
-
-    registry = RerankerRegistry()
-    registry.register("held", held_reranker)
+    registry, go = held_reranker()
     search = held_search(namespace)
     # A key stays active for an hour: longer than any test, however busy the machine.
     fairness = FairnessSettings(capacity=capacity, active_s=3600, turn_wait_s=turn_wait_s,

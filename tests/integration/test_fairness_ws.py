@@ -12,7 +12,6 @@ not a duration: a busy machine only makes the polling loops longer.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from typing import Any
 
 from httpx_ws import AsyncWebSocketSession
@@ -20,12 +19,18 @@ from httpx_ws import AsyncWebSocketSession
 from memlattice.core.fairness import KeyLimits
 from memlattice.core.settings import LimitsSettings, Settings
 from memlattice.graph.keys import ApiKeyGraph
-from memlattice.search.rerank import RerankerRegistry
 from memlattice.server.app import runtime_of
 from memlattice.services.apikeys import KeySpec, create_key
 from tests.integration._apps import app_with
 from tests.integration._support import WRITE, mem
-from tests.integration.test_fairness import HEAVY, READ, YIELDING, assert_rate_limited, busy_process
+from tests.integration.test_fairness import (
+    HEAVY,
+    READ,
+    YIELDING,
+    assert_rate_limited,
+    busy_process,
+    held_reranker,
+)
 from tests.integration.test_subscriptions import connect
 
 # However busy the machine: a deadline for an answer that must come, never a duration.
@@ -58,14 +63,7 @@ async def test_a_query_over_a_websocket_holds_a_request_slot_of_its_key(
     """A key allowed one operation in flight has one, whether it sends it over HTTP or
     over a socket: its held search on the socket leaves no slot for an HTTP request or
     another query on the socket (both refused `concurrent`), and gives it back."""
-    go = asyncio.Event()
-
-    async def held_reranker(query: str, documents: Sequence[tuple[str, str]]) -> list[float]:
-        await go.wait()
-        return [0.0] * len(documents)
-
-    registry = RerankerRegistry()
-    registry.register("held", held_reranker)
+    registry, go = held_reranker()
     search = {"in": {"filter": {"namespace": namespace}, "query": "kettle", "mode": "LEXICAL",
                      "reranker": "held"}}
     async with app_with(settings, rerankers=registry, auth_mode="keys",

@@ -12,6 +12,24 @@ from memlattice.core.sharing import ProcessShare
 EXAMPLES = settings(max_examples=300, deadline=None, derandomize=True)
 
 
+# Starts, ends, cost charges and pauses of four keys, for the properties below.
+CHARGED_STEPS = st.lists(st.tuples(
+    st.sampled_from(["start", "end", "charge", "tick"]), st.sampled_from("abcd"),
+    st.integers(0, 1000)), max_size=200)
+
+
+def replayed(share: ProcessShare, action: str, key: str, cost: int, now: float) -> float:
+    """Apply a tick, end or charge to `share`; the clock after it (a start is the
+    caller's, which checks admission first or not)."""
+    if action == "tick":
+        return now + 0.3
+    if action == "end":
+        share.end(key, now)
+    elif action == "charge":
+        share.charge(key, float(cost), now)
+    return now
+
+
 def started(share: ProcessShare, key: str, times: int, now: float = 0.0) -> None:
     for _ in range(times):
         share.start(key, now)
@@ -93,9 +111,7 @@ def test_an_admitted_operation_leaves_its_key_within_the_capacity_or_not_ahead_o
 
 
 @EXAMPLES
-@given(st.integers(1, 4), st.lists(st.tuples(
-    st.sampled_from(["start", "end", "charge", "tick"]), st.sampled_from("abcd"),
-    st.integers(0, 1000)), max_size=200))
+@given(st.integers(1, 4), CHARGED_STEPS)
 def test_while_busy_a_key_goes_first_exactly_when_another_has_more_work_in_flight(
         capacity: int, steps: list[tuple[str, str, int]]) -> None:
     """Whatever the starts, ends, charges and pauses: in a busy process a key is
@@ -105,13 +121,8 @@ def test_while_busy_a_key_goes_first_exactly_when_another_has_more_work_in_fligh
     share = ProcessShare(capacity=capacity, active_s=1.0, cost_half_life_s=1.0)
     now = 0.0
     for action, key, cost in steps:
-        if action == "tick":
-            now += 0.3
-        elif action == "end":
-            share.end(key, now)
-        elif action == "charge":
-            share.charge(key, float(cost), now)
-        else:
+        now = replayed(share, action, key, cost, now)
+        if action == "start":
             others = [o for o in "abcd" if o != key and (
                 share.in_flight(o) or (o in share._last and now - share._last[o] < 1.0))]
             work = {k: share.in_flight(k) * share.unit(k, now) for k in "abcd"}
@@ -251,9 +262,7 @@ def test_a_key_gone_quiet_is_forgotten_with_its_cost() -> None:
 
 
 @EXAMPLES
-@given(st.integers(1, 4), st.lists(st.tuples(
-    st.sampled_from(["start", "end", "charge", "tick"]), st.sampled_from("abcd"),
-    st.integers(0, 1000)), max_size=200))
+@given(st.integers(1, 4), CHARGED_STEPS)
 def test_some_running_key_never_waits_so_waiting_cannot_go_round_in_a_circle(
         capacity: int, steps: list[tuple[str, str, int]]) -> None:
     """Whatever the starts, ends, charges and pauses: while anything runs, at least one
@@ -263,13 +272,8 @@ def test_some_running_key_never_waits_so_waiting_cannot_go_round_in_a_circle(
     share = ProcessShare(capacity=capacity, active_s=1.0, cost_half_life_s=1.0)
     now = 0.0
     for action, key, cost in steps:
-        if action == "tick":
-            now += 0.3
-        elif action == "end":
-            share.end(key, now)
-        elif action == "charge":
-            share.charge(key, float(cost), now)
-        else:
+        now = replayed(share, action, key, cost, now)
+        if action == "start":
             share.start(key, now)
         running = [k for k in "abcd" if share.in_flight(k)]
         yielding = [k for k in running if share.should_yield(k, now)]
