@@ -19,15 +19,13 @@ a share), so a count a minute old is as good as a fresh one.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 from memlattice.core.auth import Tenant
+from memlattice.core.detached import DetachedTasks
 from memlattice.core.errors import MemlatticeError
-from memlattice.core.pacing import detached_context
 from memlattice.core.remembered import Remembered
 from memlattice.core.vector_spaces import VectorSpace
 from memlattice.graph.shares import IndexCounts, IndexShareGraph
@@ -43,7 +41,7 @@ class IndexShares:
             ttl_s, max_entries)
         self._buckets: Remembered[tuple[str, str | None, str], int] = Remembered(
             ttl_s, max_entries)
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._background = DetachedTasks()
 
     def share(self, tenant: Tenant, space: VectorSpace | None,
               scope_keys: Sequence[str] | None = None) -> float | None:
@@ -84,10 +82,7 @@ class IndexShares:
     def _start(self, namespace: str, work: Coroutine[Any, Any, None]) -> None:
         # Every later search's counts, not the operation's that started them: they never
         # wait at its stage boundaries (memlattice.core.pacing).
-        task = asyncio.get_running_loop().create_task(work, context=detached_context())
-        task.set_name(f"memlattice-index-share:{namespace}")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._background.start(work, name=f"memlattice-index-share:{namespace}")
 
     async def _count_namespace(self, key: tuple[str, str | None], tenant: Tenant,
                                space: VectorSpace | None) -> None:
@@ -122,15 +117,8 @@ class IndexShares:
 
     async def wait_idle(self) -> None:
         """Wait for the counts under way (tests and benchmarks settle shares first)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._background.drain()
 
     async def stop(self) -> None:
         """Cancel counts under way (called on shutdown)."""
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._tasks.clear()
+        await self._background.cancel()

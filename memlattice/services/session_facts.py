@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from memlattice.core.auth import Tenant
+from memlattice.core.detached import DetachedTasks
 from memlattice.core.duplicates import reinforcement
 from memlattice.core.errors import MemlatticeError
 from memlattice.core.model import EdgeType, MemoryInput, utcnow, validated
@@ -51,7 +52,6 @@ from memlattice.core.session_facts import (
 from memlattice.core.settings import FactsLLMSettings
 from memlattice.graph.codec import Memory
 from memlattice.graph.session_facts import EarlierFact, SessionFactsGraph
-from memlattice.services.background import Background
 from memlattice.services.memories import EdgeSpec, MemoryService
 from memlattice.services.updates import UpdateService
 
@@ -83,7 +83,7 @@ class SessionFacts:
         # (outcome, how many): answered, malformed, model_error, write_error, written.
         self.count = count or (lambda outcome, n: None)
         self._limit = asyncio.Semaphore(settings.concurrency)
-        self._background = Background()
+        self._background = DetachedTasks()
 
     def schedule(self, session: str, turns: Sequence[Memory], *, tenant: Tenant,
                  actor: str) -> None:

@@ -40,6 +40,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from memlattice.core.auth import Tenant
+from memlattice.core.detached import DetachedTasks
 from memlattice.core.errors import MemlatticeError
 from memlattice.core.settings import FactsLLMSettings
 from memlattice.core.update_judging import (
@@ -52,7 +53,6 @@ from memlattice.core.update_judging import (
     render,
 )
 from memlattice.graph.codec import Memory
-from memlattice.services.background import Background
 from memlattice.services.session_facts import SOURCE_TYPE as MODEL_FACTS
 from memlattice.services.session_facts import Chat
 from memlattice.services.updates import UpdateService
@@ -76,7 +76,7 @@ class UpdateJudge:
         # disputed, shed.
         self.count = count or (lambda outcome, n: None)
         self._limit = asyncio.Semaphore(settings.concurrency)
-        self._background = Background()
+        self._background = DetachedTasks()
         self._waiting = 0  # memories scheduled and not yet judged
 
     def follow(self, written: Sequence[Memory], tenant: Tenant, actor: str) -> None:

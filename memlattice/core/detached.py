@@ -1,10 +1,12 @@
-"""Work a request hands off to run after it returns: the write-side LLM's readings.
+"""Short tasks a request starts that must outlive it (core.background is for the
+service's long-running loops).
 
-Session facts (services.session_facts) and the update judge (services.update_judge)
-both start their work once a write has committed, run it outside the writing
-request's pacing (core.pacing: the work is theirs, not the request's), and must
-let a test or a benchmark wait for it and a shutdown cancel it. This is that
-bookkeeping, once.
+The index-share counts (search.index_shares), session facts
+(services.session_facts) and the update judge (services.update_judge) start
+work on a request's behalf that runs on after it returns, outside that
+request's pacing (core.pacing: the work serves others too, or no one in
+particular), and must let a test or a benchmark wait for it and a shutdown
+cancel it. This is that bookkeeping, once.
 """
 
 from __future__ import annotations
@@ -16,15 +18,16 @@ from typing import Any
 from memlattice.core.pacing import detached_context
 
 
-class Background:
+class DetachedTasks:
     """Tasks started detached from the caller, kept until they end."""
 
     def __init__(self) -> None:
         self._pending: set[asyncio.Task[None]] = set()
 
-    def start(self, work: Coroutine[Any, Any, None]) -> None:
+    def start(self, work: Coroutine[Any, Any, None], name: str | None = None) -> None:
         """Run `work` on the running loop, detached from the caller's pacing."""
-        task = asyncio.get_running_loop().create_task(work, context=detached_context())
+        task = asyncio.get_running_loop().create_task(work, name=name,
+                                                      context=detached_context())
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
