@@ -25,7 +25,7 @@ from tests.e2e.explorer_support import (
     STATUS,
     WRITE,
     call,
-    graph_state,
+    drawn_edge,
     search_and_open,
     seed_reader_writer_keys,
     shot,
@@ -139,10 +139,7 @@ async def test_explorer_replaces_proposes_an_update_the_rules_did_not_find(
     # The search results were asked again: the older hit is now outdated by the newer.
     await expect(old_hit).to_have_attribute("data-outdated-by", ids["new"])
     # So was the neighbourhood: the graph draws the UPDATES link, newer → older.
-    graph = page.get_by_test_id("graph")
-    await expect(graph).to_have_attribute("data-busy", "false")
-    state = await graph_state(page)
-    assert {"type": "UPDATES", "source": ids["new"], "target": ids["old"]} in state["edges"]
+    await drawn_edge(page, "UPDATES", ids["new"], ids["old"])
     await shot(page, "31-proposed")
 
     # Confirm, where every candidate is decided: the older memory is SUPERSEDED, and

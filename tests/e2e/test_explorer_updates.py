@@ -31,7 +31,7 @@ from tests.e2e.explorer_support import (
     STATUS,
     WRITE,
     call,
-    graph_state,
+    drawn_edge,
     search_and_open,
     seed_reader_writer_keys,
     shot,
@@ -113,11 +113,7 @@ async def test_explorer_update_chain_confirm_and_reject(
     await expect(link.get_by_test_id("update-disputed")).to_have_count(0)
 
     # The graph draws the UPDATES link, newer → older, which `edges` does not list.
-    graph = page.get_by_test_id("graph")
-    await expect(graph).to_have_attribute("data-busy", "false")
-    state = await graph_state(page)
-    assert {"type": "UPDATES", "source": ids["new_port"], "target": ids["old_port"]} \
-        in state["edges"]
+    await drawn_edge(page, "UPDATES", ids["new_port"], ids["old_port"])
     await shot(page, "20-update-chain")
 
     # A read-only key may look, not decide: the refusal is shown with its code.
@@ -135,10 +131,7 @@ async def test_explorer_update_chain_confirm_and_reject(
     await expect(page.get_by_test_id("detail-status")).to_have_text("SUPERSEDED")
     older = (await ok(STATUS, ns=namespace, id=ids["old_port"]))["memory"]
     assert older == {"status": "SUPERSEDED", "supersededBy": ids["new_port"]}
-    await expect(graph).to_have_attribute("data-busy", "false")
-    state = await graph_state(page)
-    assert {"type": "SUPERSEDES", "source": ids["new_port"], "target": ids["old_port"]} \
-        in state["edges"]
+    await drawn_edge(page, "SUPERSEDES", ids["new_port"], ids["old_port"])
     await shot(page, "21-confirmed")
 
     # The second pair: Reject with a note; the pair leaves the chain, listed as rejected.
