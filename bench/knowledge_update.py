@@ -43,6 +43,7 @@ from bench._update_scoring import (
     LinkCounts,
     Outcome,
     Tally,
+    closure,
     figure,
     replaced_by,
     scenario_problems,
@@ -62,7 +63,8 @@ SEARCH_MARKED = """query($input: SearchInput!) {
 SEARCH_PLAIN = """query($input: SearchInput!) { search(input: $input) { memory { id content } } }"""
 UPDATES = """query($namespace: String!) {
   memoryUpdates(namespace: $namespace, statuses: [CANDIDATE, CONFIRMED]) {
-    newer { id } older { id } status kind confidence disputedBy } }"""
+    newer { id } older { id } status kind confidence attribute reason proposedBy
+    disputedBy } }"""
 
 
 @dataclass
@@ -116,6 +118,11 @@ class Failure:
 class Results:
     tallies: dict[str, Tally] = field(default_factory=dict)
     links: dict[str, LinkCounts] = field(default_factory=dict)
+    # Right and all links per attribute and per confidence band, over every file: counts
+    # only, so they may be read for the blind files too (which rules misfire, not where).
+    link_kinds: dict[str, list[int]] = field(default_factory=dict)
+    # One row per link, with no text (its reading, attribute, confidence, whether right).
+    link_rows: list[dict[str, Any]] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     links_available: bool = True
     marks_available: bool = True
@@ -169,9 +176,38 @@ async def search(bench: Bench, results: Results, namespace: str, query: str,
     return plain
 
 
+def confidence_band(confidence: float) -> str:
+    """A link's confidence as one of four bands, for the precision breakdown."""
+    for edge in (0.5, 0.7, 0.85):
+        if confidence < edge:
+            return f"conf<{edge}"
+    return "conf>=0.85"
+
+
+def placement(scenario: Scenario, pair: tuple[str, str]) -> dict[str, Any]:
+    """Where a link's two turns stand (no text): same session, same speaker, turns apart."""
+    at = {m["id"]: (i, session, m["speaker"])
+          for i, (session, m) in enumerate(scenario.turns())}
+    newer, older = at.get(pair[0]), at.get(pair[1])
+    if newer is None or older is None:
+        return {}
+    return {"same_session": newer[1] == older[1], "same_speaker": newer[2] == older[2],
+            "apart": newer[0] - older[0]}
+
+
+def reading_of(link: dict[str, Any]) -> str:
+    """Which reading made a link: a writer or model that stated it, the contrast
+    reading (memlattice.core.statements.contrast: "another <kind> for the same
+    subject ..."), or the frame reading."""
+    if link.get("proposedBy"):
+        return "stated"
+    return "contrast" if str(link.get("reason") or "").startswith("another ") else "frame"
+
+
 async def read_links(bench: Bench, results: Results, scenario: Scenario,
                      message_of: dict[str, str]) -> list[tuple[str, str]] | None:
-    """The scenario's update links as message-id pairs (an unknown memory keeps its id)."""
+    """The scenario's update links as message-id pairs (an unknown memory keeps its id);
+    each also counted, right or wrong, under its attribute and confidence band."""
     if not results.links_available:
         return None
     try:
@@ -182,9 +218,22 @@ async def read_links(bench: Bench, results: Results, scenario: Scenario,
         results.links_available = False
         return None
     # A disputed candidate is one recall ignores (the update judge's model said no).
-    return [(message_of.get(r["newer"]["id"], r["newer"]["id"]),
-             message_of.get(r["older"]["id"], r["older"]["id"])) for r in rows
-            if not r.get("disputedBy")]
+    rows = [r for r in rows if not r.get("disputedBy")]
+    pairs = [(message_of.get(r["newer"]["id"], r["newer"]["id"]),
+              message_of.get(r["older"]["id"], r["older"]["id"])) for r in rows]
+    accepted = closure(scenario.truth())
+    for row, pair in zip(rows, pairs):
+        reading = reading_of(row)
+        results.link_rows.append({
+            "file": scenario.file, "reading": reading, "attribute": row.get("attribute"),
+            "kind": row.get("kind"), "confidence": row.get("confidence"),
+            "right": pair in accepted, **placement(scenario, pair)})
+        for key in (f"attr {row.get('attribute') or '?'}", f"reading {reading}",
+                    confidence_band(float(row.get("confidence") or 0.0))):
+            tally = results.link_kinds.setdefault(key, [0, 0])
+            tally[0] += pair in accepted
+            tally[1] += 1
+    return pairs
 
 
 async def evaluate(bench: Bench, results: Results, scenario: Scenario) -> None:
@@ -253,6 +302,9 @@ def report(results: Results, files: list[str]) -> dict[str, dict[str, Any]]:
               f" {'n/a' if row['links'] is None else row['links']:>6}  {counts}")
     if not results.links_available:
         print("# links: n/a (the service has no memoryUpdates query)")
+    if results.link_kinds:
+        print("# links right/all by attribute and confidence: " + ", ".join(
+            f"{key} {right}/{total}" for key, (right, total) in sorted(results.link_kinds.items())))
     if not results.marks_available:
         print("# outdated marks: n/a (SearchHit has no outdatedBy): marked is n/a,"
               " keep@3 counts no mark")
@@ -302,7 +354,8 @@ async def main() -> None:
         print_failures(results)
     if args.json is not None:
         args.json.write_text(json.dumps({"figures": table, "failures": [
-            f.__dict__ for f in results.failures]}, indent=1, default=list))
+            f.__dict__ for f in results.failures], "links": results.link_rows},
+            indent=1, default=list))
 
 
 if __name__ == "__main__":

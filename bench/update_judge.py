@@ -43,7 +43,15 @@ from starlette.routing import Route
 
 from bench._harness import bench_service
 from bench._update_scoring import replaced_by
-from bench.knowledge_update import PARALLEL, Results, Scenario, evaluate, load, read_scenarios
+from bench.knowledge_update import (
+    PARALLEL,
+    Results,
+    Scenario,
+    evaluate,
+    load,
+    print_failures,
+    read_scenarios,
+)
 from bench.knowledge_update import report as question_report
 from memlattice.core.messages import MessageInput, turn_content
 from memlattice.core.settings import EmbeddingSettings, FactsLLMSettings
@@ -53,6 +61,8 @@ from tests._live import serve_in_thread
 
 SHOWN = re.compile(r"^(?:New memory (\d+)|  (\d+[a-z]))(?: \(said [^)]*\))?: (.*)$")
 _SPACES = re.compile(r"\s+")
+# The files written to be looked at; the blind ones (unseen, fresh, sealed*) print counts only.
+READABLE = frozenset({"dev", "holdout"})
 OUTCOMES = ("answered", "malformed", "model_error", "linked", "refused", "disputed", "shed")
 
 
@@ -134,10 +144,15 @@ async def main() -> None:
                         help="its chance of naming a pair that is not an update")
     parser.add_argument("--endpoint", help="an OpenAI-compatible base URL (a real model)")
     parser.add_argument("--model", default="", help="the real model's name")
+    parser.add_argument("--verbose", action="store_true",
+                        help="print every failed question with its top 3 hits"
+                             " (dev and holdout only: the blind files stay unread)")
     args = parser.parse_args()
     if bool(args.endpoint) != bool(args.model):
         raise SystemExit("--endpoint and --model go together")
     files = [name.strip() for name in args.files.split(",") if name.strip()]
+    if args.verbose and not set(files) <= READABLE:
+        raise SystemExit("--verbose prints scenario text: only with " + ", ".join(sorted(READABLE)))
     scenarios = read_scenarios(files)
     os.environ.setdefault("MEMLATTICE_LIMIT_REQUEST_TIMEOUT_S", "600")
     for chatty in ("httpx", "httpx2", "memlattice.access", "memlattice.services.update_judge"):
@@ -170,6 +185,8 @@ async def main() -> None:
     question_report(results, files)
     print("# judge: " + ", ".join(f"{o} {int(n)}" for o, n in counts.items())
           + (f"; pairs shown: {dict(judge.asked)}" if judge else ""))
+    if args.verbose:
+        print_failures(results)
 
 
 if __name__ == "__main__":
