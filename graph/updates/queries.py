@@ -73,7 +73,7 @@ def contrast_candidates(rows: list[dict[str, Any]], exclude: Sequence[str], *,
     """Per new memory (`{id, lucene, speaker}`), the earlier active memories the
     tenant may see that may state the same subject: the fulltext index's best
     matches of its words (fenced to the namespace) and its speaker's latest turns,
-    each with its text, speaker and the links it already has to the batch:
+    each with its text, speaker, session and the links it already has to the batch:
 
         UNWIND $rows AS row
         CALL (row) { CALL db.index.fulltext.queryNodes(..., row.lucene) ... LIMIT 20
@@ -99,7 +99,7 @@ def contrast_candidates(rows: list[dict[str, Any]], exclude: Sequence[str], *,
         "RETURN row.id AS id, o.id AS other, o.content AS content,"
         " o.createdAt.epochSeconds * 1000000 + o.createdAt.microsecond AS at,"
         " [(o)-[:SPOKEN_BY]->(e:Entity) | e.key][0] AS speaker,"
-        " o.userId AS userId, o.agentId AS agentId,\n"
+        " o.userId AS userId, o.agentId AS agentId, o.sessionId AS session,\n"
         "  [(o)-[:UPDATES]-(x:Memory) WHERE x.id IN $exclude | x.id] AS linked"
     )
     return query, {**tenant.params(), "rows": rows, "exclude": list(exclude), "now": now,

@@ -61,6 +61,9 @@ class Written:
     reported: str | None = None
     # Its words put in that person's voice ("I handed in my notice").
     told: str | None = None
+    # The conversation it was said in, (user, session): the contrast reading asks
+    # more of two memories of one conversation (memlattice.core.statements.contrast).
+    session: tuple[str | None, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,8 @@ def written_of(memories: Sequence[PreparedMemory],
         source, text, statements = statements_of(m.input, payload)
         out.append(Written(id=id or m.id, at=m.now, source=source, statements=statements,
                            text=text, stating=m.input.memory_type != "episodic",
-                           spoken=bool((m.input.metadata or {}).get("speaker"))))
+                           spoken=bool((m.input.metadata or {}).get("speaker")),
+                           session=_session(m.input.user_id, m.input.session_id)))
     return out
 
 
@@ -224,7 +228,8 @@ async def _contrasted(tx: AsyncManagedTransaction, batch: Sequence[Written],
          *({"id": w.id, "lucene": _lucene(told[w.id], tenant.namespace),
             "speaker": w.reported} for w in fresh if w.id in told)],
         [w.id for w in batch], tenant=tenant, now=now))
-    earlier: dict[str, list[tuple[str, datetime, str | None, Profile, frozenset[str]]]] = {}
+    earlier: dict[str, list[tuple[str, datetime, str | None, Profile, frozenset[str],
+                                  tuple[str | None, str] | None]]] = {}
     for r in rows:
         if r["other"] is None:
             continue
@@ -232,25 +237,26 @@ async def _contrasted(tx: AsyncManagedTransaction, batch: Sequence[Written],
         text = without_speaker(str(r["content"] or ""), spoken=r["speaker"] is not None)
         earlier.setdefault(str(r["id"]), []).append(
             (str(r["other"]), _at(r["at"]), speaker, profile(text, speaker=speaker),
-             frozenset(r["linked"])))
+             frozenset(r["linked"]), _session(r["userId"], r["session"])))
     # Everyone who speaks in the batch or its candidates is who, never what changed.
     participants = frozenset({w.source for w in batch if w.source} | {
-        speaker for options in earlier.values() for _, _, speaker, _, _ in options if speaker})
+        speaker for options in earlier.values() for _, _, speaker, *_ in options if speaker})
     made: list[Link] = []
     for w in fresh:
         options = list(earlier.get(w.id, ()))
-        options += [(b.id, b.at, b.source, profiles[b.id], frozenset())
+        options += [(b.id, b.at, b.source, profiles[b.id], frozenset(), b.session)
                     for b in batch if b.at < w.at]
         best: tuple[float, datetime, Link] | None = None
-        for other, at, speaker, seen, linked in options:
+        for other, at, speaker, seen, linked, session in options:
             if at >= w.at or w.id in linked:
                 continue
+            together = w.session is not None and session == w.session
             verdict = contrast(seen, profiles[w.id],
                                same_source=speaker is not None and speaker == w.source,
-                               participants=participants)
+                               participants=participants, same_conversation=together)
             if verdict is None and w.id in told and speaker == w.reported:
                 verdict = contrast(seen, told[w.id], same_source=True,
-                                   participants=participants)
+                                   participants=participants, same_conversation=together)
                 if verdict is not None:
                     verdict = replace(verdict, reason=f"{w.source} tells of {w.reported}:"
                                                       f" {verdict.reason}")
@@ -259,6 +265,11 @@ async def _contrasted(tx: AsyncManagedTransaction, batch: Sequence[Written],
         if best is not None:
             made.append(best[2])
     return made
+
+
+def _session(user: str | None, session: str | None) -> tuple[str | None, str] | None:
+    """Which conversation a memory was said in (a session id names one per user)."""
+    return None if session is None else (user, session)
 
 
 def _lucene(read: Profile, namespace: str) -> str | None:

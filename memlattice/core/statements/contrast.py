@@ -15,9 +15,9 @@ Such an update still has three marks that hold in any language of facts:
    with them.
 
 All three are required (precision first: two memories of one topic that name two
-different numbers are, without a word of change, as likely two facts as one
-fact twice); a question, a plan, a condition or an addition ("also", "another")
-is never an update. Pure: no I/O.
+different numbers are, without a word of change, as likely two facts as one fact
+twice), and within one conversation a fourth (`contrast`); a question, a plan, a
+condition or an addition ("also", "another") is never an update. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -63,7 +63,6 @@ _UNITS = frozenset({"year", "years", "month", "months", "week", "weeks", "day", 
                     "hour", "hours", "minute", "minutes", "min", "mins", "second",
                     "seconds", "s", "km", "miles", "mi", "times", "x", "percent", "%",
                     "h", "evenings", "nights", "mornings"})
-# Weekdays as people abbreviate them ("last Fri"); "Sat" and "Sun" are words too.
 _WEEKDAY_ABBREVIATIONS = frozenset({"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri"})
 # Units a reading is measured in: a number in one is a measurement, which varies
 # from reading to reading ("cache hit rate 87%", then "64%"), not a setting; a
@@ -159,8 +158,7 @@ def _clauses(raw: list[str], *, every: bool = False) -> list[list[tuple[str, boo
             if tok == "?":
                 out[-1] = [("?", False)]  # a question asserts nothing
             out.append([])
-            # (after a colon a capital is as often a name as a sentence's start:
-            # "attendees: Rhiannon Pryce", "lead: Ines")
+            # (after a colon a capital is as often a name: "lead: Ines")
             starts = tok in {".", "!", "?", ";"}
             planned.append(tok not in {".", "!", "?"} and planned[-1]
                            or tok == ":" and plans_follow(words))
@@ -324,10 +322,14 @@ def _same_role(older: Profile, newer: Profile) -> bool:
 
 
 def contrast(older: Profile, newer: Profile, *, same_source: bool,
-             participants: frozenset[str] = frozenset()) -> Verdict | None:
+             participants: frozenset[str] = frozenset(),
+             same_conversation: bool = False) -> Verdict | None:
     """An update of `older` by `newer` when all three marks hold (module docstring);
-    `participants` are the entity keys of everyone known to speak where the two
-    were said (a conversation's speakers)."""
+    `participants`: everyone known to speak where the two were said. Within one conversation
+    (`same_conversation`) another value a few turns on is mostly another option,
+    item or detail under discussion, not a state that changed: there only a newer
+    memory that names the older value again ("from 3 to 4", "not Bob but Ana")
+    updates it."""
     if older.blocked or newer.blocked or not newer.change:
         return None
     old_kinds, new_kinds = older.kinds(), newer.kinds()
@@ -368,9 +370,11 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool,
         if kind == "count":  # "two rabbits" -> "three rabbits"; not "three" -> "four people"
             counted = {c.split(" ", 1)[1] for c in before}
             fresh = {c for c in fresh if c.split(" ", 1)[1] in counted | {""}}
-        if not fresh or not (before or restated and shared):
-            # nothing new; or nothing old of it but the name both are about, and no
-            # topic to say it was in the same role ("Kenji maintains the indexer")
+        if not fresh or not (before or restated and shared) \
+                or same_conversation and not restated:
+            # nothing new; or only the name both are about and no topic to say it was
+            # in the same role ("Kenji maintains the indexer"); or (in one
+            # conversation) the old value not named again
             continue
         if not (shared or kind == "name" and (named_both or _same_role(older, newer))) \
                 and kind not in _SPEAKERS_OWN:
