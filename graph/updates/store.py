@@ -12,7 +12,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from neo4j import AsyncManagedTransaction
@@ -42,6 +42,10 @@ STATUSES = ("candidate", "confirmed", "rejected")
 # frames only: each contrast look-up is a fulltext query, as a near-duplicate check
 # is a vector query (graph.duplicates.MAX_NEAR_DUPLICATE_CHECKS, the same bound).
 MAX_CONTRAST_CHECKS = 64
+# Two memories of one session said less than this apart are one conversation, one
+# sitting (the contrast reading asks more of them); a session that is a channel or
+# a log kept for weeks holds many sittings, and a change between them is a change.
+ONE_SITTING = timedelta(hours=6)
 
 
 @dataclass(frozen=True)
@@ -61,8 +65,8 @@ class Written:
     reported: str | None = None
     # Its words put in that person's voice ("I handed in my notice").
     told: str | None = None
-    # The conversation it was said in, (user, session): the contrast reading asks
-    # more of two memories of one conversation (memlattice.core.statements.contrast).
+    # The session it was said in, (user, session): the contrast reading asks more
+    # of two memories of one conversation (memlattice.core.statements.contrast).
     session: tuple[str | None, str] | None = None
 
 
@@ -250,7 +254,8 @@ async def _contrasted(tx: AsyncManagedTransaction, batch: Sequence[Written],
         for other, at, speaker, seen, linked, session in options:
             if at >= w.at or w.id in linked:
                 continue
-            together = w.session is not None and session == w.session
+            together = (w.session is not None and session == w.session
+                        and w.at - at < ONE_SITTING)
             verdict = contrast(seen, profiles[w.id],
                                same_source=speaker is not None and speaker == w.source,
                                participants=participants, same_conversation=together)

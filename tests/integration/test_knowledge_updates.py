@@ -264,3 +264,31 @@ async def test_a_later_answer_of_the_same_source_goes_first_without_a_link(
     past = await ranked(query="Which Python version did billing-svc run on at first?",
                         currentAnswerWithin=0.7)
     assert past.index(old) < past.index(new)
+
+
+async def test_within_one_sitting_only_a_change_that_names_the_old_value_links(
+    gql: GraphQLClient, namespace: str,
+) -> None:
+    # The same two notes link when hours apart in the session (a log kept for days)
+    # and not when said minutes apart, where another value is mostly another
+    # option under discussion; a correction that names the old value links anyway.
+    def notes(day: str, gap: str) -> list[tuple[str, str, str, str]]:
+        return [("old", "ops", "ledgerd serves its API on port 8080.", f"{day}T09:00:00Z"),
+                ("new", "ops", "ledgerd's API moved to port 8081.", f"{day}T{gap}:00Z")]
+
+    apart, together = f"{namespace}/apart", f"{namespace}/together"
+    await gql.ok(INGEST, {"input": chat(apart, notes("2025-03-01", "18:00"))})
+    await gql.ok(INGEST, {"input": chat(together, notes("2025-03-01", "09:04"))})
+    assert [(x["newer"]["id"], x["older"]["id"]) for x in await links(gql, apart)] == [
+        (turn_id(apart, "new"), turn_id(apart, "old"))]
+    assert await links(gql, together) == []
+
+    corrected = f"{namespace}/corrected"
+    await gql.ok(INGEST, {"input": chat(corrected, [
+        *notes("2025-03-01", "09:04")[:1],
+        ("new", "ops", "sorry, typo: ledgerd's API port is 8081, not 8080.",
+         "2025-03-01T09:04:00Z")])})
+    found = await links(gql, corrected)
+    assert [(x["newer"]["id"], x["older"]["id"]) for x in found] == [
+        (turn_id(corrected, "new"), turn_id(corrected, "old"))]
+    assert "8081" in found[0]["matched"]
