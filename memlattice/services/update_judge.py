@@ -93,8 +93,14 @@ class UpdateJudge:
         caller returns. The model's own facts are left out: it reconciled them as it
         wrote them."""
         judged = [m.id for m in written if m.source_type != MODEL_FACTS]
-        if judged:
+        if not judged:
+            return
+        try:
             self.queue.mark(judged, tenant, actor)
+        except Exception:  # the write has committed: it must not fail now
+            self.count("unmarked", len(judged))
+            log.exception("%d memories of %s could not be queued for the update judge",
+                          len(judged), tenant.namespace)
 
     async def drain(self) -> None:
         """Wait until every write followed so far is queued and, in the process that
