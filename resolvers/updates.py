@@ -65,7 +65,8 @@ class MemoryUpdate:
     note: str | None = strawberry.field(description="The reason given on rejecting it.")
     proposed_by: str | None = strawberry.field(
         description="Who stated it (proposeUpdate's caller, or the writer whose write the"
-        " update judge's model judged; null: the rule set found it on write).")
+        " update judge's model judged; null: the rule set found it on write). Kept once"
+        " the link is confirmed or rejected, so a rejected link still says whose it was.")
     disputed_by: str | None = strawberry.field(
         description="The update judge's model, when it was shown this pair and did not say"
         " the newer memory replaces the older: search then ignores the candidate (no"

@@ -260,6 +260,10 @@ function UpdateChainSection({ memory, chain, onOpen, onDecide, deciding, problem
                     {other?.content ?? "–"}
                   </button>
                   {link.note && <span className="muted">“{link.note}”</span>}
+                  <span className="muted update-origin" data-testid="rejected-origin"
+                    data-proposed-by={link.proposedBy ?? ""}>
+                    {link.proposedBy === null ? "found by the rules" : `stated by ${link.proposedBy}`}
+                  </span>
                 </li>
               );
             })}

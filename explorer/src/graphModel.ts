@@ -4,6 +4,7 @@ import cytoscape from "cytoscape";
 import type { Core, ElementDefinition } from "cytoscape";
 import { EDGE_TYPES, edgesOf, edgesOfMany, memoriesById, updatesOfMany } from "./api";
 import type { Edge, EdgeType, Memory, MemoryUpdate } from "./api";
+import { isDisputed } from "./updateChain";
 
 /**
  * What the graph draws: the relationships `edges` lists, and UPDATES, the links
@@ -21,13 +22,23 @@ export const EDGE_COLOURS: Record<GraphEdgeType, string> = {
   UPDATES: "#0891b2",
 };
 
-/** An UPDATES link as a graph edge; a candidate is labelled so. */
+/**
+ * An UPDATES link's label: a candidate is a question, and a candidate the update
+ * judge's model disputed says so (search ignores it, so it must not read like one
+ * that outdates its older memory).
+ */
+export function updateLabel(link: Pick<MemoryUpdate, "status" | "disputedBy">): string {
+  if (isDisputed(link)) return "UPDATES? disputed";
+  return link.status === "CANDIDATE" ? "UPDATES?" : "UPDATES";
+}
+
+/** An UPDATES link as a graph edge, labelled and styled by where it stands. */
 function updateEdge(link: MemoryUpdate): GraphEdge | null {
   if (!link.newer || !link.older) return null;
   return {
     id: `update:${link.id}`, type: "UPDATES", sourceId: link.newer.id, targetId: link.older.id,
-    createdAt: link.createdAt, status: link.status,
-    label: link.status === "CANDIDATE" ? "UPDATES?" : "UPDATES",
+    createdAt: link.createdAt, status: link.status, disputed: isDisputed(link),
+    label: updateLabel(link),
   };
 }
 
@@ -38,6 +49,8 @@ interface GraphEdge {
   targetId: string;
   createdAt: string | null;
   status?: string;
+  /** A candidate the update judge's model disputed (search ignores it). */
+  disputed?: boolean;
   label: string;
 }
 
@@ -111,6 +124,13 @@ const STYLE: cytoscape.StylesheetJson = [
   { selector: 'edge[type = "SUPERSEDES"]', style: { "line-style": "dashed" } },
   { selector: 'edge[type = "UPDATES"]', style: { "line-style": "dotted", width: 3, "target-arrow-shape": "chevron" } },
   { selector: 'edge[type = "UPDATES"][status = "CANDIDATE"]', style: { "font-style": "italic" } },
+  {
+    // Disputed: drawn faint and in the disputed colour of the detail panel, no arrow
+    // head of its own weight: search does not treat the older memory as outdated.
+    selector: 'edge[type = "UPDATES"][?disputed]',
+    style: { "line-color": "#c026d3", "target-arrow-color": "#c026d3", color: "#86198f",
+      "line-style": "dashed", "line-dash-pattern": [2, 4], opacity: 0.7, "target-arrow-shape": "vee" },
+  },
 ];
 
 /**
@@ -245,12 +265,20 @@ export class NeighbourhoodGraph {
   private addEdge(edge: GraphEdge): void {
     const source = this.cy.getElementById(edge.sourceId);
     const target = this.cy.getElementById(edge.targetId);
-    if (source.empty() || target.empty() || this.cy.getElementById(edge.id).nonempty()) return;
+    if (source.empty() || target.empty()) return;
+    const existing = this.cy.getElementById(edge.id);
+    if (existing.nonempty()) {
+      // A link decided or disputed since it was drawn: its label and style follow.
+      existing.data({ label: edge.label, disputed: edge.disputed === true,
+        ...(edge.status ? { status: edge.status } : {}) });
+      return;
+    }
     const definition: ElementDefinition = {
       group: "edges",
       data: {
         id: edge.id, source: edge.sourceId, target: edge.targetId, type: edge.type, label: edge.label,
         colour: EDGE_COLOURS[edge.type], ...(edge.status ? { status: edge.status } : {}),
+        disputed: edge.disputed === true,
       },
     };
     this.cy.add(definition);

@@ -33,7 +33,7 @@ const at = (memory: Memory): number => Date.parse(memory.createdAt);
  * Whether search ignores the link: a candidate the update judge's model disputed
  * (a confirmed link is heeded whoever disputed it before).
  */
-export const isDisputed = (link: MemoryUpdate): boolean =>
+export const isDisputed = (link: Pick<MemoryUpdate, "status" | "disputedBy">): boolean =>
   link.status === "CANDIDATE" && link.disputedBy !== null;
 
 function standing(memory: Memory, links: MemoryUpdate[]): StateStanding {

@@ -135,14 +135,24 @@ class FactsLLMSettings(BaseSettings):
     timeout_s: float = Field(default=60.0, gt=0, le=3600)
     # Also judge, for every memory a write creates, which of its nearest earlier
     # memories (`Memory.mayReplace`, the first `judge_offers`) it replaces: an update
-    # link stated by the model (memlattice.services.update_judge). Writes waiting to
-    # be judged beyond `judge_backlog` are not judged (counted as `shed`).
+    # link stated by the model (memlattice.services.update_judge). The memories wait
+    # in the graph until judged (memlattice.services.judge_queue): nothing is shed.
     judge_updates: bool = True
     # A candidate of the rule set between a new memory and an offer the model was
     # shown and did not name is disputed: recall ignores it until a person confirms.
     judge_disputes: bool = True
     judge_offers: int = Field(default=3, ge=1, le=10)
-    judge_backlog: int = Field(default=1_000, ge=1, le=1_000_000)
+    # Waiting memories taken from the graph at once (then grouped by writer and sent
+    # in parts of at most `max_prompt_chars`), and how often the process holding the
+    # judge's lease looks for memories other processes queued or that are due again.
+    judge_batch: int = Field(default=20, ge=1, le=1_000)
+    judge_poll_s: float = Field(default=5.0, gt=0, le=3600)
+    # After a failure (the model down, or garbage answered) a memory waits this long,
+    # doubling with each failure up to `judge_retry_max_s`; after
+    # `judge_max_malformed` garbage answers it is given up (counted as `abandoned`).
+    judge_retry_s: float = Field(default=10.0, gt=0, le=86_400)
+    judge_retry_max_s: float = Field(default=600.0, gt=0, le=86_400)
+    judge_max_malformed: int = Field(default=3, ge=1, le=100)
 
 
 class LimitsSettings(BaseSettings):

@@ -226,10 +226,14 @@ async def open_runtime(
                               count=metrics.session_facts if metrics is not None else None)
         if facts is not None:
             started.push_async_callback(facts.aclose)
-        judge = update_judge(UpdateService(service), settings.facts_llm,
-                             count=metrics.update_judge if metrics is not None else None)
+        judge = update_judge(
+            UpdateService(service), settings.facts_llm, leases,
+            count=metrics.update_judge if metrics is not None else None,
+            waiting=metrics.update_judge_waiting if metrics is not None else None)
         if judge is not None:
             started.push_async_callback(judge.aclose)
+            if background:
+                judge.start()
         yield Runtime(client=client, service=service, knowledge=KnowledgeService(service),
                       reembedder=reembedder, spaces=spaces, events=events,
                       auth=Authenticator(ApiKeyGraph(client), settings.auth_mode),

@@ -25,22 +25,23 @@ from 0.45 to 0.64 and stale-above from 0.40 to 0.13 (docs/benchmarks.md, round
 eight's ceiling). A model reads what the rules cannot: that "mornings are green
 tea for me these days" replaces "my go-to drink is a flat white every morning".
 
-It runs in the background: no write waits for it or fails with it. A model that
-is down or answers garbage is logged and counted
-(`memlattice_update_judge_answers_total{outcome}`); the writer can still judge
-with `mayReplace` and `proposeUpdate`. The model can only name offers it was
+It runs in the background: no write waits for it or fails with it. The write's
+new memories are queued in the graph and judged by one process at a time
+(services.judge_queue), so a model that is down or answers garbage, or a
+restart, only delays their judging: they are asked about again, with backoff. It
+is logged and counted (`memlattice_update_judge_answers_total{outcome}`); the
+writer can still judge with `mayReplace` and `proposeUpdate`. The model can only name offers it was
 shown, so it never links a memory the writer's key may not see, and every link
 goes through `proposeUpdate`'s refusals (order, cycles, rejected pairs).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 from memlattice.core.auth import Tenant
-from memlattice.core.detached import DetachedTasks
 from memlattice.core.errors import MemlatticeError
 from memlattice.core.settings import FactsLLMSettings
 from memlattice.core.update_judging import (
@@ -53,6 +54,9 @@ from memlattice.core.update_judging import (
     render,
 )
 from memlattice.graph.codec import Memory
+from memlattice.graph.judge_queue import JudgeQueueGraph
+from memlattice.graph.leases import LeaseGraph
+from memlattice.services.judge_queue import Judgement, JudgeQueue
 from memlattice.services.session_facts import SOURCE_TYPE as MODEL_FACTS
 from memlattice.services.session_facts import Chat
 from memlattice.services.updates import UpdateService
@@ -67,56 +71,63 @@ def _shown(memory: Memory) -> Shown:
 class UpdateJudge:
     """Asks a chat model which offered earlier memories each new memory replaces."""
 
-    def __init__(self, updates: UpdateService, chat: Chat, settings: FactsLLMSettings, *,
-                 count: Callable[[str, int], None] | None = None) -> None:
+    def __init__(self, updates: UpdateService, chat: Chat, settings: FactsLLMSettings,
+                 leases: LeaseGraph, *, count: Callable[[str, int], None] | None = None,
+                 waiting: Callable[[int], None] | None = None) -> None:
         self.updates = updates
         self.chat = chat
         self.settings = settings
         # (outcome, how many): answered, malformed, model_error, linked, refused,
-        # disputed, shed.
+        # disputed; and the queue's retried, abandoned, unmarked.
         self.count = count or (lambda outcome, n: None)
-        self._limit = asyncio.Semaphore(settings.concurrency)
-        self._background = DetachedTasks()
-        self._waiting = 0  # memories scheduled and not yet judged
+        self.queue = JudgeQueue(JudgeQueueGraph(updates.memories.graph.client), leases,
+                                self._judge, settings, count=self.count, waiting=waiting)
+
+    def start(self) -> None:
+        """Start judging what waits in the graph (a server's loop; a one-shot command
+        only marks, and a server judges its writes later)."""
+        self.queue.start()
 
     def follow(self, written: Sequence[Memory], tenant: Tenant, actor: str) -> None:
-        """Judge `written` (a committed write's new memories) after the caller returns.
-        The model's own facts are left out: it reconciled them as it wrote them."""
-        judged = [m for m in written if m.source_type != MODEL_FACTS]
+        """Queue `written` (a committed write's new memories) for judging, after the
+        caller returns. The model's own facts are left out: it reconciled them as it
+        wrote them."""
+        judged = [m.id for m in written if m.source_type != MODEL_FACTS]
         if not judged:
             return
-        if self._waiting + len(judged) > self.settings.judge_backlog:
-            self.count("shed", len(judged))
-            log.warning("update judge backlog full: %d memories of %s not judged",
-                        len(judged), tenant.namespace)
-            return
-        self._waiting += len(judged)
-        self._background.start(self._run(judged, tenant, actor))
+        try:
+            self.queue.mark(judged, tenant, actor)
+        except Exception:  # the write has committed: it must not fail now
+            self.count("unmarked", len(judged))
+            log.exception("%d memories of %s could not be queued for the update judge",
+                          len(judged), tenant.namespace)
 
     async def drain(self) -> None:
-        """Wait until every scheduled judgement has ended (tests, and a caller that
-        wants the links before it searches)."""
-        await self._background.drain()
+        """Wait until every write followed so far is queued and, in the process that
+        judges, every memory due has been tried once (tests, and a caller that wants
+        the links before it searches)."""
+        await self.queue.drain()
 
     async def aclose(self) -> None:
-        """Stop judgements in progress and close the client."""
-        await self._background.cancel()
+        """Stop judging (what is left waits in the graph) and close the client."""
+        await self.queue.stop()
         await self.chat.aclose()
 
-    async def _run(self, written: list[Memory], tenant: Tenant, actor: str) -> None:
-        try:
-            async with self._limit:
-                await self.judge(written, tenant=tenant, actor=actor)
-        except Exception:  # the background must not die with one write
-            log.exception("judging updates failed in %s", tenant.namespace)
-        finally:
-            self._waiting -= len(written)
+    async def _judge(self, written: Sequence[Shown], tenant: Tenant,
+                     actor: str) -> Judgement:
+        done = Judgement()
+        await self.judge(written, tenant=tenant, actor=actor, outcome=done)
+        return done
 
-    async def judge(self, written: Sequence[Memory], *, tenant: Tenant,
-                    actor: str) -> list[Verdict]:
-        """Offer, ask, link; the verdicts that became links (or were links already)."""
+    async def judge(self, written: Sequence[Shown], *, tenant: Tenant, actor: str,
+                    outcome: Judgement | None = None) -> list[Verdict]:
+        """Offer, ask, link; the verdicts that became links (or were links already).
+        `outcome` is told which memories were judged, and which the model could not
+        be asked about or answered garbage about (to be asked again)."""
+        outcome = outcome if outcome is not None else Judgement()
         offered = [await self._offers(m, tenant) for m in written]
         items = [item for item, _ in offered if item.offers]
+        outcome.judged += [item.memory.id for item, _ in offered if not item.offers]
         guessed = {pair for _, pairs in offered for pair in pairs}
         if not items:
             return []
@@ -124,7 +135,9 @@ class UpdateJudge:
         linked: list[Verdict] = []
         for part in parts(items, self.settings.max_prompt_chars):
             verdicts = await self._ask(part, tenant.namespace)
-            if verdicts is None:
+            if not isinstance(verdicts, list):
+                failed = outcome.failed if verdicts == "model_error" else outcome.malformed
+                failed += [item.memory.id for item in part]
                 continue
             for verdict in verdicts:
                 if await self._link(verdict, auto, tenant=tenant, actor=actor):
@@ -136,10 +149,11 @@ class UpdateJudge:
                 disputed = await self.updates.dispute(
                     tenant=tenant, pairs=wrong, by=f"model {self.chat.model}", actor=actor)
                 self.count("disputed", len(disputed))
+            outcome.judged += [item.memory.id for item in part]
         self.count("linked", len(linked))
         return linked
 
-    async def _offers(self, memory: Memory, tenant: Tenant
+    async def _offers(self, memory: Shown, tenant: Tenant
                       ) -> tuple[Judged, set[tuple[str, str]]]:
         """The memory's offers, less those already decided (a confirmed or rejected
         link) and episodes, which nothing replaces; and the pairs among them that the
@@ -152,12 +166,14 @@ class UpdateJudge:
         guessed = {(memory.id, r.memory.id) for r in open_ if r.update is not None
                    and r.update.kind == "update" and r.update.proposed_by is None
                    and r.update.disputed_by is None}
-        return (Judged(memory=_shown(memory), offers=tuple(_shown(r.memory) for r in open_)),
+        return (Judged(memory=memory, offers=tuple(_shown(r.memory) for r in open_)),
                 guessed)
 
-    async def _ask(self, part: Sequence[Judged], namespace: str) -> list[Verdict] | None:
-        """The model's verdicts on `part`; None when it could not be asked or answered
-        no JSON (then nothing it was shown is disputed either)."""
+    async def _ask(self, part: Sequence[Judged], namespace: str
+                   ) -> list[Verdict] | Literal["model_error", "malformed"]:
+        """The model's verdicts on `part`; or why there are none: it could not be asked,
+        or answered no JSON (then nothing it was shown is disputed either, and `part`
+        is asked about again later)."""
         # Imported here: a process without a model never loads `openai`.
         import openai
 
@@ -167,12 +183,12 @@ class UpdateJudge:
             self.count("model_error", 1)
             log.warning("the update judge's model failed in %s: %s", namespace,
                         type(exc).__name__)
-            return None
+            return "model_error"
         verdicts = parse_verdicts(answer, part)
         if verdicts is None:
             self.count("malformed", 1)
             log.warning("the update judge's model answered no replaces JSON in %s", namespace)
-            return None
+            return "malformed"
         self.count("answered", 1)
         return verdicts
 
@@ -194,14 +210,17 @@ class UpdateJudge:
         return True
 
 
-def update_judge(updates: UpdateService, settings: FactsLLMSettings, *,
-                 count: Callable[[str, int], None] | None = None) -> UpdateJudge | None:
+def update_judge(updates: UpdateService, settings: FactsLLMSettings, leases: LeaseGraph, *,
+                 count: Callable[[str, int], None] | None = None,
+                 waiting: Callable[[int], None] | None = None) -> UpdateJudge | None:
     """The update judge for the configured model, or None when none is configured
-    or judging is off; it follows every write of `updates.memories`."""
+    or judging is off (then no write is queued for judging, now or later); it follows
+    every write of `updates.memories`."""
     if not settings.model or not settings.judge_updates:
         return None
     from memlattice.services.llm_extract import write_side_chat
 
-    judge = UpdateJudge(updates, write_side_chat(settings), settings, count=count)
+    judge = UpdateJudge(updates, write_side_chat(settings), settings, leases, count=count,
+                        waiting=waiting)
     updates.memories.followers.append(judge.follow)
     return judge

@@ -92,17 +92,19 @@ async def graph_state(page: Page) -> dict[str, Any]:
     return state
 
 
-async def drawn_edge(page: Page, type: str, source: str, target: str) -> None:
-    """Wait until the graph draws this edge. After a decision or a proposal the page
-    redraws the neighbourhood on its own time, and `data-busy` may still read
-    "false" from before the redraw began, so a read at once can see the old graph,
-    or none (a CI run saw no edges at all)."""
+async def drawn_edge(page: Page, type: str, source: str, target: str,
+                     label: str | None = None) -> None:
+    """Wait until the graph draws this edge (labelled `label`, when given). After a
+    decision or a proposal the page redraws the neighbourhood on its own time, and
+    `data-busy` may still read "false" from before the redraw began, so a read at
+    once can see the old graph, or none (a CI run saw no edges at all)."""
     await page.wait_for_function(
-        """([type, source, target]) => {
+        """([type, source, target, label]) => {
             const cy = window.memlatticeExplorer?.graph?.cy;
             return !!cy && cy.edges().some(e => e.data('type') === type
-                && e.data('source') === source && e.data('target') === target);
-        }""", arg=[type, source, target], timeout=60_000)
+                && e.data('source') === source && e.data('target') === target
+                && (label === null || e.data('label') === label));
+        }""", arg=[type, source, target, label], timeout=60_000)
 
 
 async def click_node(page: Page, node_id: str) -> None:

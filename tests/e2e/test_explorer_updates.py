@@ -6,13 +6,14 @@ browser session: the outdated hit is marked in the results, the chain of states
 of the attribute is listed oldest first with the link's reason, confidence and
 status, the UPDATES link is drawn in the graph; Confirm with a read-only key is
 refused (FORBIDDEN, shown), with a write key it supersedes the older memory;
-Reject with a note keeps the pair as REJECTED. Every outcome is checked through
+Reject with a note keeps the pair as REJECTED, still saying who stated it. Every outcome is checked through
 GraphQL behind the page's back.
 
 Then a pair the rules link ("We moved to Tromsø last month." after "I live in
 Bergen.", one speaker), disputed in the database as the update judge would: the
 link says who found it and that it is disputed (search ignores it, so the older
-hit is not marked outdated), and Confirm still supersedes the older memory.
+hit is not marked outdated; the graph labels it "UPDATES? disputed", drawn apart),
+and Confirm still supersedes the older memory.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ UPDATES = """query($ns: String!, $id: ID, $statuses: [UpdateStatus!]) {
     id status note proposedBy disputedBy newer { id } older { id status } } }"""
 INGEST = """mutation($input: ConversationInput!) {
   ingestConversation(input: $input) { memories { id content } } }"""
+PROPOSE = """mutation($ns: String!, $newer: ID!, $older: ID!) {
+  proposeUpdate(namespace: $ns, newerId: $newer, olderId: $older) { id proposedBy } }"""
 SEARCH = """query($input: SearchInput!) {
   search(input: $input) { memory { id } outdatedBy { id } update { id } } }"""
 
@@ -113,7 +116,7 @@ async def test_explorer_update_chain_confirm_and_reject(
     await expect(link.get_by_test_id("update-disputed")).to_have_count(0)
 
     # The graph draws the UPDATES link, newer → older, which `edges` does not list.
-    await drawn_edge(page, "UPDATES", ids["new_port"], ids["old_port"])
+    await drawn_edge(page, "UPDATES", ids["new_port"], ids["old_port"], "UPDATES?")
     await shot(page, "20-update-chain")
 
     # A read-only key may look, not decide: the refusal is shown with its code.
@@ -134,7 +137,11 @@ async def test_explorer_update_chain_confirm_and_reject(
     await drawn_edge(page, "SUPERSEDES", ids["new_port"], ids["old_port"])
     await shot(page, "21-confirmed")
 
-    # The second pair: Reject with a note; the pair leaves the chain, listed as rejected.
+    # The second pair: the writer states it, then it is rejected with a note; the pair
+    # leaves the chain, listed as rejected, still saying who stated it.
+    stated = (await call(live, writer, PROPOSE, {"ns": namespace, "newer": ids["new_sync"],
+                                                 "older": ids["old_sync"]}))["proposeUpdate"]
+    assert stated["id"] == sync_link and stated["proposedBy"], stated
     await search_and_open(page, "What time is the platform team's standup?", ids["new_sync"])
     link = page.locator(f'[data-testid="update-link"][data-update-id="{sync_link}"]')
     await expect(link.get_by_test_id("update-status")).to_have_text("CANDIDATE")
@@ -142,11 +149,14 @@ async def test_explorer_update_chain_confirm_and_reject(
     await link.get_by_test_id("update-reject").click()
     rejected = page.locator(f'[data-testid="rejected-update"][data-update-id="{sync_link}"]')
     await expect(rejected).to_contain_text("two different meetings")
+    origin = rejected.get_by_test_id("rejected-origin")
+    await expect(origin).to_have_text(f"stated by {stated['proposedBy']}")
+    await expect(origin).to_have_attribute("data-proposed-by", stated["proposedBy"])
     await expect(page.get_by_test_id("update-state")).to_have_count(0)
     decided = (await ok(UPDATES, ns=namespace, id=ids["new_sync"],
                         statuses=["REJECTED"]))["memoryUpdates"]
-    assert [(d["id"], d["status"], d["note"]) for d in decided] == [
-        (sync_link, "REJECTED", "two different meetings")]
+    assert [(d["id"], d["status"], d["note"], d["proposedBy"]) for d in decided] == [
+        (sync_link, "REJECTED", "two different meetings", stated["proposedBy"])]
     assert (await ok(STATUS, ns=namespace, id=ids["old_sync"]))["memory"]["status"] == "ACTIVE"
     await shot(page, "22-rejected")
 
@@ -238,6 +248,11 @@ async def test_explorer_disputed_candidate_is_marked_and_can_be_confirmed(
     await expect(marker).to_have_attribute("data-disputed-by", "model test")
     await expect(shown.get_by_test_id("update-confirm")).to_be_enabled()
     await expect(shown.get_by_test_id("update-reject")).to_be_enabled()
+    # The graph draws it apart from a candidate search heeds.
+    await drawn_edge(page, "UPDATES", new, old, "UPDATES? disputed")
+    assert await page.evaluate(
+        "id => window.memlatticeExplorer.graph.cy.getElementById(id).data('disputed')",
+        f"update:{link['id']}") is True
     await shot(page, "23-disputed")
 
     # A person confirms it anyway: the older memory is SUPERSEDED; the dispute stays told.
@@ -253,6 +268,7 @@ async def test_explorer_disputed_candidate_is_marked_and_can_be_confirmed(
     await expect(page.get_by_test_id("detail-status")).to_have_text("SUPERSEDED")
     assert (await ok(STATUS, ns=namespace, id=old))["memory"] == {
         "status": "SUPERSEDED", "supersededBy": new}
+    await drawn_edge(page, "UPDATES", new, old, "UPDATES")  # confirmed: no longer disputed
     await shot(page, "24-disputed-confirmed")
 
     # The namespace picker asks once before the key is typed (401); nothing else may fail.

@@ -11,39 +11,26 @@ names no word of change the rules know, so only the model links them.
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
 from typing import Any
 
-import httpx
 import pytest
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from memlattice.core.model import Sensitivity
 from memlattice.core.settings import FactsLLMSettings, Settings
-from memlattice.server.app import runtime_of
-from memlattice.services.update_judge import UpdateJudge
-from tests._fake_endpoint import serving
+from memlattice.graph.judge_queue import JudgeQueueGraph
 from tests.integration._apps import app_with
+from tests.integration._judge import FakeJudge, JudgedApp, judge, judged_app, settle_all
 from tests.integration._keys import make_key
 
-BLOCK = re.compile(r"^(?:New memory (\d+)|  (\d+[a-z])) \(said [^)]*\): (.*)$")
-CITIES = ("Bergen", "Tromsø", "Oslo")
+__all__ = ["judge"]  # the fake model, a fixture
+
 OLD = "Bergen has been home for Ines since 2019."
 NEW = "Ines settled into a flat in Tromsø with her partner."
 OTHER = "The pottery class moved to Thursdays."
 
-WRITE = """mutation($input: MemoryInput!) { writeMemory(input: $input) { id } }"""
 WRITE_MANY = """mutation($inputs: [MemoryInput!]!) { writeMemories(inputs: $inputs) { id } }"""
 INGEST = """mutation($input: ConversationInput!) {
   ingestConversation(input: $input) { memories { id } } }"""
-UPDATES = """query($ns: String!) { memoryUpdates(namespace: $ns, statuses: [CANDIDATE, CONFIRMED]) {
-  id status kind confidence reason attribute proposedBy disputedBy
-  newer { id } older { id status } } }"""
 PROPOSE = """mutation($ns: String!, $newer: ID!, $older: ID!) {
   proposeUpdate(namespace: $ns, newerId: $newer, olderId: $older) { id } }"""
 CONFIRM = """mutation($ns: String!, $id: ID!) { confirmUpdate(namespace: $ns, id: $id) {
@@ -53,96 +40,6 @@ SEARCH = """query($input: SearchInput!) { search(input: $input) {
   memory { id } outdatedBy { id } } }"""
 CONFIGURE = """mutation($ns: String!) { configureNamespace(namespace: $ns,
   input: {autoSupersede: 0.8}) { autoSupersede } }"""
-
-
-class FakeJudge:
-    """What the fake model was shown, and how it should answer next."""
-
-    def __init__(self) -> None:
-        self.prompts: list[str] = []
-        self.mode = "judge"  # or "down", "garbage", "silent" (names nothing)
-
-    async def chat(self, request: Request) -> Response:
-        body = await request.json()
-        shown = body["messages"][-1]["content"]
-        self.prompts.append(shown)
-        if self.mode == "down":
-            return JSONResponse({"error": {"message": "down"}}, status_code=400)
-        content = "no JSON here" if self.mode == "garbage" else json.dumps(
-            {"replaces": [] if self.mode == "silent" else self.verdicts(shown)})
-        return JSONResponse({
-            "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                "role": "assistant", "content": content}}]})
-
-    @staticmethod
-    def verdicts(shown: str) -> list[dict[str, Any]]:
-        found, city = [], None
-        for line in shown.splitlines():
-            match = BLOCK.match(line)
-            if match is None:
-                continue
-            named = next((c for c in CITIES if c in match.group(3)), None)
-            if match.group(1):
-                city = named
-            elif city and named and named != city:
-                found.append({"earlier": match.group(2), "attribute": "home city",
-                              "confidence": 0.9})
-        return found
-
-
-@pytest.fixture(scope="module")
-def judge() -> Iterator[tuple[FakeJudge, str]]:
-    fake = FakeJudge()
-    with serving(Route("/v1/chat/completions", fake.chat, methods=["POST"])) as url:
-        yield fake, url + "/v1"
-
-
-class JudgedApp:
-    def __init__(self, client: httpx.AsyncClient) -> None:
-        self.client = client
-        self.runtime = runtime_of(client.app)  # type: ignore[attr-defined]
-
-    @property
-    def judge(self) -> UpdateJudge:
-        assert self.runtime.update_judge is not None
-        return self.runtime.update_judge
-
-    async def ok(self, query: str, variables: dict[str, Any],
-                 key: str | None = None) -> dict[str, Any]:
-        headers = {"authorization": f"Bearer {key}"} if key else {}
-        body: dict[str, Any] = (await self.client.post(
-            "/graphql", json={"query": query, "variables": variables},
-            headers=headers)).json()
-        assert not body.get("errors"), body
-        return body["data"]  # type: ignore[no-any-return]
-
-    async def write(self, namespace: str, content: str, at: str, key: str | None = None,
-                    **fields: Any) -> str:
-        done = await self.ok(WRITE, {"input": {"namespace": namespace, "content": content,
-                                               "now": at, **fields}}, key)
-        await self.judge.drain()
-        return str(done["writeMemory"]["id"])
-
-    async def links(self, namespace: str, key: str | None = None) -> list[dict[str, Any]]:
-        return list((await self.ok(UPDATES, {"ns": namespace}, key))["memoryUpdates"])
-
-    def outcomes(self, outcome: str) -> float:
-        value = self.client.app.state.metrics.registry.get_sample_value(  # type: ignore
-            "memlattice_update_judge_answers_total", {"outcome": outcome})
-        return float(value or 0.0)
-
-
-@asynccontextmanager
-async def judged_app(settings: Settings, url: str, **overrides: Any
-                     ) -> AsyncIterator[JudgedApp]:
-    """The write-side LLM on, judging only (no session facts are asked of this fake:
-    it answers any prompt as a judge, which session facts would read as no facts)."""
-    configured = FactsLLMSettings(model="judge-test", base_url=url)
-    patient = settings.limits.model_copy(update={"request_timeout_s": 600.0})
-    async with app_with(settings, facts_llm=configured, limits=patient,
-                        **overrides) as client:
-        yield JudgedApp(client)
 
 
 async def test_the_model_links_what_the_rules_cannot_read_and_recall_prefers_it(
@@ -203,7 +100,7 @@ async def test_a_model_that_is_down_or_answers_garbage_links_nothing_and_fails_n
     settings: Settings, judge: tuple[FakeJudge, str], namespace: str,
 ) -> None:
     fake, url = judge
-    async with judged_app(settings, url) as app:
+    async with judged_app(settings, url, {"judge_retry_s": 3600.0}) as app:
         fake.mode = "judge"
         await app.write(namespace, OLD, "2025-01-10T10:00:00Z")
         fake.mode = "down"
@@ -213,6 +110,10 @@ async def test_a_model_that_is_down_or_answers_garbage_links_nothing_and_fails_n
                         "2025-08-02T09:00:00Z")
         assert await app.links(namespace) == []
         assert app.outcomes("model_error") == 1 and app.outcomes("malformed") == 1
+        # Both wait in the graph to be asked again (an hour from now, here).
+        assert await app.waiting(namespace) == 2
+        assert app.outcomes("retried") == 2
+        await settle_all(app, namespace)  # no later test's judge asks about them
 
 
 async def test_the_model_is_never_shown_a_memory_the_writers_key_may_not_see(
@@ -235,7 +136,7 @@ async def test_the_model_is_never_shown_a_memory_the_writers_key_may_not_see(
 
 
 async def test_with_judging_off_the_model_is_asked_nothing_about_updates(
-    settings: Settings, judge: tuple[FakeJudge, str], namespace: str,
+    settings: Settings, judge: tuple[FakeJudge, str], namespace: str, graph_client: Any,
 ) -> None:
     fake, url = judge
     fake.mode = "judge"
@@ -249,24 +150,10 @@ async def test_with_judging_off_the_model_is_asked_nothing_about_updates(
             {"namespace": namespace, "content": NEW, "now": "2025-06-02T09:00:00Z"}]})
         assert len(fake.prompts) == asked
         assert await app.links(namespace) == []
+        # Nothing was queued, so a process that judges later finds nothing of these.
+        assert await JudgeQueueGraph(graph_client).count(namespace) == 0
 
 
-async def test_writes_beyond_the_backlog_are_not_judged_and_are_counted(
-    settings: Settings, judge: tuple[FakeJudge, str], namespace: str,
-) -> None:
-    fake, url = judge
-    fake.mode = "judge"
-    configured = FactsLLMSettings(model="judge-test", base_url=url, judge_backlog=1)
-    async with app_with(settings, facts_llm=configured) as client:
-        app = JudgedApp(client)
-        asked = len(fake.prompts)
-        await app.ok(WRITE_MANY, {"inputs": [
-            {"namespace": namespace, "content": OLD, "now": "2025-01-10T10:00:00Z"},
-            {"namespace": namespace, "content": NEW, "now": "2025-06-02T09:00:00Z"}]})
-        await app.judge.drain()
-        assert app.outcomes("shed") == 2
-        assert len(fake.prompts) == asked
-        assert await app.links(namespace) == []
 
 
 async def test_a_rule_link_the_model_was_shown_and_did_not_name_is_disputed_until_stated(

@@ -22,6 +22,7 @@ in one process; a global registry would refuse the second set of metrics).
                                                  malformed, model_error, write_error)
     memlattice_session_facts_written_total       facts it wrote
     memlattice_update_judge_answers_total{outcome}  the same model's update judgements
+    memlattice_update_judge_waiting              memories queued in the graph for the judge
 """
 
 from __future__ import annotations
@@ -85,8 +86,13 @@ class Metrics:
         self.judge_outcomes = Counter(
             "memlattice_update_judge_answers",
             "The write-side LLM's judgements of which earlier memories new ones replace,"
-            " by outcome (answered, malformed, model_error, linked, refused, shed).",
+            " by outcome (answered, malformed, model_error, linked, refused, disputed;"
+            " and of the queue: retried, abandoned, unmarked).",
             ["outcome"], registry=self.registry)
+        self.judge_waiting = Gauge(
+            "memlattice_update_judge_waiting",
+            "Memories waiting in the graph to be judged by the update judge (all"
+            " namespaces, as this process last looked).", registry=self.registry)
         self.facts_written = Counter(
             "memlattice_session_facts_written", "Facts the write-side LLM wrote.",
             registry=self.registry)
@@ -101,6 +107,10 @@ class Metrics:
     def update_judge(self, outcome: str, n: int) -> None:
         """Count an outcome of memlattice.services.update_judge."""
         self.judge_outcomes.labels(outcome=outcome).inc(n)
+
+    def update_judge_waiting(self, n: int) -> None:
+        """How many memories wait to be judged (memlattice.services.judge_queue)."""
+        self.judge_waiting.set(n)
 
     def rate_limited(self, key: str, refusal: Refusal) -> None:
         self.refusals.labels(key=key, limit=refusal.limit.value).inc()
