@@ -63,7 +63,8 @@ SHOWN = re.compile(r"^(?:New memory (\d+)|  (\d+[a-z]))(?: \(said [^)]*\))?: (.*
 _SPACES = re.compile(r"\s+")
 # The files written to be looked at; the blind ones (unseen, fresh, sealed*) print counts only.
 READABLE = frozenset({"dev", "holdout"})
-OUTCOMES = ("answered", "malformed", "model_error", "linked", "refused", "disputed", "shed")
+OUTCOMES = ("answered", "malformed", "model_error", "linked", "refused", "disputed", "retried",
+            "abandoned", "unmarked")
 
 
 def shown_text(content: str) -> str:
