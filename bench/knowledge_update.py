@@ -118,7 +118,7 @@ class Failure:
 class Results:
     tallies: dict[str, Tally] = field(default_factory=dict)
     links: dict[str, LinkCounts] = field(default_factory=dict)
-    # Right and all links per attribute and per confidence band, over every file: counts
+    # Right and all links per reading, attribute and confidence band, over all files: counts
     # only, so they may be read for the blind files too (which rules misfire, not where).
     link_kinds: dict[str, list[int]] = field(default_factory=dict)
     # One row per link, with no text (its reading, attribute, confidence, whether right).
@@ -207,7 +207,7 @@ def reading_of(link: dict[str, Any]) -> str:
 async def read_links(bench: Bench, results: Results, scenario: Scenario,
                      message_of: dict[str, str]) -> list[tuple[str, str]] | None:
     """The scenario's update links as message-id pairs (an unknown memory keeps its id);
-    each also counted, right or wrong, under its attribute and confidence band."""
+    each also counted, right or wrong, under its reading, attribute and confidence band."""
     if not results.links_available:
         return None
     try:
@@ -303,7 +303,7 @@ def report(results: Results, files: list[str]) -> dict[str, dict[str, Any]]:
     if not results.links_available:
         print("# links: n/a (the service has no memoryUpdates query)")
     if results.link_kinds:
-        print("# links right/all by attribute and confidence: " + ", ".join(
+        print("# links right/all by reading, attribute and confidence: " + ", ".join(
             f"{key} {right}/{total}" for key, (right, total) in sorted(results.link_kinds.items())))
     if not results.marks_available:
         print("# outdated marks: n/a (SearchHit has no outdatedBy): marked is n/a,"

@@ -63,6 +63,7 @@ _UNITS = frozenset({"year", "years", "month", "months", "week", "weeks", "day", 
                     "hour", "hours", "minute", "minutes", "min", "mins", "second",
                     "seconds", "s", "km", "miles", "mi", "times", "x", "percent", "%",
                     "h", "evenings", "nights", "mornings"})
+# Weekdays as people abbreviate them ("last Fri"); "Sat" and "Sun" are words too.
 _WEEKDAY_ABBREVIATIONS = frozenset({"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri"})
 # Units a reading is measured in: a number in one is a measurement, which varies
 # from reading to reading ("cache hit rate 87%", then "64%"), not a setting; a
@@ -325,11 +326,10 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool,
              participants: frozenset[str] = frozenset(),
              same_conversation: bool = False) -> Verdict | None:
     """An update of `older` by `newer` when all three marks hold (module docstring);
-    `participants`: everyone known to speak where the two were said. Within one conversation
-    (`same_conversation`) another value a few turns on is mostly another option,
-    item or detail under discussion, not a state that changed: there only a newer
-    memory that names the older value again ("from 3 to 4", "not Bob but Ana")
-    updates it."""
+    `participants`: everyone known to speak where the two were said. Within one
+    conversation (`same_conversation`) another value a few turns on is mostly another
+    option, item or detail under discussion, not a state that changed: there only a
+    newer memory that names the older value again ("from 3 to 4") updates it."""
     if older.blocked or newer.blocked or not newer.change:
         return None
     old_kinds, new_kinds = older.kinds(), newer.kinds()
