@@ -45,6 +45,7 @@ from bench._harness import bench_service
 from bench._update_scoring import replaced_by
 from bench.knowledge_update import (
     PARALLEL,
+    READABLE,
     Results,
     Scenario,
     evaluate,
@@ -61,8 +62,6 @@ from tests._live import serve_in_thread
 
 SHOWN = re.compile(r"^(?:New memory (\d+)|  (\d+[a-z]))(?: \(said [^)]*\))?: (.*)$")
 _SPACES = re.compile(r"\s+")
-# The files written to be looked at; the blind ones (unseen, fresh, sealed*) print counts only.
-READABLE = frozenset({"dev", "holdout"})
 OUTCOMES = ("answered", "malformed", "model_error", "linked", "refused", "disputed", "retried",
             "abandoned", "unmarked")
 
