@@ -63,7 +63,7 @@ from tests._live import serve_in_thread
 SHOWN = re.compile(r"^(?:New memory (\d+)|  (\d+[a-z]))(?: \(said [^)]*\))?: (.*)$")
 _SPACES = re.compile(r"\s+")
 OUTCOMES = ("answered", "malformed", "model_error", "linked", "refused", "disputed", "retried",
-            "abandoned", "unmarked")
+            "abandoned")
 
 
 def shown_text(content: str) -> str:

@@ -46,6 +46,7 @@ from memlattice.core.duplicates import (
     reinforcement,
 )
 from memlattice.core.errors import Conflict
+from memlattice.core.judge_queue import WriterView
 from memlattice.core.model import WriteEffect, utcnow
 from memlattice.core.records.hints import Claim, Hint
 from memlattice.graph import queries
@@ -187,8 +188,10 @@ class DuplicateGraph:
     async def create_or_reinforce(
         self, memories: Sequence[PreparedMemory], *, allow_duplicate: Sequence[bool],
         tenant: Tenant, actor: str, auto_supersede: float | None = None,
+        judge: WriterView | None = None,
     ) -> list[WriteOutcome]:
-        """One outcome per input, in order, all in one transaction."""
+        """One outcome per input, in order, all in one transaction (which marks the new
+        memories for the update judge, with `judge`: the writer's view)."""
         for m in memories:
             tenant.check_record(namespace=m.input.namespace, scope=m.input.scope,
                                 sensitivity=m.input.sensitivity)
@@ -200,7 +203,7 @@ class DuplicateGraph:
 
         async def work(tx: AsyncManagedTransaction) -> list[WriteOutcome]:
             return await self._write_in(tx, memories, plan, tenant=tenant, actor=actor, now=now,
-                                        auto_supersede=auto_supersede)
+                                        auto_supersede=auto_supersede, judge=judge)
 
         try:
             return await self.client.transaction(work)
@@ -220,6 +223,7 @@ class DuplicateGraph:
     async def _write_in(
         self, tx: AsyncManagedTransaction, memories: Sequence[PreparedMemory], plan: WritePlan,
         *, tenant: Tenant, actor: str, now: datetime, auto_supersede: float | None = None,
+        judge: WriterView | None = None,
     ) -> list[WriteOutcome]:
         # Expiry is judged by the clock, even when the caller replays an older `now`.
         clock = utcnow()
@@ -253,7 +257,8 @@ class DuplicateGraph:
         hints = await self._near_duplicates(tx, memories, created, tenant=tenant, now=clock)
         # What the new memories state, linked to what was stated before (graph.updates).
         await detect_in(tx, written_of([memories[group[0]] for group, _ in created]),
-                        tenant=tenant, now=now, auto_supersede=auto_supersede, actor=actor)
+                        tenant=tenant, now=now, auto_supersede=auto_supersede, actor=actor,
+                        judge=judge)
         for group, props in created:
             memory = memory_from_properties(props)
             outcomes[group[0]] = WriteOutcome(memory, near_duplicates=tuple(

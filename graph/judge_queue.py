@@ -7,7 +7,8 @@ view and actor (core.judge_queue.WriterView), when it may next be tried
 answered garbage. Settling a memory removes all of them. Only the process that
 holds the `update-judge` lease reads the queue and settles it
 (services.judge_queue), so no memory is judged by two processes at once; marking
-is done by whichever process took the write.
+is done by whichever process took the write, in the write's own transaction
+(`mark_in`): a memory is never committed without its mark.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from memlattice.core.judge_queue import Waiting, WriterView
-from memlattice.graph.client import GraphClient, Query
+from neo4j import AsyncManagedTransaction
+
+from memlattice.core.judge_queue import MODEL_FACTS, Waiting, WriterView
+from memlattice.graph.client import GraphClient, Query, run
 from memlattice.graph.codec import to_datetime
 
 _CLEAR = ("REMOVE m:Unjudged, m.judgeClearance, m.judgeScope, m.judgePrincipal,"
@@ -25,18 +28,28 @@ _CLEAR = ("REMOVE m:Unjudged, m.judgeClearance, m.judgeScope, m.judgePrincipal,"
 
 def mark(*, namespace: str, ids: list[str], view: WriterView, now: datetime) -> Query:
     """Mark the memories `ids` of `namespace` as waiting, due at once; a memory already
-    marked keeps its mark (and its first writer's view)."""
+    marked keeps its mark (and its first writer's view), and the model's own facts are
+    left out (it reconciled them as it wrote them)."""
     props = view.properties()
     query = (
         "CYPHER 25\n"
         "UNWIND $ids AS id\n"
         "MATCH (m:Memory {id: id}) WHERE m.namespace = $namespace AND NOT m:Unjudged\n"
+        "  AND coalesce(m.sourceType, '') <> $modelFacts\n"
         "SET m:Unjudged, m.judgeClearance = $clearance, m.judgeScope = $scope,"
         " m.judgePrincipal = $principal, m.judgeActor = $actor, m.judgeAfter = $now,"
         " m.judgeFailures = 0, m.judgeMalformed = 0\n"
         "RETURN count(m) AS marked"
     )
-    return query, {"ids": ids, "namespace": namespace, "now": now, **props}
+    return query, {"ids": ids, "namespace": namespace, "now": now, "modelFacts": MODEL_FACTS,
+                   **props}
+
+
+async def mark_in(tx: AsyncManagedTransaction, *, namespace: str, ids: list[str],
+                  view: WriterView | None, now: datetime) -> None:
+    """`mark` inside a write's transaction (nothing when judging is off: `view` None)."""
+    if view is not None and ids:
+        await run(tx, mark(namespace=namespace, ids=ids, view=view, now=now))
 
 
 def due(*, now: datetime, limit: int, skip: list[str]) -> Query:
@@ -98,12 +111,6 @@ def _waiting(record: Any) -> Waiting | None:
 class JudgeQueueGraph:
     def __init__(self, client: GraphClient) -> None:
         self.client = client
-
-    async def mark(self, namespace: str, ids: list[str], view: WriterView,
-                   now: datetime) -> int:
-        records = await self.client.write(mark(namespace=namespace, ids=ids, view=view,
-                                               now=now))
-        return int(records[0]["marked"]) if records else 0
 
     async def due(self, now: datetime, limit: int, skip: list[str]
                   ) -> tuple[list[Waiting], list[str]]:

@@ -19,6 +19,7 @@ from neo4j import AsyncManagedTransaction
 from memlattice.core.auth import Tenant
 from memlattice.core.errors import Conflict, NotFound, ValidationError
 from memlattice.core.event_time import event_ranges
+from memlattice.core.judge_queue import WriterView
 from memlattice.core.lucene import all_terms
 from memlattice.core.model import (
     Direction,
@@ -115,12 +116,12 @@ class MemoryGraph:
     async def ingest_session(
         self, memories: Sequence[PreparedMemory], *, session: str, turn_ids: list[str],
         speakers: Sequence[tuple[str, str] | None], namespace: str, tenant: Tenant,
-        actor: str, auto_supersede: float | None = None,
+        actor: str, auto_supersede: float | None = None, judge: WriterView | None = None,
     ) -> tuple[list[Memory], list[Memory], SessionKeys]:
-        """Write the turns the namespace does not hold yet, join every turn of
-        `turn_ids` (in order) to its session, its neighbours and its speaker, and
-        re-derive the session's keys (graph.session_keys), in one transaction:
-        (every turn as stored, the turns this call wrote, the session's keys)."""
+        """Write the turns the namespace does not hold yet (marked for the update judge
+        with `judge`), join every turn of `turn_ids` (in order) to its session, its
+        neighbours and its speaker, and re-derive the session's keys (graph.session_keys),
+        in one transaction: (every turn as stored, the turns this call wrote, the keys)."""
         for m in memories:
             tenant.check_record(namespace=m.input.namespace, scope=m.input.scope,
                                 sensitivity=m.input.sensitivity)
@@ -135,7 +136,7 @@ class MemoryGraph:
             written = [memory_from_properties(p) for p in await self._create_in(tx, fresh, actor,
                                                                              tenant)]
             await detect_in(tx, written_of(fresh), tenant=tenant, now=now,
-                            auto_supersede=auto_supersede, actor=actor)
+                            auto_supersede=auto_supersede, actor=actor, judge=judge)
             await run(tx, conversations.link_session(
                 namespace=namespace, session=session, now=utcnow(), turns=[
                     {"id": id, "at": times.get(id, now),

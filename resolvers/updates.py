@@ -13,8 +13,8 @@ from typing import Annotated
 
 import strawberry
 
+from memlattice.graph.updates.links import UpdateLink
 from memlattice.graph.updates.proposals import Replaceable
-from memlattice.graph.updates.store import UpdateLink
 from memlattice.resolvers.context import Info
 from memlattice.resolvers.glossary import NamespaceArg, arg
 from memlattice.resolvers.types import Memory

@@ -37,8 +37,9 @@ from memlattice.graph.codec import Memory, memory_from_properties
 from memlattice.graph.indexes import FULLTEXT_INDEX, VECTOR_INDEX, fenced_lucene
 from memlattice.graph.prepared_memory import new_id
 from memlattice.graph.projections import project
+from memlattice.graph.updates.links import UpdateLink, link_from
 from memlattice.graph.updates.queries import LINK_PROJECTION, list_links
-from memlattice.graph.updates.store import UpdateLink, confirm_in, link_from
+from memlattice.graph.updates.store import confirm_in
 from memlattice.graph.visibility import tenant_visible
 
 # Candidates asked of each index before time, status and clearance filter them: a

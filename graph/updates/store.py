@@ -20,6 +20,7 @@ from neo4j import AsyncManagedTransaction
 from memlattice.core.auth import Tenant
 from memlattice.core.entities import entity_key, mentions
 from memlattice.core.errors import Conflict, EpisodicImmutable, NotFound
+from memlattice.core.judge_queue import WriterView
 from memlattice.core.lucene import any_terms
 from memlattice.core.statements.contrast import Profile, contrast, profile
 from memlattice.core.statements.extract import Statement
@@ -34,8 +35,10 @@ from memlattice.core.statements.reports import in_their_voice
 from memlattice.graph.client import GraphClient, run
 from memlattice.graph.codec import Memory, memory_from_properties, to_datetime
 from memlattice.graph.indexes import fenced_lucene
+from memlattice.graph.judge_queue import mark_in
 from memlattice.graph.prepared_memory import PreparedMemory, new_id
 from memlattice.graph.updates import queries
+from memlattice.graph.updates.links import UpdateLink, link_from
 
 STATUSES = ("candidate", "confirmed", "rejected")
 # A batch with more memories to read by contrast than this (a bulk load) is read by
@@ -70,31 +73,6 @@ class Written:
     session: tuple[str | None, str] | None = None
 
 
-@dataclass(frozen=True)
-class UpdateLink:
-    """`newer` states another value of an attribute `older` stated: a candidate
-    until someone confirms (the older one is then SUPERSEDED) or rejects it."""
-
-    id: str
-    kind: str
-    status: str
-    confidence: float
-    reason: str
-    subject: str
-    attribute: str
-    matched: tuple[str, ...]
-    created_at: datetime | None
-    newer: Memory | None = None
-    older: Memory | None = None
-    decided_at: datetime | None = None
-    decided_by: str | None = None
-    note: str | None = None
-    # Who stated it (proposeUpdate, the update judge; None: the rule set found it), and
-    # who judged the rule set's candidate wrong (recall then ignores it until confirmed).
-    proposed_by: str | None = None
-    disputed_by: str | None = None
-
-
 def written_of(memories: Sequence[PreparedMemory],
                payload: Mapping[str, Any] | None = None, *,
                id: str | None = None) -> list[Written]:
@@ -108,18 +86,6 @@ def written_of(memories: Sequence[PreparedMemory],
                            spoken=bool((m.input.metadata or {}).get("speaker")),
                            session=_session(m.input.user_id, m.input.session_id)))
     return out
-
-
-def link_from(props: Any, newer: Memory | None = None,
-              older: Memory | None = None) -> UpdateLink:
-    return UpdateLink(
-        id=str(props["id"]), kind=str(props["kind"]), status=str(props["status"]),
-        confidence=float(props["confidence"]), reason=str(props["reason"]),
-        subject=str(props["subject"]), attribute=str(props["attribute"]),
-        matched=tuple(props.get("matched") or ()), created_at=to_datetime(props.get("createdAt")),
-        newer=newer, older=older, decided_at=to_datetime(props.get("decidedAt")),
-        decided_by=props.get("decidedBy"), note=props.get("note"),
-        proposed_by=props.get("proposedBy"), disputed_by=props.get("disputedBy"))
 
 
 def _statement_props(s: Statement, source: str | None) -> dict[str, Any]:
@@ -140,10 +106,13 @@ def _statement_of(props: Any) -> Statement:
 
 async def detect_in(tx: AsyncManagedTransaction, written: Sequence[Written], *, tenant: Tenant,
                     now: datetime, auto_supersede: float | None = None,
-                    actor: str = "system") -> list[Link]:
+                    actor: str = "system", judge: WriterView | None = None) -> list[Link]:
     """Record what the batch states and link it to what was stated before (frames
     first, then contrast for a memory no frame linked); with `auto_supersede`,
-    confident updates are confirmed at once. The links made."""
+    confident updates are confirmed at once; with `judge` (the writer's view), the
+    batch is marked for the update judge in the same transaction. The links made."""
+    await mark_in(tx, namespace=tenant.namespace, ids=[w.id for w in written], view=judge,
+                  now=now)
     written = await _reports(tx, written, namespace=tenant.namespace)
     made = await _framed(tx, [w for w in written if w.statements], tenant=tenant, now=now)
     linked = {link.newer for link in made}

@@ -3,7 +3,7 @@ and how long it waits after a failure (pure, no I/O).
 
 A write's new memories used to be judged from memory: a model that was down or
 answered garbage, a full backlog or a restart meant they were never judged. Now
-the judge marks them in the graph right after the write commits (graph.judge_queue)
+they are marked in the graph in the write's own transaction (graph.judge_queue)
 and a loop judges what is marked (services.judge_queue). A mark outlives the
 request that made it, so it must carry what judging needs of that request: the
 writer's view (namespace, clearance, broadest scope: the offers the model is
@@ -24,6 +24,10 @@ from datetime import datetime
 
 from memlattice.core.auth import Principal, Tenant
 from memlattice.core.model import Scope, Sensitivity
+
+# The source type of the facts the write-side model extracts from a session
+# (services.session_facts): never judged, the model reconciled them as it wrote them.
+MODEL_FACTS = "session_facts"
 
 
 @dataclass(frozen=True)

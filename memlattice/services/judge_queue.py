@@ -2,12 +2,12 @@
 
 Judging from memory lost work: a model that was down or answered garbage, a
 backlog that was full, a process that restarted, and the memories were never
-judged. So a write's new memories are marked in the graph right after the write
-commits (graph.judge_queue; in a detached task: the write never waits for it
-nor fails with it), with what judging needs of the write: the writer's view and
-actor (core.judge_queue.WriterView), so the model is shown exactly the offers
-the writer's key may see, however late it is asked. One loop per process then
-judges what is marked:
+judged. So a write's new memories are marked in the graph by the write's own
+transaction (graph.judge_queue.mark_in: no memory commits without its mark,
+whatever happens to the process next), with what judging needs of the write:
+the writer's view and actor (core.judge_queue.WriterView), so the model is shown
+exactly the offers the writer's key may see, however late it is asked. One loop
+per process then judges what is marked:
 
 - only the process holding the `update-judge` lease (graph.leases) reads the
   queue, so two processes never judge one memory at once; the others only mark,
@@ -41,7 +41,6 @@ from datetime import timedelta
 
 from memlattice.core.auth import Tenant
 from memlattice.core.background import BackgroundTask
-from memlattice.core.detached import DetachedTasks
 from memlattice.core.errors import MemlatticeError
 from memlattice.core.field_rules import utcnow
 from memlattice.core.judge_queue import Retrying, Waiting, WriterView, by_writer
@@ -54,8 +53,6 @@ from memlattice.services.leases import PROCESS_ID
 log = logging.getLogger(__name__)
 
 LEASE = "update-judge"
-# How long marking may still take when the process stops, before it is given up.
-MARK_GRACE_S = 10.0
 
 
 @dataclass
@@ -71,7 +68,7 @@ Judge = Callable[[Sequence[Shown], Tenant, str], Awaitable[Judgement]]
 
 
 class JudgeQueue:
-    """Marks new memories as waiting and judges what is waiting, one process at a time."""
+    """Judges the memories writes marked as waiting, one process at a time."""
 
     def __init__(self, graph: JudgeQueueGraph, leases: LeaseGraph, judge: Judge,
                  settings: FactsLLMSettings, *, count: Callable[[str, int], None],
@@ -89,7 +86,6 @@ class JudgeQueue:
         self.holder = f"{PROCESS_ID}/{uuid.uuid4().hex[:8]}"
         self.term = timedelta(seconds=max(60.0, 5 * settings.timeout_s))
         self.holding = False
-        self._marking = DetachedTasks()
         self._pass = asyncio.Lock()
         self._wake = asyncio.Event()
         self._limit = asyncio.Semaphore(settings.concurrency)
@@ -98,33 +94,17 @@ class JudgeQueue:
     def start(self) -> None:
         self._loop.start()
 
-    def mark(self, ids: list[str], tenant: Tenant, actor: str) -> None:
-        """Mark `ids` (a committed write's new memories) as waiting, after the caller
-        returns, and wake the loop."""
-        self._marking.start(self._mark(ids, WriterView.of(tenant, actor)))
-
-    async def _mark(self, ids: list[str], view: WriterView) -> None:
-        try:
-            await self.graph.mark(view.namespace, ids, view, utcnow())
-        except Exception:  # the write has committed: it must not hear of this
-            self.count("unmarked", len(ids))
-            log.exception("%d memories of %s could not be queued for the update judge",
-                          len(ids), view.namespace)
-        finally:
-            self._wake.set()
+    def wake(self) -> None:
+        """A write marked memories: look at the queue now, not at the next poll."""
+        self._wake.set()
 
     async def drain(self) -> None:
-        """Wait until every mark begun so far is made and, when this process holds the
-        lease, every memory due now has been tried once (tests, and a caller that
-        wants the links before it searches)."""
-        await self._marking.drain()
+        """When this process holds the lease, try every memory due now once (tests,
+        and a caller that wants the links before it searches)."""
         await self.catch_up()
 
     async def stop(self) -> None:
-        """Finish marking (briefly), stop the loop and let another process judge."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._marking.drain(), MARK_GRACE_S)
-        await self._marking.cancel()
+        """Stop the loop and let another process judge."""
         await self._loop.stop()
         if self.holding:
             self.holding = False

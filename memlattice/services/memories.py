@@ -20,6 +20,7 @@ from typing import Any
 from memlattice.core.auth import Tenant
 from memlattice.core.embedding_text import embedding_text
 from memlattice.core.errors import MemlatticeError, ValidationError
+from memlattice.core.judge_queue import WriterView
 from memlattice.core.model import (
     MAX_BATCH,
     Direction,
@@ -116,6 +117,9 @@ class MemoryService:
         # Told of each write's new memories once it has committed (the optional update
         # judge, memlattice.services.update_judge); they must not block or fail it.
         self.followers: list[Callable[[Sequence[Memory], Tenant, str], None]] = []
+        # Whether a write marks its new memories for the update judge (in its own
+        # transaction, graph.judge_queue): set when one follows the writes.
+        self.judged = False
 
     # ------------------------------------------------------------ embeddings
 
@@ -146,7 +150,8 @@ class MemoryService:
         # The same content again reinforces the memory that holds it (graph.duplicates).
         outcomes = await DuplicateGraph(self.graph.client).create_or_reinforce(
             prepared, allow_duplicate=[m.allow_duplicate for m in inputs], tenant=tenant,
-            actor=actor, auto_supersede=(auto := await self.auto_supersede(inputs[0].namespace)))
+            actor=actor, auto_supersede=(auto := await self.auto_supersede(inputs[0].namespace)),
+            judge=self.judge_view(tenant, actor))
         created = {o.memory.id: o.memory for o in outcomes if o.written is WriteEffect.CREATED}
         reinforced = list({o.memory.id: o.memory for o in outcomes
                            if o.written is WriteEffect.REINFORCED
@@ -171,7 +176,8 @@ class MemoryService:
         turns, written, keys = await self.graph.ingest_session(
             memories, session=session, turn_ids=turn_ids, speakers=speakers,
             namespace=namespace, tenant=tenant, actor=actor,
-            auto_supersede=(auto := await self.auto_supersede(namespace)))
+            auto_supersede=(auto := await self.auto_supersede(namespace)),
+            judge=self.judge_view(tenant, actor))
         await self.events.written(written, actor)
         await announce_auto_superseded(self.graph.client, self.events, written, auto=auto,
                                        tenant=tenant, actor=actor)
@@ -184,6 +190,10 @@ class MemoryService:
         if written:
             for follower in self.followers:
                 follower(written, tenant, actor)
+
+    def judge_view(self, tenant: Tenant, actor: str) -> WriterView | None:
+        """What a write's mark for the update judge keeps of its writer (None: no judge)."""
+        return WriterView.of(tenant, actor) if self.judged else None
 
     async def auto_supersede(self, namespace: str) -> float | None:
         """The namespace's threshold for confirming update candidates on write (cached)."""

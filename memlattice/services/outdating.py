@@ -11,7 +11,7 @@ from typing import Any
 from memlattice.core.embedding_text import speaker_in_json
 from memlattice.graph.codec import Memory, memory_from_properties
 from memlattice.graph.recall_rows import NewerState
-from memlattice.graph.updates.store import UpdateLink, link_from
+from memlattice.graph.updates.links import UpdateLink, link_from
 from memlattice.search.currency import asks_about, asks_for, names
 
 

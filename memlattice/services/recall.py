@@ -33,7 +33,7 @@ from memlattice.core.vector_checks import vector_problem
 from memlattice.embeddings import check_dimension
 from memlattice.graph.codec import Memory, memory_from_properties, to_datetime
 from memlattice.graph.recall_rows import SearchResult
-from memlattice.graph.updates.store import UpdateLink
+from memlattice.graph.updates.links import UpdateLink
 from memlattice.search.answer_types import held_kinds
 from memlattice.search.currency import (
     asks_past,

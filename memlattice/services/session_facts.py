@@ -35,6 +35,7 @@ from memlattice.core.auth import Tenant
 from memlattice.core.detached import DetachedTasks
 from memlattice.core.duplicates import reinforcement
 from memlattice.core.errors import MemlatticeError
+from memlattice.core.judge_queue import MODEL_FACTS
 from memlattice.core.model import EdgeType, MemoryInput, utcnow, validated
 from memlattice.core.session_facts import (
     About,
@@ -58,7 +59,7 @@ from memlattice.services.updates import UpdateService
 log = logging.getLogger(__name__)
 
 FACT_TYPE = "observation"
-SOURCE_TYPE = "session_facts"
+SOURCE_TYPE = MODEL_FACTS
 
 
 class Chat(Protocol):

@@ -25,9 +25,9 @@ from 0.45 to 0.64 and stale-above from 0.40 to 0.13 (docs/benchmarks.md, round
 eight's ceiling). A model reads what the rules cannot: that "mornings are green
 tea for me these days" replaces "my go-to drink is a flat white every morning".
 
-It runs in the background: no write waits for it or fails with it. The write's
-new memories are queued in the graph and judged by one process at a time
-(services.judge_queue), so a model that is down or answers garbage, or a
+It runs in the background: no write waits for the model or fails with it. The
+write's new memories are queued in the graph by its own transaction and judged
+by one process at a time (services.judge_queue), so a model that is down or answers garbage, or a
 restart, only delays their judging: they are asked about again, with backoff. It
 is logged and counted (`memlattice_update_judge_answers_total{outcome}`); the
 writer can still judge with `mayReplace` and `proposeUpdate`. The model can only name offers it was
@@ -57,7 +57,6 @@ from memlattice.graph.codec import Memory
 from memlattice.graph.judge_queue import JudgeQueueGraph
 from memlattice.graph.leases import LeaseGraph
 from memlattice.services.judge_queue import Judgement, JudgeQueue
-from memlattice.services.session_facts import SOURCE_TYPE as MODEL_FACTS
 from memlattice.services.session_facts import Chat
 from memlattice.services.updates import UpdateService
 
@@ -78,7 +77,7 @@ class UpdateJudge:
         self.chat = chat
         self.settings = settings
         # (outcome, how many): answered, malformed, model_error, linked, refused,
-        # disputed; and the queue's retried, abandoned, unmarked.
+        # disputed; and the queue's retried and abandoned.
         self.count = count or (lambda outcome, n: None)
         self.queue = JudgeQueue(JudgeQueueGraph(updates.memories.graph.client), leases,
                                 self._judge, settings, count=self.count, waiting=waiting)
@@ -89,23 +88,14 @@ class UpdateJudge:
         self.queue.start()
 
     def follow(self, written: Sequence[Memory], tenant: Tenant, actor: str) -> None:
-        """Queue `written` (a committed write's new memories) for judging, after the
-        caller returns. The model's own facts are left out: it reconciled them as it
-        wrote them."""
-        judged = [m.id for m in written if m.source_type != MODEL_FACTS]
-        if not judged:
-            return
-        try:
-            self.queue.mark(judged, tenant, actor)
-        except Exception:  # the write has committed: it must not fail now
-            self.count("unmarked", len(judged))
-            log.exception("%d memories of %s could not be queued for the update judge",
-                          len(judged), tenant.namespace)
+        """A committed write's new memories wait in the graph, marked by its own
+        transaction (graph.judge_queue.mark_in; the model's own facts are not): wake
+        the loop that judges them."""
+        self.queue.wake()
 
     async def drain(self) -> None:
-        """Wait until every write followed so far is queued and, in the process that
-        judges, every memory due has been tried once (tests, and a caller that wants
-        the links before it searches)."""
+        """In the process that judges, try every memory due once (tests, and a caller
+        that wants the links before it searches): writes mark theirs as they commit."""
         await self.queue.drain()
 
     async def aclose(self) -> None:
@@ -222,5 +212,6 @@ def update_judge(updates: UpdateService, settings: FactsLLMSettings, leases: Lea
 
     judge = UpdateJudge(updates, write_side_chat(settings), settings, leases, count=count,
                         waiting=waiting)
+    updates.memories.judged = True
     updates.memories.followers.append(judge.follow)
     return judge

@@ -13,8 +13,9 @@ from collections.abc import Callable, Sequence
 from memlattice.core.auth import Tenant
 from memlattice.core.errors import ValidationError
 from memlattice.core.model import utcnow
+from memlattice.graph.updates.links import UpdateLink
 from memlattice.graph.updates.proposals import ProposalGraph, Replaceable
-from memlattice.graph.updates.store import STATUSES, UpdateGraph, UpdateLink
+from memlattice.graph.updates.store import STATUSES, UpdateGraph
 from memlattice.search.fusion import reciprocal_rank_fusion
 from memlattice.services.memories import MemoryService
 

@@ -14,6 +14,7 @@ from typing import Any
 from memlattice.core.settings import Settings
 from tests.integration._judge import (
     BLOCK,
+    WRITE,
     FakeJudge,
     JudgedApp,
     eventually,
@@ -113,3 +114,32 @@ async def test_a_model_that_keeps_answering_garbage_is_given_up_on_and_counted(
         await eventually(lambda: _none_waiting(app, namespace))
         assert app.outcomes("abandoned") == 1 and app.outcomes("malformed") >= 2
         assert await app.links(namespace) == []
+
+
+INGEST = """mutation($input: ConversationInput!) { ingestConversation(input: $input) { created } }"""
+
+
+async def test_a_write_commits_with_its_mark_and_the_models_own_facts_get_none(
+    settings: Settings, judge: tuple[FakeJudge, str], namespace: str,
+) -> None:
+    fake, url = judge
+    fake.mode = "judge"
+    slow = {**QUICK, "judge_retry_s": 600.0, "judge_retry_max_s": 600.0}
+    async with judged_app(settings, url, slow) as app:
+        await app.write(namespace, OLD, "2025-01-10T10:00:00Z")  # nothing to offer: judged
+        fake.mode = "down"  # from here nothing is judged, so what was marked stays marked
+        # Asked the moment the write has answered, nothing drained: the mark was made
+        # by the write's own transaction, not after it.
+        await app.ok(WRITE, {"input": {"namespace": namespace, "content": NEW,
+                                       "now": "2025-06-02T09:00:00Z"}})
+        assert await app.waiting(namespace) == 1
+        await app.ok(WRITE, {"input": {"namespace": namespace, "content": "Ines lives in Oslo.",
+                                       "sourceType": "session_facts",
+                                       "now": "2025-06-03T09:00:00Z"}})
+        assert await app.waiting(namespace) == 1
+        await app.ok(INGEST, {"input": {"namespace": namespace, "sessionId": "s1", "messages": [
+            {"id": "t1", "speaker": "Ines", "content": "Oslo is home now.",
+             "at": "2025-07-01T09:00:00Z"},
+            {"id": "t2", "speaker": "Ole", "content": "Congratulations!",
+             "at": "2025-07-01T09:01:00Z"}]}})
+        assert await app.waiting(namespace) == 3

@@ -87,7 +87,7 @@ class Metrics:
             "memlattice_update_judge_answers",
             "The write-side LLM's judgements of which earlier memories new ones replace,"
             " by outcome (answered, malformed, model_error, linked, refused, disputed;"
-            " and of the queue: retried, abandoned, unmarked).",
+            " and of the queue: retried, abandoned).",
             ["outcome"], registry=self.registry)
         self.judge_waiting = Gauge(
             "memlattice_update_judge_waiting",
