@@ -50,8 +50,12 @@ from bench._update_scoring import (
     score_question,
     turn_times,
 )
+from memlattice.core.lucene import words as lucene_words
 from memlattice.core.messages import MessageInput, turn_id
+from memlattice.core.query_words import content_words
 from memlattice.core.settings import EmbeddingSettings
+from memlattice.core.statements.tokens import stem
+from memlattice.embeddings.local import WordLlamaEmbedder
 
 SCENARIOS = Path(__file__).resolve().parent / "knowledge_updates"
 # The files written to be looked at; the blind ones (unseen, fresh, sealed*) give counts only.
@@ -63,6 +67,8 @@ INGEST = """mutation($input: ConversationInput!) {
 SEARCH_MARKED = """query($input: SearchInput!) {
   search(input: $input) { memory { id content } outdatedBy { id } } }"""
 SEARCH_PLAIN = """query($input: SearchInput!) { search(input: $input) { memory { id content } } }"""
+OFFERS = """query($namespace: String!, $id: ID!) {
+  memory(namespace: $namespace, id: $id) { mayReplace(first: 20) { memory { id } } } }"""
 UPDATES = """query($namespace: String!) {
   memoryUpdates(namespace: $namespace, statuses: [CANDIDATE, CONFIRMED]) {
     newer { id } older { id } status kind confidence attribute reason proposedBy
@@ -197,6 +203,47 @@ def placement(scenario: Scenario, pair: tuple[str, str]) -> dict[str, Any]:
             "apart": newer[0] - older[0]}
 
 
+_EMBEDDER: WordLlamaEmbedder | None = None
+
+
+async def likeness(scenario: Scenario, pair: tuple[str, str]) -> dict[str, Any]:
+    """How alike a link's two turns are, as numbers (no text): the cosine of their
+    vectors in the server's own embedder, and the content words (stems) they share.
+    Whether either separates the contrast reading's right links from its wrong ones
+    is a question the blind files may answer in counts."""
+    global _EMBEDDER
+    text = {m["id"]: m["content"] for _, m in scenario.turns()}
+    if pair[0] not in text or pair[1] not in text:
+        return {}
+    _EMBEDDER = _EMBEDDER or WordLlamaEmbedder()
+    newer, older = await _EMBEDDER.embed([text[pair[0]], text[pair[1]]])
+    norm = (sum(x * x for x in newer) * sum(x * x for x in older)) ** 0.5 or 1.0
+    words = [{stem(w) for w in content_words(lucene_words(text[i]))} for i in pair]
+    return {"cosine": round(sum(a * b for a, b in zip(newer, older)) / norm, 3),
+            "shared": len(words[0] & words[1])}
+
+
+async def offer_rank(bench: Bench, namespace: str, newer: str, older: str) -> int | None:
+    """Where the older memory stands among the newer one's offers (`Memory.mayReplace`,
+    its nearest earlier memories by vector and by words): 1 is first, None not in 20."""
+    found = (await bench.gql(OFFERS, {"namespace": namespace, "id": newer}))["memory"]
+    offered = [o["memory"]["id"] for o in (found or {}).get("mayReplace", [])]
+    return offered.index(older) + 1 if older in offered else None
+
+
+def likeness_bands(row: dict[str, Any]) -> list[str]:
+    """The breakdown's keys for a link's likeness (see `likeness` and `offer_rank`)."""
+    if "cosine" not in row:
+        return []
+    cosine = float(row["cosine"])
+    band = next((f"cos<{edge}" for edge in (0.3, 0.5, 0.7) if cosine < edge), "cos>=0.7")
+    rank = row.get("offer_rank")
+    offered = "offer none" if rank is None else next(
+        (f"offer<={edge}" for edge in (1, 3, 10) if rank <= edge), "offer<=20")
+    return [f"{row['reading']} {band}", f"{row['reading']} shared {min(row['shared'], 3)}"
+            + ("+" if row["shared"] >= 3 else ""), f"{row['reading']} {offered}"]
+
+
 def reading_of(link: dict[str, Any]) -> str:
     """Which reading made a link: a writer or model that stated it, the contrast
     reading (memlattice.core.statements.contrast: "another <kind> for the same
@@ -226,12 +273,16 @@ async def read_links(bench: Bench, results: Results, scenario: Scenario,
     accepted = closure(scenario.truth())
     for row, pair in zip(rows, pairs):
         reading = reading_of(row)
-        results.link_rows.append({
+        link_row = {
             "file": scenario.file, "reading": reading, "attribute": row.get("attribute"),
             "kind": row.get("kind"), "confidence": row.get("confidence"),
-            "right": pair in accepted, **placement(scenario, pair)})
+            "right": pair in accepted, **placement(scenario, pair),
+            **await likeness(scenario, pair), "offer_rank": await offer_rank(
+                bench, scenario.namespace, row["newer"]["id"], row["older"]["id"])}
+        results.link_rows.append(link_row)
         for key in (f"attr {row.get('attribute') or '?'}", f"reading {reading}",
-                    confidence_band(float(row.get("confidence") or 0.0))):
+                    confidence_band(float(row.get("confidence") or 0.0)),
+                    *likeness_bands(link_row)):
             tally = results.link_kinds.setdefault(key, [0, 0])
             tally[0] += pair in accepted
             tally[1] += 1
@@ -305,7 +356,7 @@ def report(results: Results, files: list[str]) -> dict[str, dict[str, Any]]:
     if not results.links_available:
         print("# links: n/a (the service has no memoryUpdates query)")
     if results.link_kinds:
-        print("# links right/all by reading, attribute and confidence: " + ", ".join(
+        print("# links right/all by reading, attribute, confidence and likeness: " + ", ".join(
             f"{key} {right}/{total}" for key, (right, total) in sorted(results.link_kinds.items())))
     if not results.marks_available:
         print("# outdated marks: n/a (SearchHit has no outdatedBy): marked is n/a,"

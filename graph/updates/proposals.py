@@ -34,17 +34,11 @@ from memlattice.core.lucene import any_terms
 from memlattice.graph.audit_queries import audit_entry
 from memlattice.graph.client import GraphClient, Query, run
 from memlattice.graph.codec import Memory, memory_from_properties
-from memlattice.graph.indexes import FULLTEXT_INDEX, VECTOR_INDEX, fenced_lucene
 from memlattice.graph.prepared_memory import new_id
-from memlattice.graph.projections import project
 from memlattice.graph.updates.links import UpdateLink, link_from
-from memlattice.graph.updates.queries import LINK_PROJECTION, list_links
+from memlattice.graph.updates.queries import LINK_PROJECTION, list_links, nearest_earlier
 from memlattice.graph.updates.store import confirm_in
 from memlattice.graph.visibility import tenant_visible
-
-# Candidates asked of each index before time, status and clearance filter them: a
-# memory's earlier neighbours compete with its later ones there.
-OVERFETCH = 60
 
 
 @dataclass(frozen=True)
@@ -58,41 +52,6 @@ class Replaceable:
     update: UpdateLink | None
     vector_score: float | None = None
     text_score: float | None = None
-
-
-def nearest_earlier(*, tenant: Tenant, id: str, lucene: str | None, now: datetime) -> Query:
-    """The memory's nearest active earlier memories the tenant may see, by vector and by
-    its words (`lucene`, fenced to the namespace), each with both scores (null where
-    that index did not propose it), its cosine and any live link between the two; a
-    rejected pair is left out."""
-    query = (
-        "CYPHER 25\n"
-        f"MATCH (n:Memory {{id: $id}}) WHERE {tenant_visible('n')}\n"
-        "CALL (n) {\n"
-        "  WITH n WHERE n.embedding IS NOT NULL\n"
-        "  MATCH (m:Memory)\n"
-        f"    SEARCH m IN (VECTOR INDEX {VECTOR_INDEX} FOR n.embedding"
-        " WHERE m.namespace = $namespace AND m.status = 'active' LIMIT $overfetch)"
-        " SCORE AS score\n"
-        "  RETURN m, score AS vectorScore, null AS textScore\n"
-        "  UNION\n"
-        "  WITH n WHERE $lucene IS NOT NULL\n"
-        f"  CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $lucene, {{limit: $overfetch}})"
-        " YIELD node AS m, score\n"
-        "  RETURN m, null AS vectorScore, score AS textScore\n"
-        "}\n"
-        "WITH n, m, max(vectorScore) AS vectorScore, max(textScore) AS textScore\n"
-        "WHERE m.id <> n.id AND m.status = 'active' AND m.createdAt < n.createdAt"
-        f" AND {tenant_visible('m')}\n"
-        "  AND NOT EXISTS { (n)-[:UPDATES {status: 'rejected'}]-(m) }\n"
-        "OPTIONAL MATCH (n)-[u:UPDATES]->(m) WHERE u.status IN ['candidate', 'confirmed']\n"
-        f"RETURN {project('m')} AS m, vectorScore, textScore,"
-        " CASE WHEN size(m.embedding) = size(n.embedding)"
-        " THEN 2 * vector.similarity.cosine(m.embedding, n.embedding) - 1 END AS similarity,"
-        f" CASE WHEN u IS NULL THEN null ELSE {LINK_PROJECTION} END AS link"
-    )
-    return query, {**tenant.params(), "id": id, "now": now, "overfetch": OVERFETCH,
-                   "lucene": fenced_lucene(lucene, tenant.namespace, None) if lucene else None}
 
 
 def locked_pair(*, tenant: Tenant, newer: str, older: str, now: datetime) -> Query:

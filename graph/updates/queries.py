@@ -15,7 +15,7 @@ from typing import Any
 from memlattice.core.auth import Tenant
 from memlattice.graph.audit_queries import audit_entry
 from memlattice.graph.client import Query
-from memlattice.graph.indexes import FULLTEXT_INDEX
+from memlattice.graph.indexes import FULLTEXT_INDEX, VECTOR_INDEX, fenced_lucene
 from memlattice.graph.projections import project, project_memory
 from memlattice.graph.revision_clauses import snapshot
 from memlattice.graph.visibility import allowed, owned, tenant_visible
@@ -27,6 +27,11 @@ EARLIER_PER_KEY = 20
 # contrast): its best fulltext matches and its speaker's latest turns.
 CONTRAST_PER_MEMORY = 20
 CONTRAST_PER_SPEAKER = 10
+
+# Candidates asked of each index before time, status and clearance filter them: a
+# memory's earlier neighbours compete with its later ones there.
+OVERFETCH = 60
+
 
 
 def lock_attributes(namespace: str, keys: Sequence[str], now: datetime) -> Query:
@@ -66,6 +71,44 @@ def earlier_statements(keys: Sequence[str], exclude: Sequence[str], *, tenant: T
     )
     return query, {**tenant.params(), "keys": sorted(set(keys)), "exclude": list(exclude),
                    "now": now, "perKey": EARLIER_PER_KEY}
+
+
+def nearest_earlier(*, tenant: Tenant, id: str, lucene: str | None, now: datetime,
+                    ids_only: bool = False) -> Query:
+    """The memory's nearest active earlier memories the tenant may see, by vector and by
+    its words (`lucene`, fenced to the namespace), each with both scores (null where
+    that index did not propose it), its cosine and any live link between the two; a
+    rejected pair is left out. `ids_only`: each as `id` and the two scores (the write
+    path's contrast reading)."""
+    query = (
+        "CYPHER 25\n"
+        f"MATCH (n:Memory {{id: $id}}) WHERE {tenant_visible('n')}\n"
+        "CALL (n) {\n"
+        "  WITH n WHERE n.embedding IS NOT NULL\n"
+        "  MATCH (m:Memory)\n"
+        f"    SEARCH m IN (VECTOR INDEX {VECTOR_INDEX} FOR n.embedding"
+        " WHERE m.namespace = $namespace AND m.status = 'active' LIMIT $overfetch)"
+        " SCORE AS score\n"
+        "  RETURN m, score AS vectorScore, null AS textScore\n"
+        "  UNION\n"
+        "  WITH n WHERE $lucene IS NOT NULL\n"
+        f"  CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $lucene, {{limit: $overfetch}})"
+        " YIELD node AS m, score\n"
+        "  RETURN m, null AS vectorScore, score AS textScore\n"
+        "}\n"
+        "WITH n, m, max(vectorScore) AS vectorScore, max(textScore) AS textScore\n"
+        "WHERE m.id <> n.id AND m.status = 'active' AND m.createdAt < n.createdAt"
+        f" AND {tenant_visible('m')}\n"
+        "  AND NOT EXISTS { (n)-[:UPDATES {status: 'rejected'}]-(m) }\n"
+        + ("RETURN m.id AS id, vectorScore, textScore" if ids_only else
+           "OPTIONAL MATCH (n)-[u:UPDATES]->(m) WHERE u.status IN ['candidate', 'confirmed']\n"
+           f"RETURN {project('m')} AS m, vectorScore, textScore,"
+           " CASE WHEN size(m.embedding) = size(n.embedding)"
+           " THEN 2 * vector.similarity.cosine(m.embedding, n.embedding) - 1 END AS similarity,"
+           f" CASE WHEN u IS NULL THEN null ELSE {LINK_PROJECTION} END AS link")
+    )
+    return query, {**tenant.params(), "id": id, "now": now, "overfetch": OVERFETCH,
+                   "lucene": fenced_lucene(lucene, tenant.namespace, None) if lucene else None}
 
 
 def contrast_candidates(rows: list[dict[str, Any]], exclude: Sequence[str], *,

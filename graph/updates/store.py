@@ -22,6 +22,7 @@ from memlattice.core.entities import entity_key, mentions
 from memlattice.core.errors import Conflict, EpisodicImmutable, NotFound
 from memlattice.core.judge_queue import WriterView
 from memlattice.core.lucene import any_terms
+from memlattice.core.rank_fusion import order_by, reciprocal_rank_fusion
 from memlattice.core.statements.contrast import Profile, contrast, profile
 from memlattice.core.statements.extract import Statement
 from memlattice.core.statements.linking import Link, Stated, links
@@ -185,7 +186,8 @@ async def _contrasted(tx: AsyncManagedTransaction, batch: Sequence[Written],
     """The contrast reading (memlattice.core.statements.contrast) of the batch's
     memories that no frame linked and that say something changed: each against its
     candidates and the batch's earlier memories; the most confident verdict wins
-    (the latest on a tie)."""
+    (the latest on a tie). A stored memory of the same speaker is read only when it
+    is the new memory's nearest earlier memory (`_nearest`)."""
     profiles = {w.id: profile(w.text, speaker=w.source) for w in batch}
     fresh = [w for w in batch if w.id not in framed and profiles[w.id].change
              and not profiles[w.id].blocked]
@@ -211,6 +213,8 @@ async def _contrasted(tx: AsyncManagedTransaction, batch: Sequence[Written],
         earlier.setdefault(str(r["id"]), []).append(
             (str(r["other"]), _at(r["at"]), speaker, profile(text, speaker=speaker),
              frozenset(r["linked"]), _session(r["userId"], r["session"])))
+    nearest = {w.id: await _nearest(tx, w, tenant=tenant, now=now) for w in fresh}
+    in_batch = {w.id for w in batch}
     # Everyone who speaks in the batch or its candidates is who, never what changed.
     participants = frozenset({w.source for w in batch if w.source} | {
         speaker for options in earlier.values() for _, _, speaker, *_ in options if speaker})
@@ -221,12 +225,13 @@ async def _contrasted(tx: AsyncManagedTransaction, batch: Sequence[Written],
                     for b in batch if b.at < w.at]
         best: tuple[float, datetime, Link] | None = None
         for other, at, speaker, seen, linked, session in options:
-            if at >= w.at or w.id in linked:
+            mine = speaker is not None and speaker == w.source
+            if at >= w.at or w.id in linked or (mine and other not in in_batch
+                                                and other != nearest[w.id]):
                 continue
             together = (w.session is not None and session == w.session
                         and w.at - at < ONE_SITTING)
-            verdict = contrast(seen, profiles[w.id],
-                               same_source=speaker is not None and speaker == w.source,
+            verdict = contrast(seen, profiles[w.id], same_source=mine,
                                participants=participants, same_conversation=together)
             if verdict is None and w.id in told and speaker == w.reported:
                 verdict = contrast(seen, told[w.id], same_source=True,
@@ -239,6 +244,24 @@ async def _contrasted(tx: AsyncManagedTransaction, batch: Sequence[Written],
         if best is not None:
             made.append(best[2])
     return made
+
+
+async def _nearest(tx: AsyncManagedTransaction, w: Written, *, tenant: Tenant,
+                   now: datetime) -> str | None:
+    """The stored earlier memory most like `w`: the first of its offers
+    (`Memory.mayReplace`: the vector index's and the fulltext index's orders fused by
+    reciprocal rank). A speaker is the subject of nearly all they say, so their own
+    earlier memory with another value of a kind is no sign of one subject: an update
+    restates a fact, so what it replaces is the earlier memory most like it, and where
+    another one is nearer the new memory goes on from that one (on the blind scenario
+    sets, such links between one speaker's memories were right 3 times in 36 when the
+    older was not the first offer, 31 in 55 when it was)."""
+    rows = await run(tx, queries.nearest_earlier(tenant=tenant, id=w.id, now=now,
+                                                 lucene=any_terms(w.text), ids_only=True))
+    fused = reciprocal_rank_fusion([
+        order_by(rows, lambda r: r["vectorScore"], lambda r: str(r["id"])),
+        order_by(rows, lambda r: r["textScore"], lambda r: str(r["id"]))])
+    return fused[0] if fused else None
 
 
 def _session(user: str | None, session: str | None) -> tuple[str | None, str] | None:

@@ -71,17 +71,3 @@ def fuse_z(signals: Sequence[Mapping[str, float | None]], ids: Sequence[str]) ->
             total[k] += z
     spread = math.sqrt(max(len(signals), 1)) * typical_best(len(ids))
     return {k: 0.5 * math.erfc(-v / spread / math.sqrt(2.0)) for k, v in total.items()}
-
-
-def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60) -> list[str]:
-    """The ids of `rankings` (each best first) by the sum of 1 / (k + rank) over the
-    lists that hold them (Cormack, Clarke and Buettcher 2009; k = 60 is theirs); a
-    tie keeps the order of first appearance. Used where the lists' scores do not
-    compare, or where too few candidates make a z-score meaningless."""
-    fused: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, id in enumerate(ranking, start=1):
-            fused[id] = fused.get(id, 0.0) + 1.0 / (k + rank)
-    first_seen = {id: i for i, id in enumerate(dict.fromkeys(
-        id for ranking in rankings for id in ranking))}
-    return sorted(fused, key=lambda id: (-fused[id], first_seen[id]))

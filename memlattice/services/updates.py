@@ -8,15 +8,15 @@ and announced on the event bus like every other change.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from memlattice.core.auth import Tenant
 from memlattice.core.errors import ValidationError
 from memlattice.core.model import utcnow
+from memlattice.core.rank_fusion import order_by, reciprocal_rank_fusion
 from memlattice.graph.updates.links import UpdateLink
 from memlattice.graph.updates.proposals import ProposalGraph, Replaceable
 from memlattice.graph.updates.store import STATUSES, UpdateGraph
-from memlattice.search.fusion import reciprocal_rank_fusion
 from memlattice.services.memories import MemoryService
 
 MAX_LISTED = 500
@@ -29,14 +29,12 @@ def offered(found: Sequence[Replaceable], first: int) -> list[Replaceable]:
     """The `first` of `found` by reciprocal-rank fusion of the vector index's order and
     the fulltext index's (pure). On the knowledge-update scenarios (bench.may_replace)
     the fused order puts the replaced memory first, and in the first five, more often
-    than the vector order alone."""
-    def order(score: Callable[[Replaceable], float | None]) -> list[str]:
-        scored = [r for r in found if score(r) is not None]
-        return [r.memory.id for r in sorted(scored, key=lambda r: (-(score(r) or 0.0),
-                                                                   r.memory.id))]
+    than the vector order alone. The write path's contrast reading links only to the
+    first (graph.updates.store)."""
     by_id = {r.memory.id: r for r in found}
     return [by_id[id] for id in reciprocal_rank_fusion(
-        [order(lambda r: r.vector_score), order(lambda r: r.text_score)])[:first]]
+        [order_by(found, lambda r: r.vector_score, lambda r: r.memory.id),
+         order_by(found, lambda r: r.text_score, lambda r: r.memory.id)])[:first]]
 
 
 class UpdateService:

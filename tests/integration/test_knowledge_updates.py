@@ -292,3 +292,24 @@ async def test_within_one_sitting_only_a_change_that_names_the_old_value_links(
     assert [(x["newer"]["id"], x["older"]["id"]) for x in found] == [
         (turn_id(corrected, "new"), turn_id(corrected, "old"))]
     assert "8081" in found[0]["matched"]
+
+
+async def test_one_speakers_change_links_only_to_their_nearest_earlier_memory(
+    gql: GraphQLClient, namespace: str,
+) -> None:
+    # The exporter's new port is another port of ledgerd than its API's: the note it
+    # goes on from is the one about the exporter, the nearest, which states no port;
+    # the API's port did not change. A change of the API's port links to the API note.
+    earlier = [("api", "ops", "ledgerd serves its API on port 8080.", "2025-03-01T09:00:00Z"),
+               ("exporter", "ops", "Muted two noisy alerts of ledgerd's metrics exporter"
+                " today.", "2025-03-01T10:00:00Z")]
+    exporter, api = f"{namespace}/exporter", f"{namespace}/api"
+    for ns, change in ((exporter, ("exporter-port", "ops", "ledgerd's metrics exporter moved"
+                                   " to port 9100.", "2025-03-05T09:00:00Z")),
+                       (api, ("api-port", "ops", "ledgerd's API moved to port 8081.",
+                              "2025-03-05T09:00:00Z"))):
+        await gql.ok(INGEST, {"input": chat(ns, earlier)})
+        await gql.ok(INGEST, {"input": chat(ns, [change])})
+    assert await links(gql, exporter) == []
+    assert [(x["newer"]["id"], x["older"]["id"]) for x in await links(gql, api)] == [
+        (turn_id(api, "api-port"), turn_id(api, "api"))]

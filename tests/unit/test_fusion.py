@@ -7,10 +7,10 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memlattice.core.rank_fusion import reciprocal_rank_fusion
 from memlattice.search.fusion import (
     completed,
     fuse_z,
-    reciprocal_rank_fusion,
     typical_best,
     zscores,
 )
