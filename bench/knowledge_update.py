@@ -24,6 +24,11 @@ links are read with `memoryUpdates`. Prints, per file and per domain group
 - link precision and recall of the update links (CANDIDATE or CONFIRMED,
   any kind, not disputed by the update judge's model) against the scenarios' truth; the rule is in
   bench/_update_scoring.py. "n/a" when the service has no `memoryUpdates`.
+
+Then the links right/all by reading, attribute, confidence and likeness (the two
+memories' cosine in the server's embedder, the content words they share, and
+where the older stands among the newer one's `mayReplace` offers); `--json` keeps
+each link's row with its placement and likeness, never its text.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Within one conversation, the contrast reading links only a change that names the
-old value again (memlattice.core.statements.contrast): a few turns on, another value
-of the same kind is mostly another option or item under discussion."""
+"""Within one conversation the contrast reading links nothing
+(memlattice.core.statements.contrast): a few turns on, another value of the same kind
+is mostly another option or item under discussion, even where both are named."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ def test_a_new_value_that_does_not_name_the_old_links_only_across_conversations(
     ("ledgerd serves its API on port 8080.", "sorry, typo: ledgerd's API port is 8081,"
                                               " not 8080."),
 ])
-def test_within_a_conversation_a_change_that_names_the_old_value_links(
+def test_within_a_conversation_even_a_change_that_names_the_old_value_links_nothing(
         older: str, newer: str) -> None:
-    verdict = contrast(read(older), read(newer), same_source=True, same_conversation=True)
-    assert verdict is not None and "8081" in verdict.matched
+    across = contrast(read(older), read(newer), same_source=True)
+    assert across is not None and across.kind == "update"
+    assert contrast(read(older), read(newer), same_source=True, same_conversation=True) is None

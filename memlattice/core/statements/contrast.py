@@ -16,7 +16,7 @@ Such an update still has three marks that hold in any language of facts:
 
 All three are required (precision first: two memories of one topic that name two
 different numbers are, without a word of change, as likely two facts as one fact
-twice), and within one conversation a fourth (`contrast`); a question, a plan, a
+twice), and the two are not of one conversation (`contrast`); a question, a plan, a
 condition or an addition ("also", "another") is never an update. Pure: no I/O.
 """
 
@@ -326,11 +326,11 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool,
              participants: frozenset[str] = frozenset(),
              same_conversation: bool = False) -> Verdict | None:
     """An update of `older` by `newer` when all three marks hold (module docstring);
-    `participants`: everyone known to speak where the two were said. Within one
-    conversation (`same_conversation`) another value a few turns on is mostly another
-    option, item or detail under discussion, not a state that changed: there only a
-    newer memory that names the older value again ("from 3 to 4") updates it."""
-    if older.blocked or newer.blocked or not newer.change:
+    `participants`: everyone known to speak where the two were said. Never within one
+    conversation (`same_conversation`): another value a few turns on is mostly another
+    option, item or detail under discussion, even where both are named ("Oslo or
+    Bergen? ... Bergen, not Oslo"), not a state that changed."""
+    if older.blocked or newer.blocked or not newer.change or same_conversation:
         return None
     old_kinds, new_kinds = older.kinds(), newer.kinds()
     # Who speaks is who, not what: a speaker's name, or a short form of it ("Mel"
@@ -370,11 +370,9 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool,
         if kind == "count":  # "two rabbits" -> "three rabbits"; not "three" -> "four people"
             counted = {c.split(" ", 1)[1] for c in before}
             fresh = {c for c in fresh if c.split(" ", 1)[1] in counted | {""}}
-        if not fresh or not (before or restated and shared) \
-                or same_conversation and not restated:
+        if not fresh or not (before or restated and shared):
             # nothing new; or only the name both are about and no topic to say it was
-            # in the same role ("Kenji maintains the indexer"); or (in one
-            # conversation) the old value not named again
+            # in the same role ("Kenji maintains the indexer")
             continue
         if not (shared or kind == "name" and (named_both or _same_role(older, newer))) \
                 and kind not in _SPEAKERS_OWN:
