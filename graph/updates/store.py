@@ -213,7 +213,7 @@ async def _contrasted(tx: AsyncManagedTransaction, batch: Sequence[Written],
         earlier.setdefault(str(r["id"]), []).append(
             (str(r["other"]), _at(r["at"]), speaker, profile(text, speaker=speaker),
              frozenset(r["linked"]), _session(r["userId"], r["session"])))
-    nearest = {w.id: await _nearest(tx, w, tenant=tenant, now=now) for w in fresh}
+    nearest: dict[str, str | None] = {}  # asked only of a memory that needs it
     in_batch = {w.id for w in batch}
     # Everyone who speaks in the batch or its candidates is who, never what changed.
     participants = frozenset({w.source for w in batch if w.source} | {
@@ -226,9 +226,13 @@ async def _contrasted(tx: AsyncManagedTransaction, batch: Sequence[Written],
         best: tuple[float, datetime, Link] | None = None
         for other, at, speaker, seen, linked, session in options:
             mine = speaker is not None and speaker == w.source
-            if at >= w.at or w.id in linked or (mine and other not in in_batch
-                                                and other != nearest[w.id]):
+            if at >= w.at or w.id in linked:
                 continue
+            if mine and other not in in_batch:
+                if w.id not in nearest:
+                    nearest[w.id] = await _nearest(tx, w, tenant=tenant, now=now)
+                if other != nearest[w.id]:
+                    continue
             together = (w.session is not None and session == w.session
                         and w.at - at < ONE_SITTING)
             verdict = contrast(seen, profiles[w.id], same_source=mine,
