@@ -1,7 +1,8 @@
 """Reciprocal-rank fusion: one order from several, where their scores do not compare.
 
-Used by the search (memlattice.search) and by the write path, which asks which
-earlier memory a new one is nearest to by its vector and by its words (graph.updates).
+Used where a memory's earlier neighbours by vector and by words are put in one order:
+the offers `Memory.mayReplace` gives (services.updates) and the write path's question
+which earlier memory a new one is nearest to (graph.updates.store).
 Pure: no I/O.
 """
 
