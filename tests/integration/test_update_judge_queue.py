@@ -41,17 +41,25 @@ async def linked(app: JudgedApp, namespace: str, new: str, old: str) -> bool:
                for link in await app.links(namespace))
 
 
+async def written_while_down(app: JudgedApp, fake: FakeJudge,
+                             namespace: str) -> tuple[str, str]:
+    """Ines's old home judged, then her new one written while the model is down: the
+    ids (old, new); the new one waits."""
+    fake.mode = "judge"
+    old = await app.write(namespace, OLD, "2025-01-10T10:00:00Z")
+    fake.mode = "down"
+    new = await app.write(namespace, NEW, "2025-06-02T09:00:00Z")
+    assert await app.waiting(namespace) == 1
+    return old, new
+
+
 async def test_a_write_judged_while_the_model_was_down_is_linked_once_it_is_back(
     settings: Settings, judge: tuple[FakeJudge, str], namespace: str,
 ) -> None:
     fake, url = judge
-    fake.mode = "judge"
     async with judged_app(settings, url, QUICK) as app:
-        old = await app.write(namespace, OLD, "2025-01-10T10:00:00Z")
-        fake.mode = "down"
-        new = await app.write(namespace, NEW, "2025-06-02T09:00:00Z")
+        old, new = await written_while_down(app, fake, namespace)
         assert app.outcomes("model_error") >= 1
-        assert await app.waiting(namespace) == 1
         fake.mode = "judge"
         await eventually(lambda: linked(app, namespace, new, old))
         await eventually(lambda: _none_waiting(app, namespace))
@@ -66,12 +74,8 @@ async def test_a_restarted_service_judges_what_was_waiting(
     settings: Settings, judge: tuple[FakeJudge, str], namespace: str,
 ) -> None:
     fake, url = judge
-    fake.mode = "judge"
     async with judged_app(settings, url, QUICK) as before:
-        old = await before.write(namespace, OLD, "2025-01-10T10:00:00Z")
-        fake.mode = "down"
-        new = await before.write(namespace, NEW, "2025-06-02T09:00:00Z")
-        assert await before.waiting(namespace) == 1
+        old, new = await written_while_down(before, fake, namespace)
     fake.mode = "judge"
     # A new process on the same database: the mark, and the writer's view, were kept.
     async with judged_app(settings, url, QUICK) as after:
