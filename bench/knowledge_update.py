@@ -1,6 +1,7 @@
 """Knowledge that stays current (issue 27): updated facts, through the public API.
 
-    python -m bench.knowledge_update [--files dev,holdout,unseen,fresh] [--json out.json] [--verbose]
+    python -m bench.knowledge_update [--files dev,holdout,unseen,fresh] [--json out.json]
+        [--dump hits.json] [--verbose]
 
 Each scenario of bench/knowledge_updates/<file>.json (format in that folder's
 README.md) is loaded into its own namespace with `ingestConversation`, one
@@ -28,7 +29,10 @@ links are read with `memoryUpdates`. Prints, per file and per domain group
 Then the links right/all by reading, attribute, confidence and likeness (the two
 memories' cosine in the server's embedder, the content words they share, and
 where the older stands among the newer one's `mayReplace` offers); `--json` keeps
-each link's row with its placement and likeness, never its text.
+each link's row with its placement and likeness, never its text. Then the
+present and past questions missed, counted by what stood first
+(bench._question_misses). `--dump` writes every question's hits as numbers only,
+for bench.reorder_offline.
 """
 
 from __future__ import annotations
@@ -40,10 +44,12 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bench._harness import Bench, GraphQLError, bench_service
+from bench._question_misses import Turn, describe
 from bench._update_scoring import (
     LinkCounts,
     Outcome,
@@ -61,16 +67,18 @@ from memlattice.core.query_words import content_words
 from memlattice.core.settings import EmbeddingSettings
 from memlattice.core.statements.tokens import stem
 from memlattice.embeddings.local import WordLlamaEmbedder
+from memlattice.search.currency import asks_past, asks_present
 
 SCENARIOS = Path(__file__).resolve().parent / "knowledge_updates"
 # The files written to be looked at; the blind ones (unseen, fresh, sealed*) give counts only.
 READABLE = frozenset({"dev", "holdout"})
+NOW = datetime.now(UTC)
 PARALLEL = 4
 
 INGEST = """mutation($input: ConversationInput!) {
   ingestConversation(input: $input) { created } }"""
 SEARCH_MARKED = """query($input: SearchInput!) {
-  search(input: $input) { memory { id content } outdatedBy { id } } }"""
+  search(input: $input) { memory { id content } score outdatedBy { id } } }"""
 SEARCH_PLAIN = """query($input: SearchInput!) { search(input: $input) { memory { id content } } }"""
 OFFERS = """query($namespace: String!, $id: ID!) {
   memory(namespace: $namespace, id: $id) { mayReplace(first: 20) { memory { id } } } }"""
@@ -137,6 +145,12 @@ class Results:
     # One row per link, with no text (its reading, attribute, confidence, whether right).
     link_rows: list[dict[str, Any]] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
+    # Per question, its ranked hits as numbers only (turn order, score, role), for trying
+    # a reordering offline on every file (`--dump`).
+    ranked_rows: list[dict[str, Any]] = field(default_factory=list)
+    # Present questions whose top hit is not the newest statement (past ones: the earlier
+    # statement not in the top 3), counted by what stood first and where the wanted one stood (bench._question_misses; no text, any file).
+    present_misses: dict[str, int] = field(default_factory=dict)
     links_available: bool = True
     marks_available: bool = True
 
@@ -228,6 +242,18 @@ async def likeness(scenario: Scenario, pair: tuple[str, str]) -> dict[str, Any]:
             "shared": len(words[0] & words[1])}
 
 
+async def cosines(texts: list[str]) -> list[list[float]]:
+    """The hits' pairwise cosines in the server's embedder (numbers, no text)."""
+    global _EMBEDDER
+    if not texts:
+        return []
+    _EMBEDDER = _EMBEDDER or WordLlamaEmbedder()
+    vectors = await _EMBEDDER.embed(texts)
+    norms = [sum(x * x for x in v) ** 0.5 or 1.0 for v in vectors]
+    return [[round(sum(a * b for a, b in zip(u, v)) / (nu * nv), 3)
+             for v, nv in zip(vectors, norms)] for u, nu in zip(vectors, norms)]
+
+
 async def offer_rank(bench: Bench, namespace: str, newer: str, older: str) -> int | None:
     """Where the older memory stands among the newer one's offers (`Memory.mayReplace`,
     its nearest earlier memories by vector and by words): 1 is first, None not in 20."""
@@ -310,6 +336,30 @@ async def evaluate(bench: Bench, results: Results, scenario: Scenario) -> None:
         outdated = [message_of.get(h["memory"]["id"], "") for h in hits if h.get("outdatedBy")]
         outcome = score_question(kind, ranked, expected, stale, outdated)
         results.add(slices, outcome)
+        at = {m["id"]: (i, m["speaker"]) for i, (_, m) in enumerate(scenario.turns())}
+        speaker = at.get(expected[0], (0, None))[1]
+        speakers = sorted({str(at.get(m, (None, ""))[1]) for m in ranked})
+        results.ranked_rows.append({
+            "file": scenario.file, "scenario": scenario.id, "kind": kind,
+            "present": asks_present(question["q"]), "past": asks_past(question["q"], None, NOW),
+            "cosines": await cosines([h["memory"]["content"] for h in hits]),
+            "hits": [{"order": at.get(m, (None, None))[0], "score": h.get("score"),
+                      "role": "expected" if m in expected else "stale" if m in stale
+                      else "other", "same_speaker": at.get(m, (None, None))[1] == speaker,
+                      "speaker": speakers.index(str(at.get(m, (None, ""))[1])),
+                      "outdated": bool(h.get("outdatedBy"))} for m, h in zip(ranked, hits)]})
+        if kind in ("present", "past") and not outcome.hit:
+            turns = {m["id"]: Turn(i, session, m["speaker"], m["content"])
+                     for i, (session, m) in enumerate(scenario.turns())}
+            if kind == "present":
+                keys = describe(question["q"], ranked, expected, stale, turns)
+            else:
+                later = {new for new, _ in closure(truth) if set(expected) & replaced_by(
+                    truth, new)}
+                keys = describe(question["q"], ranked, expected, later, turns,
+                                wanted="earlier", rival="later statement")
+            for key in keys:
+                results.present_misses[key] = results.present_misses.get(key, 0) + 1
         if not outcome.hit or outcome.stale_above:
             results.failures.append(Failure(
                 scenario.id, kind + (" (stale above)" if outcome.stale_above else ""),
@@ -363,6 +413,9 @@ def report(results: Results, files: list[str]) -> dict[str, dict[str, Any]]:
     if results.link_kinds:
         print("# links right/all by reading, attribute, confidence and likeness: " + ", ".join(
             f"{key} {right}/{total}" for key, (right, total) in sorted(results.link_kinds.items())))
+    if results.present_misses:
+        print("# present and past questions missed, by what stood first: " + ", ".join(
+            f"{key} {count}" for key, count in sorted(results.present_misses.items())))
     if not results.marks_available:
         print("# outdated marks: n/a (SearchHit has no outdatedBy): marked is n/a,"
               " keep@3 counts no mark")
@@ -374,6 +427,9 @@ async def main() -> None:
     parser.add_argument("--files", default="dev,holdout,unseen,fresh",
                         help="scenario files of bench/knowledge_updates, comma-separated")
     parser.add_argument("--json", type=Path, help="write the figures and failures as JSON")
+    parser.add_argument("--dump", type=Path,
+                        help="write every question's ranked hits as numbers (turn order,"
+                             " score, role), no text, to try a reordering offline")
     parser.add_argument("--verbose", action="store_true",
                         help="print every failed question with its top 3 hits"
                              " (dev and holdout only: the blind files stay unread)")
@@ -413,12 +469,14 @@ async def main() -> None:
     table = report(results, files)
     if args.verbose:
         print_failures(results)
+    if args.dump is not None:
+        args.dump.write_text(json.dumps(results.ranked_rows))
     if args.json is not None:
         # The failures quote scenario text: only the files written to be read keep them.
         readable = set(files) <= READABLE
         args.json.write_text(json.dumps({"figures": table, "failures": [
             f.__dict__ for f in results.failures] if readable else None,
-            "links": results.link_rows}, indent=1, default=list))
+            "links": results.link_rows, "present_misses": results.present_misses}, indent=1, default=list))
 
 
 if __name__ == "__main__":

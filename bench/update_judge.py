@@ -34,6 +34,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -144,6 +145,9 @@ async def main() -> None:
                         help="its chance of naming a pair that is not an update")
     parser.add_argument("--endpoint", help="an OpenAI-compatible base URL (a real model)")
     parser.add_argument("--model", default="", help="the real model's name")
+    parser.add_argument("--dump", type=Path,
+                        help="write every question's ranked hits as numbers, no text"
+                             " (as bench.knowledge_update --dump)")
     parser.add_argument("--verbose", action="store_true",
                         help="print every failed question with its top 3 hits"
                              " (dev and holdout only: the blind files stay unread)")
@@ -185,6 +189,8 @@ async def main() -> None:
     question_report(results, files)
     print("# judge: " + ", ".join(f"{o} {int(n)}" for o, n in counts.items())
           + (f"; pairs shown: {dict(judge.asked)}" if judge else ""))
+    if args.dump is not None:
+        args.dump.write_text(json.dumps(results.ranked_rows))
     if args.verbose:
         print_failures(results)
 
