@@ -43,6 +43,10 @@ def one(text: str, speaker: str | None = "ines") -> Statement:
     ("We upgraded to Postgres 16 yesterday.", "ines", ("postgr",), "version", "16"),
     ("As of Monday, the deploy target is staging-2.internal:8080.", None,
      ("deploi", "target"), "address", "staging-2.internal:8080"),
+    # An occasion's word that starts a state, or "now", keeps the value a standing one.
+    ("Starting today, the standup is at 11.", None, ("standup",), "number", "11"),
+    ("The metrics exporter moved to port 9100 this morning.", None, ("metric", "export"),
+     "number", "9100"),
 ])
 def test_a_statement_has_a_subject_an_attribute_and_a_value(
     text: str, owner: str | None, thing: tuple[str, ...], attribute: str, value: str,
@@ -61,6 +65,12 @@ def test_a_statement_has_a_subject_an_attribute_and_a_value(
     "She lives in Oslo.",                          # a pronoun the rules cannot resolve
     "Haha, totally!",
     "",
+    # One occasion, not a standing value: another day's state is no update of it.
+    "The session cache was slow yesterday.",
+    "The standup is at 11 today.",
+    "The build was red this morning.",
+    # A possessive "'s" before the clause's own verb is not "is".
+    "ledgerd's metrics exporter was noisy, muted two alerts",
 ])
 def test_what_asserts_no_present_state_gives_no_statement(text: str) -> None:
     assert extract(text, speaker="ines") == []

@@ -162,6 +162,16 @@ class _Clause:
     def change(self) -> bool:
         return any(w in lx.CHANGE_CUES or stem(w) in lx.CHANGE_VERBS for w, _ in self.tokens)
 
+    def occasion(self) -> bool:
+        """Whether the clause is tied to one occasion ("today", "this morning"), not to
+        the start of a state ("as of today", "starting tonight") or to now."""
+        words = [w for w, _ in self.tokens]
+        if "now" in words:
+            return False
+        return any((w in lx.OCCASIONS or (w in {"this", "last"} and nxt in lx.OCCASION_PARTS))
+                   and before not in lx.STATE_STARTS
+                   for before, w, nxt in zip(["", *words], words, [*words[1:], ""]))
+
 
 def extract(text: str, *, speaker: str | None = None) -> list[Statement]:
     """The statements of `text`; first-person ones are the `speaker`'s (an entity
@@ -266,6 +276,8 @@ def _predicate(read: _Clause, i: int) -> Statement | None:
     if s in lx.OBJECT_FRAMES and read.person and prep is None:
         return _finish(read, lx.OBJECT_FRAMES[s], i + 1, [verb], framed=True, named=True)
     if verb in lx.COPULA and read.thing:
+        if verb == "'s" and any(w in lx.COPULA for w, _ in clause[i + 1:]):
+            return None  # "ledgerd's metrics exporter was noisy": a possessive, not "is"
         return _finish(read, None, i + 1, [verb])
     if verb in lx.COPULA and read.person and prep == "on":
         return _finish(read, None, i + 2, [verb, "on"], versions_only=True)
@@ -331,6 +343,8 @@ def _finish(read: _Clause, frame: str | None, start: int, verb: list[str], *,
         attribute = frame
     if named and kind not in {"name", "version"}:
         return None
+    if frame is None and not change and read.occasion() and not read.change():
+        return None  # "the session cache was slow yesterday": an occasion, not a value
     value = normalise(low, kind)
     if not value:
         return None

@@ -151,3 +151,12 @@ COUNT_WORDS: dict[str, int] = {
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
     "second": 2, "third": 3, "fourth": 4, "fifth": 5, "couple": 2, "pair": 2,
 }
+
+# Words that tie a clause to one occasion rather than to what holds: "the session cache
+# was slow yesterday", "the standup is at 11 today". A clause about an occasion states
+# no standing value unless it says that something changed ("moved to 9100 today").
+OCCASIONS = frozenset({"today", "yesterday", "tonight"})
+# The second word of a two-word occasion: "this morning", "last night".
+OCCASION_PARTS = frozenset({"morning", "afternoon", "evening", "night"})
+# Words before an occasion that make it the start of a state: "as of today", "from tonight".
+STATE_STARTS = frozenset({"of", "from", "since", "starting", "effective", "beginning"})
