@@ -69,8 +69,10 @@ def test_a_statement_has_a_subject_an_attribute_and_a_value(
     "The session cache was slow yesterday.",
     "The standup is at 11 today.",
     "The build was red this morning.",
-    # A possessive "'s" before the clause's own verb is not "is".
-    "ledgerd's metrics exporter was noisy, muted two alerts",
+    # A possessive "'s" before the clause's own verb is not "is" (not "ledgerd is
+    # metrics exporter was noisy"); a lower-case owner's thing is not read at all.
+    "ledgerd's metrics exporter was noisy again",
+    "the api's port is 8080",
 ])
 def test_what_asserts_no_present_state_gives_no_statement(text: str) -> None:
     assert extract(text, speaker="ines") == []
