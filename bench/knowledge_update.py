@@ -145,12 +145,13 @@ class Results:
     # One row per link, with no text (its reading, attribute, confidence, whether right).
     link_rows: list[dict[str, Any]] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
-    # Per question, its ranked hits as numbers only (turn order, score, role), for trying
-    # a reordering offline on every file (`--dump`).
+    # Per question, its ranked hits as numbers only (turn order, score, role, speaker index,
+    # their pairwise cosines), for trying a reordering offline on every file (`--dump`).
     ranked_rows: list[dict[str, Any]] = field(default_factory=list)
     # Present questions whose top hit is not the newest statement (past ones: the earlier
-    # statement not in the top 3), counted by what stood first and where the wanted one stood (bench._question_misses; no text, any file).
-    present_misses: dict[str, int] = field(default_factory=dict)
+    # statement not in the top 3), counted by what stood first and where the wanted one
+    # stood (bench._question_misses; no text, so any file).
+    question_misses: dict[str, int] = field(default_factory=dict)
     links_available: bool = True
     marks_available: bool = True
 
@@ -325,6 +326,8 @@ async def evaluate(bench: Bench, results: Results, scenario: Scenario) -> None:
     message_of = {memory: message for message, memory in memory_of.items()}
     truth = scenario.truth()
     slices = [scenario.file, scenario.group, f"{scenario.file}/{scenario.group}", "all"]
+    turns = {m["id"]: Turn(i, session, m["speaker"], m["content"])
+             for i, (session, m) in enumerate(scenario.turns())}
     for question in scenario.data["questions"]:
         kind = question["kind"]
         expected = question["expect"] if isinstance(question["expect"], list) else [
@@ -336,21 +339,17 @@ async def evaluate(bench: Bench, results: Results, scenario: Scenario) -> None:
         outdated = [message_of.get(h["memory"]["id"], "") for h in hits if h.get("outdatedBy")]
         outcome = score_question(kind, ranked, expected, stale, outdated)
         results.add(slices, outcome)
-        at = {m["id"]: (i, m["speaker"]) for i, (_, m) in enumerate(scenario.turns())}
-        speaker = at.get(expected[0], (0, None))[1]
-        speakers = sorted({str(at.get(m, (None, ""))[1]) for m in ranked})
+        speakers = sorted({turns[m].speaker if m in turns else "" for m in ranked})
         results.ranked_rows.append({
             "file": scenario.file, "scenario": scenario.id, "kind": kind,
             "present": asks_present(question["q"]), "past": asks_past(question["q"], None, NOW),
             "cosines": await cosines([h["memory"]["content"] for h in hits]),
-            "hits": [{"order": at.get(m, (None, None))[0], "score": h.get("score"),
+            "hits": [{"order": turns[m].index if m in turns else None, "score": h.get("score"),
                       "role": "expected" if m in expected else "stale" if m in stale
-                      else "other", "same_speaker": at.get(m, (None, None))[1] == speaker,
-                      "speaker": speakers.index(str(at.get(m, (None, ""))[1])),
+                      else "other",
+                      "speaker": speakers.index(turns[m].speaker if m in turns else ""),
                       "outdated": bool(h.get("outdatedBy"))} for m, h in zip(ranked, hits)]})
         if kind in ("present", "past") and not outcome.hit:
-            turns = {m["id"]: Turn(i, session, m["speaker"], m["content"])
-                     for i, (session, m) in enumerate(scenario.turns())}
             if kind == "present":
                 keys = describe(question["q"], ranked, expected, stale, turns)
             else:
@@ -359,7 +358,7 @@ async def evaluate(bench: Bench, results: Results, scenario: Scenario) -> None:
                 keys = describe(question["q"], ranked, expected, later, turns,
                                 wanted="earlier", rival="later statement")
             for key in keys:
-                results.present_misses[key] = results.present_misses.get(key, 0) + 1
+                results.question_misses[key] = results.question_misses.get(key, 0) + 1
         if not outcome.hit or outcome.stale_above:
             results.failures.append(Failure(
                 scenario.id, kind + (" (stale above)" if outcome.stale_above else ""),
@@ -413,9 +412,9 @@ def report(results: Results, files: list[str]) -> dict[str, dict[str, Any]]:
     if results.link_kinds:
         print("# links right/all by reading, attribute, confidence and likeness: " + ", ".join(
             f"{key} {right}/{total}" for key, (right, total) in sorted(results.link_kinds.items())))
-    if results.present_misses:
+    if results.question_misses:
         print("# present and past questions missed, by what stood first: " + ", ".join(
-            f"{key} {count}" for key, count in sorted(results.present_misses.items())))
+            f"{key} {count}" for key, count in sorted(results.question_misses.items())))
     if not results.marks_available:
         print("# outdated marks: n/a (SearchHit has no outdatedBy): marked is n/a,"
               " keep@3 counts no mark")
@@ -476,7 +475,8 @@ async def main() -> None:
         readable = set(files) <= READABLE
         args.json.write_text(json.dumps({"figures": table, "failures": [
             f.__dict__ for f in results.failures] if readable else None,
-            "links": results.link_rows, "present_misses": results.present_misses}, indent=1, default=list))
+            "links": results.link_rows, "question_misses": results.question_misses},
+            indent=1, default=list))
 
 
 if __name__ == "__main__":

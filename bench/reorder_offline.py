@@ -118,6 +118,8 @@ def report(rows: list[Row], name: str, settings: dict[str, Reorder]) -> None:
     groups = {"sealed files": [r for r in rows if r["file"].startswith("sealed")],
               "other files": [r for r in rows if not r["file"].startswith("sealed")]}
     for group, members in groups.items():
+        if not members:
+            continue
         print(f"# {name}: {group} ({len(members)} questions)")
         for label, reorder in settings.items():
             print(line(label, figures([reorder(r) for r in members])))
