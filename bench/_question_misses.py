@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from bench._update_scoring import rank
 from memlattice.search.answer_types import asked_kinds, held_kinds
 
 
@@ -42,8 +43,7 @@ def describe(question: str, ranked: Sequence[str], expected: Sequence[str],
     another turn described by speaker, time, form and whether it holds the kind of
     value the question asks for). For a past question, `wanted` names the earlier
     statement and `stale` are the statements that replaced it (`rival`)."""
-    position = next((i for i, m in enumerate(ranked) if m in set(expected)), None)
-    keys = [rank_band(position, wanted)]
+    keys = [rank_band(rank(ranked, expected), wanted)]
     if not ranked:
         return [*keys, "top none"]
     top = ranked[0]
@@ -56,9 +56,9 @@ def describe(question: str, ranked: Sequence[str], expected: Sequence[str],
     if first.index > newest.index:
         keys.append(f"top after {wanted}")
     elif first.session == newest.session:
-        keys.append(f"top before {wanted}, same session")
+        keys.append(f"top before {wanted} (same session)")
     else:
-        keys.append(f"top before {wanted}, other session")
+        keys.append(f"top before {wanted} (other session)")
     keys.append("top asks" if first.content.rstrip().endswith("?") else "top tells")
     asked = asked_kinds(question)
     if asked:

@@ -31,6 +31,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench._update_scoring import score_question
+
 Row = dict[str, Any]
 Reorder = Callable[[Row], Row]
 
@@ -82,7 +84,8 @@ def restatement_first(cosine: float | None) -> Reorder:
 
 
 def figures(rows: Sequence[Row]) -> dict[str, float]:
-    """current@1, stale-above and keep@3 as bench.knowledge_update scores them."""
+    """current@1, stale-above and keep@3, scored by bench._update_scoring as the bench
+    scores them (a hit's place in the list stands for its id)."""
     tallies: dict[str, list[int]] = {}
 
     def add(name: str, hit: bool) -> None:
@@ -91,15 +94,19 @@ def figures(rows: Sequence[Row]) -> dict[str, float]:
         tally[1] += 1
 
     for row in rows:
-        roles = [h["role"] for h in row["hits"]]
-        first = roles.index("expected") if "expected" in roles else None
+        if row["kind"] not in ("present", "keep"):
+            continue
+        hits = row["hits"]
+        ranked = [str(i) for i in range(len(hits))]
+        outcome = score_question(
+            row["kind"], ranked, [str(i) for i, h in enumerate(hits) if h["role"] == "expected"],
+            [str(i) for i, h in enumerate(hits) if h["role"] == "stale"],
+            [str(i) for i, h in enumerate(hits) if h["outdated"]])
         if row["kind"] == "present":
-            stale = roles.index("stale") if "stale" in roles else None
-            add("current@1", first == 0)
-            add("stale-above", stale is not None and (first is None or stale < first))
-        elif row["kind"] == "keep":
-            add("keep@3", first is not None and first < 3
-                and not row["hits"][first]["outdated"])
+            add("current@1", outcome.hit)
+            add("stale-above", outcome.stale_above)
+        else:
+            add("keep@3", outcome.hit)
     return {name: hit / total for name, (hit, total) in tallies.items()}
 
 

@@ -25,7 +25,7 @@ def test_another_turn_first_is_described_by_speaker_time_form_and_kind() -> None
                     "shape same speaker/after newest/tells"]
     keys = describe("What does Ines do?", ["a2"], ["b1"], {"a1"}, TURNS)
     assert keys[:4] == ["newest missing", "top other speaker",
-                        "top before newest, other session", "top asks"]
+                        "top before newest (other session)", "top asks"]
     assert "question types nothing" in keys
 
 
