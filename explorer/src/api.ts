@@ -174,10 +174,50 @@ export function saveApiKey(key: string): void {
 
 interface GraphQLResponse<T> {
   data?: T | null;
-  errors?: { message: string; extensions?: { code?: string } }[];
+  errors?: { message: string; extensions?: { code?: string; retryAfter?: number } }[];
+}
+
+/**
+ * How long the page waits, in all, for its turns when the server says "later"
+ * (HTTP 429, RATE_LIMITED). The server refuses before anything runs, so a
+ * refused query or mutation is sent again unchanged once its `Retry-After` has
+ * passed. A busy server answers the page's parallel requests this way whenever
+ * another key is active (the process shares itself among keys); a key over its
+ * own limits may be told to wait longer, and then the person sees the refusal.
+ */
+const RATE_LIMIT_PATIENCE_S = 30;
+
+const sleep = (seconds: number): Promise<void> => new Promise((done) => setTimeout(done, seconds * 1000));
+
+/** Seconds the server asked the page to wait: the body's `retryAfter`, else `Retry-After`, else 1. */
+function retryAfter(response: Response, body: GraphQLResponse<unknown> | null): number {
+  const stated = body?.errors?.[0]?.extensions?.retryAfter ?? Number(response.headers.get("retry-after"));
+  return typeof stated === "number" && Number.isFinite(stated) && stated > 0 ? stated : 1;
 }
 
 export async function graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  let waited = 0;
+  for (;;) {
+    const { response, body } = await post<T>(query, variables);
+    const first = body?.errors?.[0];
+    const refused = response.status === 429 || first?.extensions?.code === "RATE_LIMITED";
+    if (refused) {
+      const wait = retryAfter(response, body);
+      if (waited + wait <= RATE_LIMIT_PATIENCE_S) {
+        waited += wait;
+        await sleep(wait);
+        continue;
+      }
+    }
+    if (!body) throw new ApiError(`HTTP ${response.status} ${response.statusText}`, `HTTP_${response.status}`);
+    if (first) throw new ApiError(first.message, first.extensions?.code ?? "ERROR");
+    if (!body.data) throw new ApiError(`HTTP ${response.status} without data`, `HTTP_${response.status}`);
+    return body.data;
+  }
+}
+
+/** One POST of an operation; `body` is null when the answer is not JSON. */
+async function post<T>(query: string, variables: Record<string, unknown>): Promise<{ response: Response; body: GraphQLResponse<T> | null }> {
   const headers: Record<string, string> = {
     "content-type": "application/json",
     "x-memlattice-actor": "explorer",
@@ -193,16 +233,11 @@ export async function graphql<T>(query: string, variables: Record<string, unknow
   } catch (exc) {
     throw new ApiError(`The service cannot be reached (${String(exc)})`, "NETWORK");
   }
-  let body: GraphQLResponse<T>;
   try {
-    body = (await response.json()) as GraphQLResponse<T>;
+    return { response, body: (await response.json()) as GraphQLResponse<T> };
   } catch {
-    throw new ApiError(`HTTP ${response.status} ${response.statusText}`, `HTTP_${response.status}`);
+    return { response, body: null };
   }
-  const first = body.errors?.[0];
-  if (first) throw new ApiError(first.message, first.extensions?.code ?? "ERROR");
-  if (!body.data) throw new ApiError(`HTTP ${response.status} without data`, `HTTP_${response.status}`);
-  return body.data;
 }
 
 const csv = (text: string): string[] =>

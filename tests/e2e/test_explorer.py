@@ -34,6 +34,7 @@ from tests.e2e.explorer_support import (
     graph_state,
     make_keys,
     shot,
+    unexpected,
 )
 
 expect.set_options(timeout=20_000)  # a shared CI machine can be slow; failures still fail
@@ -228,7 +229,7 @@ async def test_explorer_search_detail_graph_and_chain(
 
     foreign = [url for url in requests if not url.startswith(live)]
     assert not foreign, f"the page loaded from elsewhere: {foreign}"
-    problems = [p for p in problems if "status of 401" not in p]  # the refused search above
+    problems = unexpected(problems)
     assert not problems, f"console errors or CSP violations: {problems}"
     await page.close()
 

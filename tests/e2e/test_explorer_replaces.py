@@ -29,6 +29,7 @@ from tests.e2e.explorer_support import (
     search_and_open,
     seed_reader_writer_keys,
     shot,
+    unexpected,
 )
 
 expect.set_options(timeout=60_000)  # a shared CI machine can be slow; failures still fail
@@ -165,6 +166,6 @@ async def test_explorer_replaces_proposes_an_update_the_rules_did_not_find(
     foreign = [url for url in requests if not url.startswith(live)]
     assert not foreign, f"the page loaded from elsewhere: {foreign}"
     # The namespace picker asks once before the key is typed (401); nothing else may fail.
-    problems = [p for p in problems if "status of 401" not in p]
+    problems = unexpected(problems)
     assert not problems, f"console errors or CSP violations: {problems}"
     await page.close()

@@ -36,6 +36,7 @@ from tests.e2e.explorer_support import (
     search_and_open,
     seed_reader_writer_keys,
     shot,
+    unexpected,
 )
 
 expect.set_options(timeout=60_000)  # a shared CI machine can be slow; failures still fail
@@ -163,7 +164,7 @@ async def test_explorer_update_chain_confirm_and_reject(
     foreign = [url for url in requests if not url.startswith(live)]
     assert not foreign, f"the page loaded from elsewhere: {foreign}"
     # The namespace picker asks once before the key is typed (401); nothing else may fail.
-    problems = [p for p in problems if "status of 401" not in p]
+    problems = unexpected(problems)
     assert not problems, f"console errors or CSP violations: {problems}"
     await page.close()
 
@@ -272,6 +273,6 @@ async def test_explorer_disputed_candidate_is_marked_and_can_be_confirmed(
     await shot(page, "24-disputed-confirmed")
 
     # The namespace picker asks once before the key is typed (401); nothing else may fail.
-    problems = [p for p in problems if "status of 401" not in p]
+    problems = unexpected(problems)
     assert not problems, f"console errors, CSP violations or foreign requests: {problems}"
     await page.close()
