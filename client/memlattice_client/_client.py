@@ -9,9 +9,11 @@ only sending (and the few helpers that loop, such as `iter_memories`) differs.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import os
+import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
@@ -28,6 +30,7 @@ from memlattice_client._causal import CausalChain
 from memlattice_client._errors import (
     BadBookmarkError,
     MemlatticeError,
+    RateLimitedError,
     RequestTimeoutError,
     UnavailableError,
     error_from_graphql,
@@ -38,6 +41,7 @@ from memlattice_client._inputs import FilterFields, SearchOptions
 from memlattice_client._models import Memory
 from memlattice_client._operations import Call
 from memlattice_client._prompt import TokenCounter, estimate_tokens, format_memories
+from memlattice_client._turns import DEFAULT_PATIENCE_S, next_wait
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 ACTOR_HEADER = "x-memlattice-actor"
@@ -50,8 +54,11 @@ class _Base:
     """Configuration and response reading shared by both clients (no I/O here)."""
 
     def __init__(self, url: str | None, api_key: str | None, actor: str | None,
-                 headers: Mapping[str, str] | None, causal: bool, bookmark: str | None
-                 ) -> None:
+                 headers: Mapping[str, str] | None, causal: bool, bookmark: str | None,
+                 rate_limit_patience: float = DEFAULT_PATIENCE_S) -> None:
+        if rate_limit_patience < 0:
+            raise ValueError("rate_limit_patience is a number of seconds, 0 or more")
+        self.rate_limit_patience = rate_limit_patience
         # Carried from each response to the next request (see _causal.py); None: off.
         self._chain = CausalChain(bookmark) if causal else None
         base = (url or os.environ.get("MEMLATTICE_URL") or DEFAULT_URL).rstrip("/")
@@ -146,26 +153,40 @@ class MemlatticeClient(_Base):
     reached raises `UnavailableError`. Use it as a context manager, or `close()`.
     Each request sends the causal bookmark of the responses before it, so it sees
     their writes through any replica; `causal=False` turns that off, `bookmark=`
-    starts from another client's `bookmark`.
+    starts from another client's `bookmark`. A request the server refuses for now
+    (HTTP 429, `RateLimitedError`: nothing ran) is sent again after the
+    `Retry-After` it was given, up to `rate_limit_patience` seconds in all
+    (10 by default; 0 raises at once).
     """
 
     def __init__(
         self, url: str | None = None, *, api_key: str | None = None, actor: str | None = None,
         timeout: float = 30.0, headers: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None, causal: bool = True,
-        bookmark: str | None = None,
+        bookmark: str | None = None, rate_limit_patience: float = DEFAULT_PATIENCE_S,
     ) -> None:
-        super().__init__(url, api_key, actor, headers, causal, bookmark)
+        super().__init__(url, api_key, actor, headers, causal, bookmark, rate_limit_patience)
         self._http = httpx.Client(headers=self.headers, timeout=timeout, transport=transport)
 
     def send(self, call: Call[T]) -> T:
-        """Send one operation and parse its result (the methods below all come here)."""
-        sent, headers = self._outgoing()
-        try:
-            response = self._http.post(self.endpoint, json=self._payload(call), headers=headers)
-        except httpx.HTTPError as exc:
-            raise self._unavailable(exc, self.endpoint) from exc
-        return self._answered(call, sent, response)
+        """Send one operation and parse its result (the methods below all come here),
+        again after a 429's `Retry-After` while `rate_limit_patience` lasts."""
+        waited = 0.0
+        while True:
+            sent, headers = self._outgoing()
+            try:
+                response = self._http.post(self.endpoint, json=self._payload(call),
+                                           headers=headers)
+            except httpx.HTTPError as exc:
+                raise self._unavailable(exc, self.endpoint) from exc
+            try:
+                return self._answered(call, sent, response)
+            except RateLimitedError as refused:
+                wait = next_wait(refused, waited, self.rate_limit_patience)
+                if wait is None:
+                    raise
+            waited += wait
+            time.sleep(wait)
 
     def close(self) -> None:
         self._http.close()
@@ -255,20 +276,30 @@ class AsyncMemlatticeClient(_Base):
         self, url: str | None = None, *, api_key: str | None = None, actor: str | None = None,
         timeout: float = 30.0, headers: Mapping[str, str] | None = None,
         transport: httpx.AsyncBaseTransport | None = None, causal: bool = True,
-        bookmark: str | None = None,
+        bookmark: str | None = None, rate_limit_patience: float = DEFAULT_PATIENCE_S,
     ) -> None:
-        super().__init__(url, api_key, actor, headers, causal, bookmark)
+        super().__init__(url, api_key, actor, headers, causal, bookmark, rate_limit_patience)
         self._http = httpx.AsyncClient(headers=self.headers, timeout=timeout, transport=transport)
 
     async def send(self, call: Call[T]) -> T:
-        """Send one operation and parse its result (the methods below all come here)."""
-        sent, headers = self._outgoing()
-        try:
-            response = await self._http.post(self.endpoint, json=self._payload(call),
-                                             headers=headers)
-        except httpx.HTTPError as exc:
-            raise self._unavailable(exc, self.endpoint) from exc
-        return self._answered(call, sent, response)
+        """Send one operation and parse its result (the methods below all come here),
+        again after a 429's `Retry-After` while `rate_limit_patience` lasts."""
+        waited = 0.0
+        while True:
+            sent, headers = self._outgoing()
+            try:
+                response = await self._http.post(self.endpoint, json=self._payload(call),
+                                                 headers=headers)
+            except httpx.HTTPError as exc:
+                raise self._unavailable(exc, self.endpoint) from exc
+            try:
+                return self._answered(call, sent, response)
+            except RateLimitedError as refused:
+                wait = next_wait(refused, waited, self.rate_limit_patience)
+                if wait is None:
+                    raise
+            waited += wait
+            await asyncio.sleep(wait)
 
     async def aclose(self) -> None:
         await self._http.aclose()
