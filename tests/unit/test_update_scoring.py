@@ -78,7 +78,8 @@ def test_inconsistent_truth_is_reported() -> None:
     assert len(problems) == 3  # update not later, present answer replaced, asOf too early
 
 
-@pytest.mark.parametrize("name", ["dev", "holdout", "unseen", "fresh"])
+@pytest.mark.parametrize("name", ["dev", "holdout", "unseen", "fresh", "sealed", "sealed2",
+                                  "sealed3", "sealed4", "sealed5", "sealed6"])
 def test_shipped_scenarios_are_sound(name: str) -> None:
     scenarios = json.loads((SCENARIOS / f"{name}.json").read_text())["scenarios"]
     assert len(scenarios) >= 24
