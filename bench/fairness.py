@@ -26,7 +26,9 @@ from another machine. Its requests still reach the server as fast as offered.
 The quiet tenant is `--quiet-clients` connections each sending a hybrid search
 (limit 10) then pausing `--think-ms`. Printed per phase: the quiet tenant's
 p50/p95/p99 and errors, the flooder's answers by kind (served, 429 with
-RATE_LIMITED, anything else), and the ratio of each flood phase's quiet p95 to
+RATE_LIMITED, anything else), the CPU (in cores, over the phase) of the server,
+Neo4j, the quiet tenant's client (this process), the flood's client and the rest
+of the machine, and the ratio of each flood phase's quiet p95 to
 the unloaded p95 measured beside it (pooled, or just before). The target (issue 30): the limited
 ratio at most 1.5, and the flooder getting 429s and never another error.
 
@@ -46,11 +48,14 @@ import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import psutil
 
 from bench._harness import percentile
 from bench._http import KeepAliveConnection
 from bench._server import bench_neo4j, served_on
-from bench.load import SEARCH, WORDS, memory, vector
+from bench.load import SEARCH, WORDS, Processes, listening_pid, memory, vector
 from memlattice.core.fairness import KeyLimits
 from memlattice.graph.client import GraphClient
 from memlattice.graph.keys import ApiKeyGraph
@@ -71,6 +76,8 @@ class Phase:
     quiet_errors: Counter[str] = field(default_factory=Counter)
     flood: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
+    # CPU seconds by whom: server, neo4j, quiet client, flood client, others.
+    cpu: Counter[str] = field(default_factory=Counter)
 
 
 def search_body(rng: random.Random, namespace: str, query: str, limit: int) -> bytes:
@@ -139,28 +146,46 @@ async def flooder(base: str, key: str, phase: Phase, until: float, seed: int,
 
 
 def flood_for(base: str, key: str, until: float, flooders: int, interval_s: float
-              ) -> Counter[str]:
-    """The whole flood, run in a process of its own: its answers by kind."""
+              ) -> tuple[Counter[str], float]:
+    """The whole flood, run in a process of its own: its answers by kind, and the CPU
+    seconds that process spent sending them (the load generator's own share of the
+    two cores, which a flood from another machine would not take)."""
     phase = Phase("flood")
+    started = time.process_time()
 
     async def run() -> None:
         await asyncio.gather(*(flooder(base, key, phase, until, seed=100 + i,
                                        interval_s=interval_s) for i in range(flooders)))
 
     asyncio.run(run())
-    return phase.flood
+    return phase.flood, time.process_time() - started
 
 
 def _lower_priority() -> None:
     os.nice(FLOOD_NICENESS)
 
 
+def busy_cpu() -> float:
+    """CPU seconds the whole machine has spent on anything but idling."""
+    times = psutil.cpu_times()
+    return sum(times) - times.idle - getattr(times, "iowait", 0.0)
+
+
+def spent(processes: Processes | None) -> dict[str, float]:
+    """CPU seconds so far of the server, Neo4j, this process, and the whole machine."""
+    now = processes.cpu() if processes is not None else {}
+    return {"server": now.get("server", 0.0), "neo4j": now.get("neo4j", 0.0),
+            "quiet client": time.process_time(), "machine": busy_cpu()}
+
+
 async def run_phase(name: str, base: str, quiet: str, flood: str | None, args: argparse.Namespace,
-                    flood_pool: ProcessPoolExecutor | None = None) -> Phase:
+                    flood_pool: ProcessPoolExecutor | None = None,
+                    processes: Processes | None = None) -> Phase:
     """One phase. The flood runs in its own process (`flood_pool`), as a flood from
     another machine would: in this process its 200 requests a second would hold up
     the event loop that times the quiet tenant's answers."""
     phase = Phase(name)
+    before = spent(processes)
     started = time.monotonic()
     until = started + args.duration
     tasks = [quiet_client(base, quiet, phase, until, seed=i, think_s=args.think_ms / 1000)
@@ -173,8 +198,14 @@ async def run_phase(name: str, base: str, quiet: str, flood: str | None, args: a
             flood_pool, flood_for, base, flood, until, args.flooders, interval)
     await asyncio.gather(*tasks)
     if flooding is not None:
-        phase.flood.update(await flooding)
+        answers, phase.cpu["flood client"] = await flooding
+        phase.flood.update(answers)
     phase.seconds = time.monotonic() - started
+    after = spent(processes)
+    for who in ("server", "neo4j", "quiet client"):
+        phase.cpu[who] = after[who] - before[who]
+    # What else ran on the machine meanwhile (others' work, and the pool's idle worker).
+    phase.cpu["others"] = max(0.0, after["machine"] - before["machine"] - sum(phase.cpu.values()))
     return phase
 
 
@@ -197,6 +228,7 @@ def pool(into: Phase, phase: Phase) -> None:
     into.quiet += phase.quiet
     into.quiet_errors.update(phase.quiet_errors)
     into.flood.update(phase.flood)
+    into.cpu.update(phase.cpu)
     into.seconds += phase.seconds
 
 
@@ -209,6 +241,9 @@ def report(phase: Phase) -> None:
     if phase.flood:
         total = sum(phase.flood.values())
         print(f"{'':18s} flood: {total / phase.seconds:6.1f} req/s  {dict(phase.flood)}")
+    if phase.cpu:
+        cores = ", ".join(f"{who} {seconds / phase.seconds:.2f}" for who, seconds in phase.cpu.items())
+        print(f"{'':18s} cpu (cores): {cores}")
 
 
 async def bench(args: argparse.Namespace) -> int:
@@ -226,6 +261,8 @@ async def bench(args: argparse.Namespace) -> int:
                                concurrent=args.flood_concurrent)
             flood_key, flood = await create_key(keys, KeySpec(
                 name="flood", namespaces=(FLOOD,), limits=limits))
+            processes = Processes(server.process.pid,
+                                  listening_pid(urlsplit(neo4j.uri).port or 7687))
             with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
                                      initializer=_lower_priority) as flood_pool:
                 await preload(server.base, admin, args.preload)
@@ -238,12 +275,13 @@ async def bench(args: argparse.Namespace) -> int:
                 for _ in range(args.rounds):
                     for pooled, flooding in ((unloaded, None), (limited, flood)):
                         pool(pooled, await run_phase(pooled.name, server.base, quiet, flooding,
-                                                     args, flood_pool))
+                                                     args, flood_pool, processes))
                 phases = [unloaded, limited,
-                          await run_phase("unloaded, again", server.base, quiet, None, args)]
+                          await run_phase("unloaded, again", server.base, quiet, None, args,
+                                          processes=processes)]
                 await set_key_limits(keys, flood_key.id, KeyLimits(rate=0, burst=0, concurrent=0))
                 phases.append(await run_phase("flood, unlimited", server.base, quiet, flood, args,
-                                              flood_pool))
+                                              flood_pool, processes))
         finally:
             await graph.close()
     offered = f"{args.flood_rps:g}/s offered" if args.flood_rps else "back to back"
