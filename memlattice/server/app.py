@@ -26,7 +26,7 @@ from strawberry.types import ExecutionResult
 from strawberry.types.unset import UnsetType
 
 from memlattice.core.errors import MemlatticeError
-from memlattice.core.fairness import Gate
+from memlattice.core.gate import Gate
 from memlattice.core.origins import OriginPolicy
 from memlattice.core.settings import Settings
 from memlattice.graph.entities import link_noun_phrases

@@ -48,7 +48,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memlattice.core.auth import Principal
 from memlattice.core.errors import RateLimited
-from memlattice.core.fairness import Gate, KeyLimits, Limit, Limiter, Refusal
+from memlattice.core.fairness import KeyLimits, Limit, Limiter, Refusal
+from memlattice.core.gate import Gate
 from memlattice.core.pacing import paced
 from memlattice.core.settings import FairnessSettings
 from memlattice.core.sharing import ProcessShare

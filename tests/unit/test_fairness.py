@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 
 from memlattice.core.auth import Principal, Scope, Sensitivity
-from memlattice.core.fairness import Gate, KeyLimits, Limit, Limiter, TokenBucket
+from memlattice.core.fairness import KeyLimits, Limit, Limiter, TokenBucket
+from memlattice.core.gate import Gate
 
 QUIET = KeyLimits()
 
