@@ -15,7 +15,15 @@ come back (HTTP 429 with `Retry-After`, GraphQL code RATE_LIMITED):
                  bucket of `cost_burst` refilled at `cost_rate` a second; an
                  operation is admitted when the bucket holds its cost (or is
                  full, for one dearer than the whole bucket) and may leave it
-                 in debt, which later operations wait out
+                 in debt, which later operations wait out. Unless set (on the
+                 key or as the server's default), a key's cost budget is its
+                 request budget priced at `request_cost` a request: `rate`
+                 counts requests of ordinary size, and one that asks for ten
+                 times as much uses ten requests' worth. Counting requests
+                 alone let a key whose every search asks for 250 candidates
+                 per index take as much of Neo4j as one asking for 50 at five
+                 times its rate, and the other tenants wait behind queries
+                 no turn-taking in the service can pause once they run
 
 and one that is the process's, not the key's: `share`, while the process is busy,
 refuses the key with the most work in flight so that the others go first
@@ -63,11 +71,18 @@ class KeyLimits:
     cost_rate: float | None = None
     cost_burst: float | None = None
 
-    def over(self, defaults: KeyLimits) -> KeyLimits:
+    def over(self, defaults: KeyLimits, *, request_cost: float | None = None) -> KeyLimits:
         """These limits, each unset one taken from `defaults`; then 0 (set on the key
-        or by default) means no limit, which is None from here on."""
+        or by default) means no limit, which is None from here on. With a
+        `request_cost`, a cost budget set nowhere is the request budget priced at that
+        cost a request (a rate of no limit leaves the cost unlimited too)."""
         merged = {name: value if value is not None else getattr(defaults, name)
                   for name, value in vars(self).items()}
+        rate = merged["rate"]
+        if request_cost and rate and merged["cost_rate"] is None:
+            merged["cost_rate"] = rate * request_cost
+            if merged["cost_burst"] is None:
+                merged["cost_burst"] = (merged["burst"] or max(1.0, rate)) * request_cost
         return KeyLimits(**{name: value or None for name, value in merged.items()})
 
     def share(self, processes: int) -> KeyLimits:
@@ -127,7 +142,9 @@ class TokenBucket:
         taken). An amount over the capacity is taken from a full bucket, into debt."""
         self.refill(now)
         needed = min(amount, self.capacity)
-        if self.tokens >= needed:
+        # A relative hair of slack: buckets refilled in step (a key's requests and its
+        # cost) must not drift apart by a float's rounding.
+        if self.tokens >= needed * (1.0 - 1e-9):
             self.tokens -= amount
             return 0.0
         if self.rate <= 0:
@@ -155,15 +172,19 @@ class Limiter:
     """
 
     def __init__(self, defaults: KeyLimits, *, processes: int = 1,
-                 share: ProcessShare | None = None) -> None:
+                 share: ProcessShare | None = None,
+                 request_cost: float | None = None) -> None:
         self.defaults = defaults
         self.processes = max(1, processes)
+        # The cost a request of a key's rate stands for, where its cost budget is set
+        # nowhere (KeyLimits.over); None: such a key has no cost budget.
+        self.request_cost = request_cost
         self.share = share
         self._keys: dict[str, _KeyState] = {}
 
     def limits_of(self, own: KeyLimits) -> KeyLimits:
         """This process's share of a key's limits (its own over the defaults)."""
-        return own.over(self.defaults).share(self.processes)
+        return own.over(self.defaults, request_cost=self.request_cost).share(self.processes)
 
     def _state(self, key: str, own: KeyLimits, now: float) -> _KeyState:
         limits = self.limits_of(own)
@@ -236,7 +257,10 @@ class Limiter:
     def peek(self, key: str, now: float) -> Refusal | None:
         """The refusal `admit` would give a request of `key` now, by its last known
         limits, without taking anything (memlattice.server.throttle's early check);
-        never `share`, which a request may wait out (memlattice.server.throttle)."""
+        never `share`, which a request may wait out (memlattice.server.throttle).
+        Also `cost` while the key's cost bucket holds less than one unit, which no
+        operation can be admitted on (`charge`): a key out of budget is refused
+        before its Neo4j look-up and its GraphQL parse, as one out of requests is."""
         state = self._keys.get(key)
         if state is None:
             return None
@@ -253,6 +277,14 @@ class Limiter:
                                "this API key is over its request rate"
                                f" ({_per_second(limits.rate)} a second on this server process,"
                                f" burst {_amount(limits.burst)}); slow down")
+        cost = state.cost
+        if cost is not None:
+            cost.refill(now)
+            if cost.tokens < 1.0:
+                return Refusal(Limit.COST, (1.0 - cost.tokens) / cost.rate,
+                               "this API key has spent its cost budget"
+                               f" ({_per_second(limits.cost_rate)} cost units a second on"
+                               " this server process); slow down or ask for less")
         return None
 
     def in_flight(self, key: str) -> tuple[int, int]:

@@ -29,16 +29,19 @@ def key_of(principal: Principal) -> str:
 
 class Gate:
     """The process's Limiter on the process's clock, asked per principal; `refused` is
-    told of every refusal (the metrics), `counts` of every change in flight."""
+    told of every refusal (the metrics), `counts` of every change in flight, `charged`
+    of every cost charged (what a key's budget is spent on, to size it by)."""
 
     def __init__(self, limiter: Limiter, *, clock: Callable[[], float] = time.monotonic,
                  refused: Callable[[str, Refusal], None] | None = None,
                  counts: Callable[[str, int, int], None] | None = None,
+                 charged: Callable[[str, float], None] | None = None,
                  early_s: float = EARLY_REFUSAL_S) -> None:
         self.limiter = limiter
         self.clock = clock
         self._refused = refused
         self._counts = counts
+        self._charged = charged
         self.early_s = early_s
         # key id -> (fingerprint of the secret it authenticated with, when)
         self._seen: dict[str, tuple[str, float]] = {}
@@ -102,6 +105,8 @@ class Gate:
         refusal = self.limiter.charge(key, principal.limits, cost, self.clock())
         if refusal is not None and self._refused is not None:
             self._refused(key, refusal)
+        elif refusal is None and self._charged is not None:
+            self._charged(key, cost)
         return refusal
 
     def _told(self, key: str, refusal: Refusal | None) -> None:

@@ -196,8 +196,17 @@ class FairnessSettings(BaseSettings):
     burst: float = Field(default=2000.0, ge=0)
     concurrent: int = Field(default=128, ge=0)
     streams: int = Field(default=64, ge=0)
-    cost_rate: float = Field(default=2_000_000.0, ge=0)
-    cost_burst: float = Field(default=4_000_000.0, ge=0)
+    # Unset: a key's cost budget is its request budget priced at `request_cost` a
+    # request (its rate and burst times it; memlattice.core.fairness.KeyLimits.over),
+    # so a key's heavy operations use its allowance up faster than light ones; set,
+    # the default of every key that sets none of its own.
+    cost_rate: float | None = Field(default=None, ge=0)
+    cost_burst: float | None = Field(default=None, ge=0)
+    # What one request of a key's `rate` stands for in query cost (resolvers.limits):
+    # a page or search of ten results with nine fields each (1 + 10 x 10 = 101); a
+    # default search asking for score and the memory's id and content costs 41, one of
+    # limit 50 with every field 551. 0: no cost budget derived from the rate.
+    request_cost: float = Field(default=100.0, ge=0)
     processes: int = Field(default=1, ge=1, le=10_000)
     # Operations in flight in this process (all keys) at which it is busy: then the
     # key with the most work in flight waits its turn (429, limit `share`) and the others

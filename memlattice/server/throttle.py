@@ -100,13 +100,14 @@ def build_gate(settings: FairnessSettings, metrics: Metrics | None, *,
                          cost_rate=settings.cost_rate, cost_burst=settings.cost_burst)
     share = ProcessShare(process_capacity(settings, neo4j_here=neo4j_here),
                          active_s=settings.active_s)
-    limiter = Limiter(defaults, processes=settings.processes, share=share)
+    limiter = Limiter(defaults, processes=settings.processes, share=share,
+                      request_cost=settings.request_cost or None)
     if metrics is not None:
         metrics.watch_share(share)
     if metrics is None:
         return Gate(limiter, early_s=settings.early_refusal_s)
     return Gate(limiter, refused=metrics.rate_limited, counts=metrics.key_operations,
-                early_s=settings.early_refusal_s)
+                charged=metrics.cost_charged, early_s=settings.early_refusal_s)
 
 
 def rate_limited(refusal: Refusal) -> RateLimited:

@@ -95,6 +95,35 @@ async def test_a_key_over_its_cost_budget_is_refused_before_anything_runs(
     assert await count_memories(graph_client, namespace) == 1
 
 
+# A search of limit 50 asking for every score and memory field: cost 551
+# (resolvers.limits), over five times what one request of a key's rate stands for.
+HEAVY_SEARCH = ("query($in: SearchInput!) { search(input: $in) { score similarityScore"
+                " ftsScore recencyScore memory { id content tags metadata createdAt version } } }")
+
+
+async def test_a_keys_heavy_searches_spend_its_rate_faster_than_light_ones(
+    session_app: tuple[Any, Any], namespace: str, gql: GraphQLClient,
+) -> None:
+    """With no cost budget set anywhere, a key's budget is its rate's, each request
+    priced at MEMLATTICE_FAIRNESS_REQUEST_COST (100): the burst of 5 requests holds 500,
+    which one search of cost 551 spends, and the next waits, early-refused (`cost`)."""
+    key_id, secret = await limited_key(session_app, namespace, KeyLimits(rate=SLOW, burst=5))
+    heavy = {"in": {"filter": {"namespace": namespace}, "query": "kettle", "limit": 50}}
+    await gql.ok(WRITE, {"input": mem(namespace, "kettle on")})  # charged to the admin
+    async with as_key(session_app, secret) as flooder:
+        assert (await post(flooder, HEAVY_SEARCH, heavy)).status_code == 200
+        assert_rate_limited(await post(flooder, HEAVY_SEARCH, heavy), "cost")
+        assert_rate_limited(await post(flooder, READ, {"ns": namespace}), "cost")
+        session_app[0].state.gate.forget(key_id)  # judged in full: refused by its charge
+        refused = await post(flooder, HEAVY_SEARCH, heavy)
+        assert_rate_limited(refused, "cost")
+        assert "costs 551" in refused.json()["errors"][0]["message"]
+    metrics = (await gql.http.get("/metrics")).text
+    assert f'memlattice_rate_limited_total{{key="{key_id}",limit="cost"}} 3.0' in metrics
+    charged = next(line for line in metrics.splitlines()
+                   if line.startswith(f'memlattice_cost_charged_total{{key="{key_id}"}}'))
+    assert float(charged.split()[-1]) == 551  # the one search served, nothing refused
+
 
 def held_reranker() -> tuple[RerankerRegistry, asyncio.Event]:
     """A reranker named `held` that holds every search using it in flight until the
