@@ -15,15 +15,16 @@ come back (HTTP 429 with `Retry-After`, GraphQL code RATE_LIMITED):
                  bucket of `cost_burst` refilled at `cost_rate` a second; an
                  operation is admitted when the bucket holds its cost (or is
                  full, for one dearer than the whole bucket) and may leave it
-                 in debt, which later operations wait out. Unless set (on the
-                 key or as the server's default), a key's cost budget is its
-                 request budget priced at `request_cost` a request: `rate`
-                 counts requests of ordinary size, and one that asks for ten
-                 times as much uses ten requests' worth. Counting requests
-                 alone let a key whose every search asks for 250 candidates
-                 per index take as much of Neo4j as one asking for 50 at five
-                 times its rate, and the other tenants wait behind queries
-                 no turn-taking in the service can pause once they run
+                 in debt, which later operations wait out. A key that sets its
+                 own `rate` but no cost budget of its own gets its request
+                 budget priced at `request_cost` a request: its rate counts
+                 requests of ordinary size, and one that asks for ten times as
+                 much uses ten requests' worth. Counting requests alone let a
+                 key whose every search asks for 250 candidates per index take
+                 as much of Neo4j as one asking for 50 at five times its rate,
+                 and the other tenants wait behind queries no turn-taking in
+                 the service can pause once they run. A key that sets no rate
+                 has the server's default cost budget, a backstop
 
 and one that is the process's, not the key's: `share`, while the process is busy,
 refuses the key with the most work in flight so that the others go first
@@ -74,15 +75,16 @@ class KeyLimits:
     def over(self, defaults: KeyLimits, *, request_cost: float | None = None) -> KeyLimits:
         """These limits, each unset one taken from `defaults`; then 0 (set on the key
         or by default) means no limit, which is None from here on. With a
-        `request_cost`, a cost budget set nowhere is the request budget priced at that
-        cost a request (a rate of no limit leaves the cost unlimited too)."""
+        `request_cost`, a key that sets its own rate but no cost budget of its own gets
+        its request budget priced at that cost a request (memlattice.core.settings:
+        the operator who limited its requests meant its work); a key that sets no rate
+        keeps the server's default cost budget, as before."""
         merged = {name: value if value is not None else getattr(defaults, name)
                   for name, value in vars(self).items()}
-        rate = merged["rate"]
-        if request_cost and rate and merged["cost_rate"] is None:
-            merged["cost_rate"] = rate * request_cost
-            if merged["cost_burst"] is None:
-                merged["cost_burst"] = (merged["burst"] or max(1.0, rate)) * request_cost
+        if request_cost and self.rate and self.cost_rate is None:
+            merged["cost_rate"] = self.rate * request_cost
+            if self.cost_burst is None:
+                merged["cost_burst"] = (merged["burst"] or max(1.0, self.rate)) * request_cost
         return KeyLimits(**{name: value or None for name, value in merged.items()})
 
     def share(self, processes: int) -> KeyLimits:
@@ -249,10 +251,20 @@ class Limiter:
             if self.share is not None:
                 self.share.charge(key, cost, now)
             return None
-        return Refusal(Limit.COST, wait, f"this API key is over its cost budget"
-                       f" ({_per_second(state.limits.cost_rate)} cost units a second on this"
-                       f" server process; this operation costs {int(cost)}); slow down or ask"
-                       " for less (lower `first`/`limit`, fewer fields)")
+        budget = (f"{_per_second(state.limits.cost_rate)} cost units a second on this server"
+                  f" process, burst {_amount(state.limits.cost_burst)}")
+        if state.cost is not None and cost > state.cost.capacity:
+            # Never refused for good: it runs once the bucket is full again (into debt,
+            # which the key's next operations wait out), `wait` seconds from now at most
+            # if the key spends nothing meanwhile.
+            return Refusal(Limit.COST, wait, f"this operation costs {int(cost)}, more than"
+                           f" this API key's whole cost budget holds ({budget}): it runs"
+                           " when the budget is full again, and leaves it in debt; try again"
+                           " after Retry-After, or ask for less (lower `first`/`limit`,"
+                           " fewer fields)")
+        return Refusal(Limit.COST, wait, f"this API key is over its cost budget ({budget};"
+                       f" this operation costs {int(cost)}); slow down or ask for less"
+                       " (lower `first`/`limit`, fewer fields)")
 
     def peek(self, key: str, now: float) -> Refusal | None:
         """The refusal `admit` would give a request of `key` now, by its last known

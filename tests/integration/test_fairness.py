@@ -97,6 +97,35 @@ async def test_a_key_over_its_cost_budget_is_refused_before_anything_runs(
     assert await count_memories(graph_client, namespace) == 1
 
 
+async def test_an_operation_dearer_than_the_keys_whole_cost_budget_runs_once_it_is_full(
+    settings: Settings, namespace: str,
+) -> None:
+    """A write costs more than this key's whole cost burst (1): it runs on a full
+    bucket, into debt; the next is refused with a message that says why and a
+    Retry-After that, once waited (on the gate's clock, moved by the test), lets it
+    run. Never refused for good."""
+    async with app_with(settings, auth_mode="keys") as client:
+        app = client.app  # type: ignore[attr-defined]
+        gate = app.state.gate
+        real, skipped = gate.clock, [0.0]
+        gate.clock = lambda: real() + skipped[0]
+        graph = ApiKeyGraph(runtime_of(app).client)
+        stored, secret = await create_key(graph, KeySpec(
+            name="fairness", namespaces=(namespace,), can_write=True,
+            limits=KeyLimits(cost_rate=1, cost_burst=1)))
+        client.headers["authorization"] = f"Bearer {secret}"
+        tenant = GraphQLClient(client)
+        assert (await post(tenant, WRITE, {"input": mem(namespace, "paid")})).status_code == 200
+        gate.forget(stored.id)  # judged in full, by its charge
+        refused = await post(tenant, WRITE, {"input": mem(namespace, "waits")})
+        assert_rate_limited(refused, "cost")
+        message = refused.json()["errors"][0]["message"]
+        assert "more than this API key's whole cost budget holds" in message, message
+        skipped[0] += int(refused.headers["retry-after"])  # the client waits as told
+        assert (await post(tenant, WRITE, {"input": mem(namespace, "waits")})).status_code == 200
+        assert await count_memories(runtime_of(app).client, namespace) == 2
+
+
 # A search of limit 50 asking for every score and memory field: cost 551
 # (resolvers.limits), over five times what one request of a key's rate stands for.
 HEAVY_SEARCH = ("query($in: SearchInput!) { search(input: $in) { score similarityScore"

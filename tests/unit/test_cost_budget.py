@@ -1,5 +1,6 @@
-"""A key's cost budget by default: its request budget priced at `request_cost` a request
-(memlattice.core.fairness.KeyLimits.over), on a clock the test moves."""
+"""A key that sets its own rate but no cost budget: its request budget priced at
+`request_cost` a request (memlattice.core.fairness.KeyLimits.over), on a clock the test
+moves."""
 
 from __future__ import annotations
 
@@ -24,15 +25,21 @@ def test_unset_anywhere_the_cost_budget_is_the_request_budget_priced() -> None:
     assert FLOOD.over(DEFAULTS).cost_rate is None
 
 
-def test_a_cost_budget_set_on_the_key_or_by_default_wins_and_zero_lifts_it() -> None:
+def test_a_keys_own_cost_budget_wins_and_a_key_without_a_rate_keeps_the_default() -> None:
     own = KeyLimits(rate=5.0, cost_rate=3000.0, cost_burst=6000.0)
     assert own.over(DEFAULTS, request_cost=100.0).cost_rate == 3000.0
-    server = KeyLimits(rate=1000.0, cost_rate=2_000_000.0, cost_burst=4_000_000.0)
-    assert FLOOD.over(server, request_cost=100.0).cost_rate == 2_000_000.0
+    server = KeyLimits(rate=1000.0, burst=2000.0, cost_rate=2_000_000.0, cost_burst=4_000_000.0)
+    # A key's own rate implies its cost budget, over the server's default one...
+    assert FLOOD.over(server, request_cost=100.0).cost_rate == 500.0
+    # ...a key that sets no rate of its own keeps the server's (a backstop), as before.
+    unset = KeyLimits(concurrent=4).over(server, request_cost=100.0)
+    assert (unset.cost_rate, unset.cost_burst) == (2_000_000.0, 4_000_000.0)
     lifted = KeyLimits(rate=5.0, cost_rate=0).over(DEFAULTS, request_cost=100.0)
     assert lifted.cost_rate is None and lifted.rate == 5.0
     # A key whose rate is lifted has no cost budget derived from it either.
-    assert KeyLimits(rate=0).over(DEFAULTS, request_cost=100.0).cost_rate is None
+    assert KeyLimits(rate=0).over(server, request_cost=100.0).cost_rate == 2_000_000.0
+    # Its own burst, or the default one, sizes the cost bucket as it sizes the request one.
+    assert KeyLimits(rate=5.0).over(server, request_cost=100.0).cost_burst == 200_000.0
 
 
 def test_heavy_requests_spend_the_allowance_faster_than_light_ones() -> None:

@@ -87,9 +87,10 @@ _LIMIT_HELP = {
     "concurrent": (int, "operations in flight at once"),
     "streams": (int, "live WebSocket subscriptions at once"),
     "cost_rate": (float, "estimated query cost a second (see docs/api.md, limits); unset"
-                  " anywhere: the rate times MEMLATTICE_FAIRNESS_REQUEST_COST"),
-    "cost_burst": (float, "query cost at once above that rate; unset anywhere: the burst"
-                   " times MEMLATTICE_FAIRNESS_REQUEST_COST"),
+                  " on a key that sets --rate: that rate times"
+                  " MEMLATTICE_FAIRNESS_REQUEST_COST"),
+    "cost_burst": (float, "query cost at once above that rate; unset on a key that sets"
+                   " --rate: its burst times MEMLATTICE_FAIRNESS_REQUEST_COST"),
 }
 
 
