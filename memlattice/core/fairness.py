@@ -243,13 +243,16 @@ class Limiter:
                 self.share.end(key, now)
 
     def charge(self, key: str, own: KeyLimits, cost: float, now: float) -> Refusal | None:
-        """Charge an operation's estimated cost, or refuse it (nothing charged). What is
-        charged also orders the keys while the process is crowded (`ProcessShare`)."""
+        """Charge an operation's estimated cost, or refuse it (nothing charged to the
+        budget). What a key asks for, served or refused, also orders the keys while the
+        process is crowded (`ProcessShare`): a key whose dear operations its budget
+        mostly refuses is served little, and would otherwise count as the lightest key,
+        which everyone else gives way to; it is the one that asks the most."""
         state = self._state(key, own, now)
         wait = 0.0 if state.cost is None else state.cost.take(cost, now)
+        if self.share is not None:
+            self.share.charge(key, cost, now)
         if wait <= 0:
-            if self.share is not None:
-                self.share.charge(key, cost, now)
             return None
         budget = (f"{_per_second(state.limits.cost_rate)} cost units a second on this server"
                   f" process, burst {_amount(state.limits.cost_burst)}")

@@ -39,8 +39,9 @@ operation that is already running also gives way, at its stage boundaries
 memlattice.core.pacing), while the process holds more operations than its
 capacity: `should_yield` says whether an operation of a key should wait there
 for a lighter key's operations in flight. Lighter is by recent cost, the query-
-cost estimates (resolvers.limits) the key was charged, fading by half every
-`cost_half_life_s` (least attained service, by estimate): a key that asks for
+cost estimates (resolvers.limits) of what the key asked for (admitted, or refused
+by its cost budget: memlattice.core.fairness.Limiter.charge), fading by half every
+`cost_half_life_s` (least service asked for, by estimate): a key that asks for
 more of the process lets one that asks for less through, whatever their numbers
 in flight. Ties give way to no one, so the lightest key in flight never waits
 and waiting cannot go round in a circle; every wait is bounded besides

@@ -286,7 +286,7 @@ def test_some_running_key_never_waits_so_waiting_cannot_go_round_in_a_circle(
                        for o in running if o != k)
 
 
-def test_the_limiter_orders_keys_by_the_cost_it_charged_and_not_by_a_refused_one() -> None:
+def test_the_limiter_orders_keys_by_the_cost_they_asked_for_refused_or_not() -> None:
     share = ProcessShare(capacity=1, active_s=1.0)
     limiter = Limiter(KeyLimits(), share=share)
     budget = KeyLimits(cost_rate=1 / 3600, cost_burst=600)
@@ -297,4 +297,23 @@ def test_the_limiter_orders_keys_by_the_cost_it_charged_and_not_by_a_refused_one
     assert share.should_yield("flood", 0.0) and not share.should_yield("quiet", 0.0)
     refused = limiter.charge("flood", budget, 551, 0.0)  # 49 left of 600: refused
     assert refused is not None and refused.limit is Limit.COST
-    assert share.recent_cost("flood", 0.0) == 551.0  # what was refused was not charged
+    # Not charged to the budget, but asked for: it orders the keys (it did not before,
+    # and a flood mostly refused by its budget then counted as the lightest key).
+    assert share.recent_cost("flood", 0.0) == 2 * 551.0
+
+
+def test_what_a_cost_budget_refuses_still_counts_as_asked_for() -> None:
+    """A flood whose dear searches its cost budget mostly refuses is served little; by
+    what it was served it would be the lightest key, which a tenant's light searches
+    give way to. By what it asked for, it is the heaviest, and it gives way."""
+    share = ProcessShare(capacity=1)
+    limiter = Limiter(KeyLimits(), share=share)
+    flood = KeyLimits(cost_rate=100.0, cost_burst=100.0)
+    assert limiter.charge("flood", flood, 551, 0.0) is None  # a full bucket, into debt
+    assert all(limiter.charge("flood", flood, 551, 0.0) is not None for _ in range(5))
+    assert all(limiter.charge("quiet", KeyLimits(), 41, 0.0) is None for _ in range(20))
+    share.start("flood", 0.0)
+    share.start("quiet", 0.0)  # two in flight: the process is crowded
+    assert share.recent_cost("flood", 0.0) == 6 * 551
+    assert not share.should_yield("quiet", 0.0)
+    assert share.should_yield("flood", 0.0)
