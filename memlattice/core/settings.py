@@ -228,10 +228,11 @@ class FairnessSettings(BaseSettings):
     # A key that authenticated this long ago at most, with the same secret, is refused
     # without a Neo4j look-up while it is over its limits (memlattice.server.throttle).
     early_refusal_s: float = Field(default=1.0, ge=0, le=60)
-    # Such a refusal, answered at the front door (memlattice.server.refuse_fast), is
-    # held this long first: its client is not waiting its Retry-After, and each of its
-    # connections then carries one refusal a second, not hundreds. 0: answered at once.
-    refusal_hold_s: float = Field(default=1.0, ge=0, le=60)
+    # Such a refusal may be held about this long first (memlattice.server.throttle
+    # .RefuseEarly): its client is not waiting its Retry-After, and each of its
+    # connections then carries one refusal per hold, not hundreds. 0 (the default):
+    # answered at once; round twelve measured 1 s (docs/benchmarks.md).
+    refusal_hold_s: float = Field(default=0.0, ge=0, le=60)
     # At most this many refusals held at once; past it they are answered at once.
     refusal_hold_max: int = Field(default=256, ge=0, le=100_000)
 

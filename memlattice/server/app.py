@@ -220,8 +220,9 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
             # with a coded 405 (Starlette's own is plain text). Bookmarks come first,
             # so that the key check waits for them too.
             Route("/graphql", CausalBookmarks(RefuseEarly(RequireKey(
-                Throttle(graphql, turns, metrics), holder), gate,
-                metrics), metrics)),
+                Throttle(graphql, turns, metrics), holder), gate, metrics,
+                hold_s=settings.fairness.refusal_hold_s,
+                max_held=settings.fairness.refusal_hold_max), metrics)),
             WebSocketRoute("/graphql", graphql),
             *explorer_routes(),
         ],

@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import os
+import random
 from collections.abc import Awaitable
 from urllib.parse import urlsplit
 
@@ -139,19 +140,38 @@ def _fingerprint(scope: Scope) -> tuple[str, str] | None:
 class RefuseEarly:
     """ASGI wrapper outside RequireKey: a request of a key that is over its limits
     by what this process saw of it a moment ago is refused before the key is looked
-    up (`Gate.early`), so a flood's refusals cost Neo4j nothing."""
+    up (`Gate.early`), so a flood's refusals cost Neo4j nothing.
 
-    def __init__(self, app: ASGIApp, gate: Gate | None,
-                 metrics: Metrics | None = None) -> None:
+    `hold_s` (`MEMLATTICE_FAIRNESS_REFUSAL_HOLD_S`, 0 by default: off) holds such a
+    refusal about that long (from half to one and a half times it) before it is
+    sent: its client came back within a second of its key's last check while still
+    over its limits, so it is not waiting its `Retry-After`, and each of its
+    connections then carries about one refusal per hold instead of as many as it
+    can send. At most `max_held` are held at once; past that they are answered at
+    once. The answer itself is the one every refusal gets (`_refuse`)."""
+
+    def __init__(self, app: ASGIApp, gate: Gate | None, metrics: Metrics | None = None,
+                 *, hold_s: float = 0.0, max_held: int = 0) -> None:
         self.app = app
         self.gate = gate
         self.metrics = metrics
+        self.hold_s = hold_s
+        self.max_held = max_held
+        self.held = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.gate is not None and scope["type"] == "http":
             presented = _fingerprint(scope)
             refusal = self.gate.early(*presented) if presented else None
             if refusal is not None:
+                if self.hold_s > 0 and self.held < self.max_held:
+                    self.held += 1
+                    try:
+                        # Spread: a flood's connections, held alike, would otherwise
+                        # come back all at once.
+                        await asyncio.sleep(self.hold_s * (0.5 + random.random()))
+                    finally:
+                        self.held -= 1
                 await _refuse(refusal, self.metrics, scope, receive, send)
                 return
         await self.app(scope, receive, send)
