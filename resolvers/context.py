@@ -15,7 +15,7 @@ from strawberry.dataloader import DataLoader
 from strawberry.types import Info as _Info
 
 from memlattice.core.auth import Principal, Tenant
-from memlattice.core.fairness import Gate
+from memlattice.core.gate import Gate
 from memlattice.services.consolidation import ConsolidationScheduler
 from memlattice.services.events import EventBus
 from memlattice.services.knowledge import KnowledgeService

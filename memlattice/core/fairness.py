@@ -15,7 +15,16 @@ come back (HTTP 429 with `Retry-After`, GraphQL code RATE_LIMITED):
                  bucket of `cost_burst` refilled at `cost_rate` a second; an
                  operation is admitted when the bucket holds its cost (or is
                  full, for one dearer than the whole bucket) and may leave it
-                 in debt, which later operations wait out
+                 in debt, which later operations wait out. A key that sets its
+                 own `rate` but no cost budget of its own gets its request
+                 budget priced at `request_cost` a request: its rate counts
+                 requests of ordinary size, and one that asks for ten times as
+                 much uses ten requests' worth. Counting requests alone let a
+                 key whose every search asks for 250 candidates per index take
+                 as much of Neo4j as one asking for 50 at five times its rate,
+                 and the other tenants wait behind queries no turn-taking in
+                 the service can pause once they run. A key that sets no rate
+                 has the server's default cost budget, a backstop
 
 and one that is the process's, not the key's: `share`, while the process is busy,
 refuses the key with the most work in flight so that the others go first
@@ -35,14 +44,11 @@ tested without sleeping.
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # core.auth holds a key's KeyLimits: it imports this module
-    from memlattice.core.auth import Principal
+if TYPE_CHECKING:
     from memlattice.core.sharing import ProcessShare  # which imports Limit and Refusal
 
 
@@ -66,11 +72,19 @@ class KeyLimits:
     cost_rate: float | None = None
     cost_burst: float | None = None
 
-    def over(self, defaults: KeyLimits) -> KeyLimits:
+    def over(self, defaults: KeyLimits, *, request_cost: float | None = None) -> KeyLimits:
         """These limits, each unset one taken from `defaults`; then 0 (set on the key
-        or by default) means no limit, which is None from here on."""
+        or by default) means no limit, which is None from here on. With a
+        `request_cost`, a key that sets its own rate but no cost budget of its own gets
+        its request budget priced at that cost a request (memlattice.core.settings:
+        the operator who limited its requests meant its work); a key that sets no rate
+        keeps the server's default cost budget, as before."""
         merged = {name: value if value is not None else getattr(defaults, name)
                   for name, value in vars(self).items()}
+        if request_cost and self.rate and self.cost_rate is None:
+            merged["cost_rate"] = self.rate * request_cost
+            if self.cost_burst is None:
+                merged["cost_burst"] = (merged["burst"] or max(1.0, self.rate)) * request_cost
         return KeyLimits(**{name: value or None for name, value in merged.items()})
 
     def share(self, processes: int) -> KeyLimits:
@@ -130,7 +144,9 @@ class TokenBucket:
         taken). An amount over the capacity is taken from a full bucket, into debt."""
         self.refill(now)
         needed = min(amount, self.capacity)
-        if self.tokens >= needed:
+        # A relative hair of slack: buckets refilled in step (a key's requests and its
+        # cost) must not drift apart by a float's rounding.
+        if self.tokens >= needed * (1.0 - 1e-9):
             self.tokens -= amount
             return 0.0
         if self.rate <= 0:
@@ -158,15 +174,19 @@ class Limiter:
     """
 
     def __init__(self, defaults: KeyLimits, *, processes: int = 1,
-                 share: ProcessShare | None = None) -> None:
+                 share: ProcessShare | None = None,
+                 request_cost: float | None = None) -> None:
         self.defaults = defaults
         self.processes = max(1, processes)
+        # The cost a request of a key's rate stands for, where its cost budget is set
+        # nowhere (KeyLimits.over); None: such a key has no cost budget.
+        self.request_cost = request_cost
         self.share = share
         self._keys: dict[str, _KeyState] = {}
 
     def limits_of(self, own: KeyLimits) -> KeyLimits:
         """This process's share of a key's limits (its own over the defaults)."""
-        return own.over(self.defaults).share(self.processes)
+        return own.over(self.defaults, request_cost=self.request_cost).share(self.processes)
 
     def _state(self, key: str, own: KeyLimits, now: float) -> _KeyState:
         limits = self.limits_of(own)
@@ -223,23 +243,39 @@ class Limiter:
                 self.share.end(key, now)
 
     def charge(self, key: str, own: KeyLimits, cost: float, now: float) -> Refusal | None:
-        """Charge an operation's estimated cost, or refuse it (nothing charged). What is
-        charged also orders the keys while the process is crowded (`ProcessShare`)."""
+        """Charge an operation's estimated cost, or refuse it (nothing charged to the
+        budget). What a key asks for, served or refused, also orders the keys while the
+        process is crowded (`ProcessShare`): a key whose dear operations its budget
+        mostly refuses is served little, and would otherwise count as the lightest key,
+        which everyone else gives way to; it is the one that asks the most."""
         state = self._state(key, own, now)
         wait = 0.0 if state.cost is None else state.cost.take(cost, now)
+        if self.share is not None:
+            self.share.charge(key, cost, now)
         if wait <= 0:
-            if self.share is not None:
-                self.share.charge(key, cost, now)
             return None
-        return Refusal(Limit.COST, wait, f"this API key is over its cost budget"
-                       f" ({_per_second(state.limits.cost_rate)} cost units a second on this"
-                       f" server process; this operation costs {int(cost)}); slow down or ask"
-                       " for less (lower `first`/`limit`, fewer fields)")
+        budget = (f"{_per_second(state.limits.cost_rate)} cost units a second on this server"
+                  f" process, burst {_amount(state.limits.cost_burst)}")
+        if state.cost is not None and cost > state.cost.capacity:
+            # Never refused for good: it runs once the bucket is full again (into debt,
+            # which the key's next operations wait out), `wait` seconds from now at most
+            # if the key spends nothing meanwhile.
+            return Refusal(Limit.COST, wait, f"this operation costs {int(cost)}, more than"
+                           f" this API key's whole cost budget holds ({budget}): it runs"
+                           " when the budget is full again, and leaves it in debt; try again"
+                           " after Retry-After, or ask for less (lower `first`/`limit`,"
+                           " fewer fields)")
+        return Refusal(Limit.COST, wait, f"this API key is over its cost budget ({budget};"
+                       f" this operation costs {int(cost)}); slow down or ask for less"
+                       " (lower `first`/`limit`, fewer fields)")
 
     def peek(self, key: str, now: float) -> Refusal | None:
         """The refusal `admit` would give a request of `key` now, by its last known
         limits, without taking anything (memlattice.server.throttle's early check);
-        never `share`, which a request may wait out (memlattice.server.throttle)."""
+        never `share`, which a request may wait out (memlattice.server.throttle).
+        Also `cost` while the key's cost bucket holds less than one unit, which no
+        operation can be admitted on (`charge`): a key out of budget is refused
+        before its Neo4j look-up and its GraphQL parse, as one out of requests is."""
         state = self._keys.get(key)
         if state is None:
             return None
@@ -256,6 +292,14 @@ class Limiter:
                                "this API key is over its request rate"
                                f" ({_per_second(limits.rate)} a second on this server process,"
                                f" burst {_amount(limits.burst)}); slow down")
+        cost = state.cost
+        if cost is not None:
+            cost.refill(now)
+            if cost.tokens < 1.0:
+                return Refusal(Limit.COST, (1.0 - cost.tokens) / cost.rate,
+                               "this API key has spent its cost budget"
+                               f" ({_per_second(limits.cost_rate)} cost units a second on"
+                               " this server process); slow down or ask for less")
         return None
 
     def in_flight(self, key: str) -> tuple[int, int]:
@@ -277,101 +321,6 @@ def _per_second(value: float | None) -> str:
 
 def _amount(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
-
-
-
-
-# How long a key's last authentication lets its refusals skip the Neo4j look-up.
-EARLY_REFUSAL_S = 1.0
-
-
-def key_of(principal: Principal) -> str:
-    """The name a principal's limits are kept under: its key id (keyless: one caller)."""
-    return principal.key_id or "keyless"
-
-
-class Gate:
-    """The process's Limiter on the process's clock, asked per principal; `refused` is
-    told of every refusal (the metrics), `counts` of every change in flight."""
-
-    def __init__(self, limiter: Limiter, *, clock: Callable[[], float] = time.monotonic,
-                 refused: Callable[[str, Refusal], None] | None = None,
-                 counts: Callable[[str, int, int], None] | None = None,
-                 early_s: float = EARLY_REFUSAL_S) -> None:
-        self.limiter = limiter
-        self.clock = clock
-        self._refused = refused
-        self._counts = counts
-        self.early_s = early_s
-        # key id -> (fingerprint of the secret it authenticated with, when)
-        self._seen: dict[str, tuple[str, float]] = {}
-
-    def seen(self, principal: Principal, fingerprint: str) -> None:
-        """Note that `principal` just authenticated with the secret of `fingerprint`."""
-        if principal.key_id is not None:
-            self._seen[principal.key_id] = (fingerprint, self.clock())
-
-    def early(self, key_id: str, fingerprint: str) -> Refusal | None:
-        """Refuse, before the key is looked up in Neo4j, a request of a key that
-        authenticated with this very secret less than `early_s` ago and would be
-        refused now anyway: a flood's refusals then cost no database read. A key
-        revoked or given other limits meanwhile is judged anew once the window ends;
-        a forged secret never matches the fingerprint, so it cannot spend a key's
-        budget."""
-        seen = self._seen.get(key_id)
-        if seen is None or seen[0] != fingerprint:
-            return None
-        now = self.clock()
-        if now - seen[1] >= self.early_s:
-            return None
-        refusal = self.limiter.peek(key_id, now)
-        if refusal is not None and self._refused is not None:
-            self._refused(key_id, refusal)
-        return refusal
-
-    def forget(self, key_id: str) -> None:
-        """Judge the key's next request after its full check (as the window's end does)."""
-        self._seen.pop(key_id, None)
-
-    def admit(self, principal: Principal, *, stream: bool = False,
-              waiting: bool = False) -> Refusal | None:
-        """Admit one operation, or say why not. `waiting`: the caller waits for its
-        turn when refused for `share` and tries again, so that refusal is not reported
-        (`refused_turn` reports the one it finally gives up on)."""
-        key = key_of(principal)
-        refusal = self.limiter.admit(key, principal.limits, self.clock(), stream=stream)
-        if waiting and refusal is not None and refusal.limit is Limit.SHARE:
-            return refusal
-        self._told(key, refusal)
-        return refusal
-
-    def refused_turn(self, principal: Principal, refusal: Refusal) -> None:
-        """Report the `share` refusal a request waited on and gave up."""
-        self._told(key_of(principal), refusal)
-
-    def should_yield(self, principal: Principal) -> bool:
-        """Whether a running operation of `principal` should let lighter keys' work go
-        first at a stage boundary now (memlattice.core.sharing)."""
-        share = self.limiter.share
-        return share is not None and share.should_yield(key_of(principal), self.clock())
-
-    def release(self, principal: Principal, *, stream: bool = False) -> None:
-        key = key_of(principal)
-        self.limiter.release(key, self.clock(), stream=stream)
-        self._told(key, None)
-
-    def charge(self, principal: Principal, cost: float) -> Refusal | None:
-        key = key_of(principal)
-        refusal = self.limiter.charge(key, principal.limits, cost, self.clock())
-        if refusal is not None and self._refused is not None:
-            self._refused(key, refusal)
-        return refusal
-
-    def _told(self, key: str, refusal: Refusal | None) -> None:
-        if refusal is not None and self._refused is not None:
-            self._refused(key, refusal)
-        if self._counts is not None:
-            self._counts(key, *self.limiter.in_flight(key))
 
 
 # A key that sets none of its limits: the server's defaults apply to it.

@@ -196,8 +196,17 @@ class FairnessSettings(BaseSettings):
     burst: float = Field(default=2000.0, ge=0)
     concurrent: int = Field(default=128, ge=0)
     streams: int = Field(default=64, ge=0)
+    # The cost budget of a key that sets no rate of its own (a backstop, as the rate's).
     cost_rate: float = Field(default=2_000_000.0, ge=0)
     cost_burst: float = Field(default=4_000_000.0, ge=0)
+    # What one request of a key's own `rate` stands for in query cost (resolvers.limits):
+    # a key that sets a rate but no cost budget of its own gets its rate and burst times
+    # this (memlattice.core.fairness.KeyLimits.over), so its heavy operations use its
+    # allowance up faster than light ones. 100: a page or search of ten results with
+    # nine fields each (1 + 10 x 10 = 101); a default search asking for score and the
+    # memory's id and content costs 41, one of limit 50 with every field 551.
+    # 0: no cost budget derived from a rate (such a key has the default above).
+    request_cost: float = Field(default=100.0, ge=0)
     processes: int = Field(default=1, ge=1, le=10_000)
     # Operations in flight in this process (all keys) at which it is busy: then the
     # key with the most work in flight waits its turn (429, limit `share`) and the others
@@ -219,6 +228,14 @@ class FairnessSettings(BaseSettings):
     # A key that authenticated this long ago at most, with the same secret, is refused
     # without a Neo4j look-up while it is over its limits (memlattice.server.throttle).
     early_refusal_s: float = Field(default=1.0, ge=0, le=60)
+    # Such a refusal may be held about this long first (memlattice.server.throttle
+    # .RefuseEarly): its client is not waiting its Retry-After, and each of its
+    # connections then carries one refusal per hold, not hundreds. 0: answered at
+    # once. A client that waits its Retry-After is never held (docs/benchmarks.md,
+    # round thirteen: the flood's early refusals were what the quiet tenant paid for).
+    refusal_hold_s: float = Field(default=1.0, ge=0, le=60)
+    # At most this many refusals held at once; past it they are answered at once.
+    refusal_hold_max: int = Field(default=256, ge=0, le=100_000)
 
 
 class Settings(BaseSettings):

@@ -26,7 +26,9 @@ another's flood, and waits for at most what is already running.
 - A process that is not busy refuses no one.
 - A key is active while it has operations in flight, and for `active_s` after
   its last one ended: a tenant that pauses between requests keeps its place,
-  or the flood would take the process back in each pause.
+  or the flood would take the process back in each pause. The place is one
+  operation of the key's usual cost: a flood held back by its own limits keeps
+  no more than that against a light tenant's second request.
 - Requests count (HTTP ones, and queries and mutations sent over a WebSocket);
   live subscriptions do not: they are long and mostly idle, and have their own
   allowance per key (`streams`).
@@ -39,8 +41,9 @@ operation that is already running also gives way, at its stage boundaries
 memlattice.core.pacing), while the process holds more operations than its
 capacity: `should_yield` says whether an operation of a key should wait there
 for a lighter key's operations in flight. Lighter is by recent cost, the query-
-cost estimates (resolvers.limits) the key was charged, fading by half every
-`cost_half_life_s` (least attained service, by estimate): a key that asks for
+cost estimates (resolvers.limits) of what the key asked for (admitted, or refused
+by its cost budget: memlattice.core.fairness.Limiter.charge), fading by half every
+`cost_half_life_s` (least service asked for, by estimate): a key that asks for
 more of the process lets one that asks for less through, whatever their numbers
 in flight. Ties give way to no one, so the lightest key in flight never waits
 and waiting cannot go round in a circle; every wait is bounded besides
@@ -132,8 +135,18 @@ class ProcessShare:
         return max(1.0, self.recent_cost(key, now) / operations)
 
     def heaviest_other(self, key: str, now: float) -> float | None:
-        """The most work in flight of another active key (0 for one that is active but
-        between operations); None when no other key is active."""
+        """The most work another active key holds a place for: its work in flight, or,
+        between operations, one operation of its usual cost (`unit`); None when no
+        other key is active.
+
+        Between operations a key keeps the place of the operation it is about to send,
+        not more: a tenant that pauses keeps a place for its next search against a
+        flood, and a flood that its own limits hold back between requests holds no
+        more than one of its own against the tenant. Counted as nothing (as it was
+        until round twelve), a flood that its cost budget kept idle but active made a
+        light tenant's second request wait for its first, on a process of capacity 1:
+        a key with one light search in flight had "the most work" against an idle
+        flood's none."""
         heaviest: float | None = None
         gone = []
         for other, last in self._last.items():
@@ -143,7 +156,7 @@ class ProcessShare:
             if count == 0 and now - last >= self.active_s:
                 gone.append(other)
                 continue
-            work = self.work(other, now)
+            work = max(count, 1) * self.unit(other, now)
             heaviest = work if heaviest is None else max(heaviest, work)
         for other in gone:
             del self._last[other]

@@ -26,7 +26,7 @@ from strawberry.types import ExecutionResult
 from strawberry.types.unset import UnsetType
 
 from memlattice.core.errors import MemlatticeError
-from memlattice.core.fairness import Gate
+from memlattice.core.gate import Gate
 from memlattice.core.origins import OriginPolicy
 from memlattice.core.settings import Settings
 from memlattice.graph.entities import link_noun_phrases
@@ -220,8 +220,9 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
             # with a coded 405 (Starlette's own is plain text). Bookmarks come first,
             # so that the key check waits for them too.
             Route("/graphql", CausalBookmarks(RefuseEarly(RequireKey(
-                Throttle(graphql, turns, metrics), holder), gate,
-                metrics), metrics)),
+                Throttle(graphql, turns, metrics), holder), gate, metrics,
+                hold_s=settings.fairness.refusal_hold_s,
+                max_held=settings.fairness.refusal_hold_max), metrics)),
             WebSocketRoute("/graphql", graphql),
             *explorer_routes(),
         ],

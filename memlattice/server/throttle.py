@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import os
+import random
 from collections.abc import Awaitable
 from urllib.parse import urlsplit
 
@@ -48,7 +49,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memlattice.core.auth import Principal
 from memlattice.core.errors import RateLimited
-from memlattice.core.fairness import Gate, KeyLimits, Limit, Limiter, Refusal
+from memlattice.core.fairness import KeyLimits, Limit, Limiter, Refusal
+from memlattice.core.gate import Gate
 from memlattice.core.pacing import paced
 from memlattice.core.settings import FairnessSettings
 from memlattice.core.sharing import ProcessShare
@@ -99,13 +101,14 @@ def build_gate(settings: FairnessSettings, metrics: Metrics | None, *,
                          cost_rate=settings.cost_rate, cost_burst=settings.cost_burst)
     share = ProcessShare(process_capacity(settings, neo4j_here=neo4j_here),
                          active_s=settings.active_s)
-    limiter = Limiter(defaults, processes=settings.processes, share=share)
+    limiter = Limiter(defaults, processes=settings.processes, share=share,
+                      request_cost=settings.request_cost or None)
     if metrics is not None:
         metrics.watch_share(share)
     if metrics is None:
         return Gate(limiter, early_s=settings.early_refusal_s)
     return Gate(limiter, refused=metrics.rate_limited, counts=metrics.key_operations,
-                early_s=settings.early_refusal_s)
+                charged=metrics.cost_charged, early_s=settings.early_refusal_s)
 
 
 def rate_limited(refusal: Refusal) -> RateLimited:
@@ -137,19 +140,38 @@ def _fingerprint(scope: Scope) -> tuple[str, str] | None:
 class RefuseEarly:
     """ASGI wrapper outside RequireKey: a request of a key that is over its limits
     by what this process saw of it a moment ago is refused before the key is looked
-    up (`Gate.early`), so a flood's refusals cost Neo4j nothing."""
+    up (`Gate.early`), so a flood's refusals cost Neo4j nothing.
 
-    def __init__(self, app: ASGIApp, gate: Gate | None,
-                 metrics: Metrics | None = None) -> None:
+    `hold_s` (`MEMLATTICE_FAIRNESS_REFUSAL_HOLD_S`, 1 s by default; 0: off) holds such a
+    refusal about that long (from half to one and a half times it) before it is
+    sent: its client came back within a second of its key's last check while still
+    over its limits, so it is not waiting its `Retry-After`, and each of its
+    connections then carries about one refusal per hold instead of as many as it
+    can send. At most `max_held` are held at once; past that they are answered at
+    once. The answer itself is the one every refusal gets (`_refuse`)."""
+
+    def __init__(self, app: ASGIApp, gate: Gate | None, metrics: Metrics | None = None,
+                 *, hold_s: float = 0.0, max_held: int = 0) -> None:
         self.app = app
         self.gate = gate
         self.metrics = metrics
+        self.hold_s = hold_s
+        self.max_held = max_held
+        self.held = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.gate is not None and scope["type"] == "http":
             presented = _fingerprint(scope)
             refusal = self.gate.early(*presented) if presented else None
             if refusal is not None:
+                if self.hold_s > 0 and self.held < self.max_held:
+                    self.held += 1
+                    try:
+                        # Spread: a flood's connections, held alike, would otherwise
+                        # come back all at once.
+                        await asyncio.sleep(self.hold_s * (0.5 + random.random()))
+                    finally:
+                        self.held -= 1
                 await _refuse(refusal, self.metrics, scope, receive, send)
                 return
         await self.app(scope, receive, send)

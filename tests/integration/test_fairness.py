@@ -83,17 +83,77 @@ async def test_a_key_over_its_rate_is_refused_and_another_key_is_served(
 async def test_a_key_over_its_cost_budget_is_refused_before_anything_runs(
     session_app: tuple[Any, Any], namespace: str, graph_client: Any,
 ) -> None:
-    _, secret = await limited_key(session_app, namespace,
-                                  KeyLimits(cost_rate=SLOW, cost_burst=1))
+    key_id, secret = await limited_key(session_app, namespace,
+                                       KeyLimits(cost_rate=SLOW, cost_burst=1))
     async with as_key(session_app, secret) as tenant:
         # A full bucket admits an operation dearer than itself, into debt...
         assert (await post(tenant, WRITE, {"input": mem(namespace, "paid")})).status_code == 200
-        # ...which the next one waits out.
+        # ...which the next one waits out. Within a second of the key's check it is
+        # refused early, not knowing its cost; judged in full, its charge says it.
+        session_app[0].state.gate.forget(key_id)
         refused = await post(tenant, WRITE, {"input": mem(namespace, "unpaid")})
     assert_rate_limited(refused, "cost")
     assert "costs" in refused.json()["errors"][0]["message"]
     assert await count_memories(graph_client, namespace) == 1
 
+
+async def test_an_operation_dearer_than_the_keys_whole_cost_budget_runs_once_it_is_full(
+    settings: Settings, namespace: str,
+) -> None:
+    """A write costs more than this key's whole cost burst (1): it runs on a full
+    bucket, into debt; the next is refused with a message that says why and a
+    Retry-After that, once waited (on the gate's clock, moved by the test), lets it
+    run. Never refused for good."""
+    async with app_with(settings, auth_mode="keys") as client:
+        app = client.app  # type: ignore[attr-defined]
+        gate = app.state.gate
+        real, skipped = gate.clock, [0.0]
+        gate.clock = lambda: real() + skipped[0]
+        graph = ApiKeyGraph(runtime_of(app).client)
+        stored, secret = await create_key(graph, KeySpec(
+            name="fairness", namespaces=(namespace,), can_write=True,
+            limits=KeyLimits(cost_rate=1, cost_burst=1)))
+        client.headers["authorization"] = f"Bearer {secret}"
+        tenant = GraphQLClient(client)
+        assert (await post(tenant, WRITE, {"input": mem(namespace, "paid")})).status_code == 200
+        gate.forget(stored.id)  # judged in full, by its charge
+        refused = await post(tenant, WRITE, {"input": mem(namespace, "waits")})
+        assert_rate_limited(refused, "cost")
+        message = refused.json()["errors"][0]["message"]
+        assert "more than this API key's whole cost budget holds" in message, message
+        skipped[0] += int(refused.headers["retry-after"])  # the client waits as told
+        assert (await post(tenant, WRITE, {"input": mem(namespace, "waits")})).status_code == 200
+        assert await count_memories(runtime_of(app).client, namespace) == 2
+
+
+# A search of limit 50 asking for every score and memory field: cost 551
+# (resolvers.limits), over five times what one request of a key's rate stands for.
+HEAVY_SEARCH = ("query($in: SearchInput!) { search(input: $in) { score similarityScore"
+                " ftsScore recencyScore memory { id content tags metadata createdAt version } } }")
+
+
+async def test_a_keys_heavy_searches_spend_its_rate_faster_than_light_ones(
+    session_app: tuple[Any, Any], namespace: str, gql: GraphQLClient,
+) -> None:
+    """With no cost budget set anywhere, a key's budget is its rate's, each request
+    priced at MEMLATTICE_FAIRNESS_REQUEST_COST (100): the burst of 5 requests holds 500,
+    which one search of cost 551 spends, and the next waits, early-refused (`cost`)."""
+    key_id, secret = await limited_key(session_app, namespace, KeyLimits(rate=SLOW, burst=5))
+    heavy = {"in": {"filter": {"namespace": namespace}, "query": "kettle", "limit": 50}}
+    await gql.ok(WRITE, {"input": mem(namespace, "kettle on")})  # charged to the admin
+    async with as_key(session_app, secret) as flooder:
+        assert (await post(flooder, HEAVY_SEARCH, heavy)).status_code == 200
+        assert_rate_limited(await post(flooder, HEAVY_SEARCH, heavy), "cost")
+        assert_rate_limited(await post(flooder, READ, {"ns": namespace}), "cost")
+        session_app[0].state.gate.forget(key_id)  # judged in full: refused by its charge
+        refused = await post(flooder, HEAVY_SEARCH, heavy)
+        assert_rate_limited(refused, "cost")
+        assert "costs 551" in refused.json()["errors"][0]["message"]
+    metrics = (await gql.http.get("/metrics")).text
+    assert f'memlattice_rate_limited_total{{key="{key_id}",limit="cost"}} 3.0' in metrics
+    charged = next(line for line in metrics.splitlines()
+                   if line.startswith(f'memlattice_cost_charged_total{{key="{key_id}"}}'))
+    assert float(charged.split()[-1]) == 551  # the one search served, nothing refused
 
 
 def held_reranker() -> tuple[RerankerRegistry, asyncio.Event]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 
 from memlattice.core.auth import Principal, Scope, Sensitivity
-from memlattice.core.fairness import Gate, KeyLimits, Limit, Limiter, TokenBucket
+from memlattice.core.fairness import KeyLimits, Limit, Limiter, TokenBucket
+from memlattice.core.gate import Gate
 
 QUIET = KeyLimits()
 
@@ -66,6 +67,23 @@ def test_the_cost_budget_refuses_without_charging() -> None:
     assert refusal is not None and refusal.limit is Limit.COST
     assert refusal.retry_after == 1.0 and "costs 200" in refusal.message
     assert limiter.charge("a", QUIET, 100, 0.0) is None  # the refused 200 was not taken
+
+
+def test_an_operation_dearer_than_the_whole_budget_runs_whenever_it_is_full() -> None:
+    """Never refused for good: a full bucket pays it (into debt); refused meanwhile, it
+    is told to come back when the bucket is full again, and then it runs."""
+    limiter = Limiter(KeyLimits(cost_rate=100.0, cost_burst=300.0))
+    assert limiter.charge("a", QUIET, 1000, 0.0) is None
+    refusal = limiter.charge("a", QUIET, 1000, 0.0)
+    assert refusal is not None and refusal.limit is Limit.COST
+    assert refusal.retry_after == 10.0  # the debt of 700, then the 300 of a full bucket
+    assert "costs 1000, more than this API key's whole cost budget holds" in refusal.message
+    assert limiter.charge("a", QUIET, 1000, 9.9) is not None
+    assert limiter.charge("a", QUIET, 1000, 10.0) is None
+    # Over and over: each time the bucket is full again, one runs.
+    for start in (20.0, 30.0, 40.0):
+        assert limiter.charge("a", QUIET, 1000, start) is None
+        assert limiter.charge("a", QUIET, 1000, start + 5.0) is not None
 
 
 def test_a_key_s_own_limits_override_the_defaults_and_zero_lifts_one() -> None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 
 from memlattice.core.auth import Principal, Scope, Sensitivity
-from memlattice.core.fairness import Gate, KeyLimits, Limiter
+from memlattice.core.fairness import KeyLimits, Limiter
+from memlattice.core.gate import Gate
 from memlattice.core.pacing import boundary, detached, detached_context, paced
 from memlattice.core.read_through import ReadThrough
 from memlattice.core.sharing import ProcessShare

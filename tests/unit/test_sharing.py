@@ -77,6 +77,28 @@ def test_a_key_between_operations_keeps_its_place_for_a_while() -> None:
     assert share.heaviest_other("flood", 1.5) is None
 
 
+def test_a_flood_between_its_requests_holds_one_of_them_not_a_light_tenants_second() -> None:
+    """Capacity 1 (Neo4j on a 2-core machine): the quiet key's one cheap search in
+    flight makes the process busy. A flood that its limits keep between requests, but
+    active, holds the place of one of its dear operations: the quiet key's second
+    search goes (before round twelve it waited for the first: 41 in flight against
+    the idle flood's 0). The flood, with one in flight against the idle quiet key's
+    place, still waits."""
+    share = ProcessShare(capacity=1, active_s=1.0, cost_half_life_s=1.0)
+    share.charge("flood", 551.0, 0.0)
+    share.start("flood", 0.0)
+    share.end("flood", 0.1)  # between requests, active until 1.1
+    share.charge("quiet", 41.0, 0.2)
+    share.start("quiet", 0.2)
+    assert share.busy
+    assert share.refusal("quiet", 0.3) is None  # 41 in flight against 551 held
+    share.start("quiet", 0.3)
+    share.end("quiet", 0.4)
+    share.end("quiet", 0.5)  # the quiet key thinks; the flood comes back
+    share.start("flood", 0.6)
+    assert share.refusal("flood", 0.7) is not None  # 551 in flight against 41 held
+
+
 def test_ending_more_than_was_started_changes_nothing() -> None:
     share = ProcessShare(capacity=1)
     share.end("ghost", 0.0)
@@ -116,8 +138,9 @@ def test_while_busy_a_key_goes_first_exactly_when_another_has_more_work_in_fligh
         capacity: int, steps: list[tuple[str, str, int]]) -> None:
     """Whatever the starts, ends, charges and pauses: in a busy process a key is
     admitted exactly when another active key has more work in flight (its count in
-    flight times what its recent operations cost on average, at least 1 each); a key
-    alone, and any key while the process is not busy, is admitted."""
+    flight times what its recent operations cost on average, at least 1 each; one
+    operation's worth for a key between operations); a key alone, and any key while
+    the process is not busy, is admitted."""
     share = ProcessShare(capacity=capacity, active_s=1.0, cost_half_life_s=1.0)
     now = 0.0
     for action, key, cost in steps:
@@ -125,9 +148,11 @@ def test_while_busy_a_key_goes_first_exactly_when_another_has_more_work_in_fligh
         if action == "start":
             others = [o for o in "abcd" if o != key and (
                 share.in_flight(o) or (o in share._last and now - share._last[o] < 1.0))]
-            work = {k: share.in_flight(k) * share.unit(k, now) for k in "abcd"}
+            # An active key between operations holds the place of one operation.
+            held = {k: max(share.in_flight(k), 1) * share.unit(k, now) for k in "abcd"}
+            mine = share.in_flight(key) * share.unit(key, now)
             assert all(share.unit(k, now) >= 1.0 for k in "abcd")
-            ahead = any(work[o] > work[key] for o in others)
+            ahead = any(held[o] > mine for o in others)
             refused = share.refusal(key, now)
             assert (refused is None) == (not share.busy or not others or ahead)
             if refused is None:
@@ -286,7 +311,7 @@ def test_some_running_key_never_waits_so_waiting_cannot_go_round_in_a_circle(
                        for o in running if o != k)
 
 
-def test_the_limiter_orders_keys_by_the_cost_it_charged_and_not_by_a_refused_one() -> None:
+def test_the_limiter_orders_keys_by_the_cost_they_asked_for_refused_or_not() -> None:
     share = ProcessShare(capacity=1, active_s=1.0)
     limiter = Limiter(KeyLimits(), share=share)
     budget = KeyLimits(cost_rate=1 / 3600, cost_burst=600)
@@ -297,4 +322,23 @@ def test_the_limiter_orders_keys_by_the_cost_it_charged_and_not_by_a_refused_one
     assert share.should_yield("flood", 0.0) and not share.should_yield("quiet", 0.0)
     refused = limiter.charge("flood", budget, 551, 0.0)  # 49 left of 600: refused
     assert refused is not None and refused.limit is Limit.COST
-    assert share.recent_cost("flood", 0.0) == 551.0  # what was refused was not charged
+    # Not charged to the budget, but asked for: it orders the keys (it did not before,
+    # and a flood mostly refused by its budget then counted as the lightest key).
+    assert share.recent_cost("flood", 0.0) == 2 * 551.0
+
+
+def test_what_a_cost_budget_refuses_still_counts_as_asked_for() -> None:
+    """A flood whose dear searches its cost budget mostly refuses is served little; by
+    what it was served it would be the lightest key, which a tenant's light searches
+    give way to. By what it asked for, it is the heaviest, and it gives way."""
+    share = ProcessShare(capacity=1)
+    limiter = Limiter(KeyLimits(), share=share)
+    flood = KeyLimits(cost_rate=100.0, cost_burst=100.0)
+    assert limiter.charge("flood", flood, 551, 0.0) is None  # a full bucket, into debt
+    assert all(limiter.charge("flood", flood, 551, 0.0) is not None for _ in range(5))
+    assert all(limiter.charge("quiet", KeyLimits(), 41, 0.0) is None for _ in range(20))
+    share.start("flood", 0.0)
+    share.start("quiet", 0.0)  # two in flight: the process is crowded
+    assert share.recent_cost("flood", 0.0) == 6 * 551
+    assert not share.should_yield("quiet", 0.0)
+    assert share.should_yield("flood", 0.0)

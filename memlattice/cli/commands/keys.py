@@ -86,8 +86,11 @@ _LIMIT_HELP = {
     "burst": (float, "requests at once above the rate (the bucket's size)"),
     "concurrent": (int, "operations in flight at once"),
     "streams": (int, "live WebSocket subscriptions at once"),
-    "cost_rate": (float, "estimated query cost a second (see docs/api.md, limits)"),
-    "cost_burst": (float, "query cost at once above that rate"),
+    "cost_rate": (float, "estimated query cost a second (see docs/api.md, limits); unset"
+                  " on a key that sets --rate: that rate times"
+                  " MEMLATTICE_FAIRNESS_REQUEST_COST"),
+    "cost_burst": (float, "query cost at once above that rate; unset on a key that sets"
+                   " --rate: its burst times MEMLATTICE_FAIRNESS_REQUEST_COST"),
 }
 
 

@@ -11,6 +11,8 @@ in one process; a global registry would refuse the second set of metrics).
     memlattice_rate_limited_total{key,limit}     refusals of a key over one of its limits
                                                  (rate, concurrent, streams, cost), or
                                                  waiting its turn in a busy process (share)
+    memlattice_cost_charged_total{key}           the query cost charged to a key's cost
+                                                 budget (admitted operations only)
     memlattice_key_operations{key,kind}          a key's operations in flight in this
                                                  process (kind: requests, streams)
     memlattice_process_operations{kind}          the process's HTTP operations of all keys:
@@ -69,6 +71,10 @@ class Metrics:
         self.refusals = Counter(
             "memlattice_rate_limited", "Operations refused because their API key was over"
             " one of its limits, by key id and limit.", ["key", "limit"], registry=self.registry)
+        self.cost_charged_total = Counter(
+            "memlattice_cost_charged", "Estimated query cost (resolvers.limits) of the"
+            " operations admitted for an API key: what its cost budget is spent on.",
+            ["key"], registry=self.registry)
         self.key_in_flight = Gauge(
             "memlattice_key_operations", "An API key's operations in flight in this process"
             " (requests, and WebSocket operations as streams).", ["key", "kind"],
@@ -114,6 +120,9 @@ class Metrics:
 
     def rate_limited(self, key: str, refusal: Refusal) -> None:
         self.refusals.labels(key=key, limit=refusal.limit.value).inc()
+
+    def cost_charged(self, key: str, cost: float) -> None:
+        self.cost_charged_total.labels(key=key).inc(cost)
 
     def key_operations(self, key: str, requests: int, streams: int) -> None:
         self.key_in_flight.labels(key=key, kind="requests").set(requests)
