@@ -220,6 +220,13 @@ class FairnessSettings(BaseSettings):
     # How long a request of a busy process waits for its turn before its 429 `share`:
     # as long as the Retry-After (1 s) the refusal would make its client wait anyway.
     turn_wait_s: float = Field(default=1.0, ge=0, le=60)
+    # How many requests of one key wait in its own queue: while the key is being served
+    # (one of its operations ends), they wait `turn_wait_s` more from then, up to the
+    # request timeout, so a client's parallel requests are served in turn, not refused
+    # (memlattice.core.turn_waits). 8: more than the six connections a browser opens to
+    # one origin. A key's requests past it (a flood's dozens of connections) wait
+    # `turn_wait_s` from their arrival only. 0: every request waits that only.
+    queue: int = Field(default=8, ge=0, le=10_000)
     # How long, in all, one running operation may wait at its stage boundaries while
     # lighter keys' work goes first in a crowded process (memlattice.core.sharing);
     # 0: never. Short: a heavy search is slowed by a few of the quiet keys' searches,

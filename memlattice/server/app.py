@@ -202,7 +202,8 @@ def create_app(settings: Settings, rerankers: RerankerRegistry | None = None) ->
     gate = build_gate(settings.fairness, metrics,
                       neo4j_here=neo4j_on_this_machine(settings.neo4j.uri))
     # Where requests and WebSocket queries of a busy process wait for their turns.
-    turns = build_turns(gate, settings.fairness, metrics)
+    turns = build_turns(gate, settings.fairness, metrics,
+                        max_wait_s=settings.limits.request_timeout_s)
     graphql = MemlatticeGraphQL(holder, hardened, origins=origins, gate=gate, turns=turns,
                                 metrics=metrics,
                                 persisted_queries=PersistedQueries(

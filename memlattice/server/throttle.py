@@ -14,7 +14,9 @@ The decisions are memlattice.core.fairness's; here they meet HTTP:
 - in a busy process, a request of the key with the most work in flight waits for its
   turn (memlattice.core.sharing), woken at each release, for at most
   `MEMLATTICE_FAIRNESS_TURN_WAIT_S` (as long as the `Retry-After` it would get
-  otherwise): then it is refused 429 (limit `share`); `Turns` does the waiting;
+  otherwise), or, for a key's first `MEMLATTICE_FAIRNESS_QUEUE` waiting requests,
+  that long after the key's last request ended (memlattice.core.turn_waits): then
+  it is refused 429 (limit `share`); `Turns` does the waiting;
 - once admitted, a request runs paced (memlattice.core.pacing): at each of its
   stage boundaries, while the process holds more operations than its capacity
   and a key that asked for less lately has one in flight, it waits for a release
@@ -40,6 +42,7 @@ import asyncio
 import ipaddress
 import os
 import random
+import time
 from collections.abc import Awaitable
 from urllib.parse import urlsplit
 
@@ -50,10 +53,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from memlattice.core.auth import Principal
 from memlattice.core.errors import RateLimited
 from memlattice.core.fairness import KeyLimits, Limit, Limiter, Refusal
-from memlattice.core.gate import Gate
+from memlattice.core.gate import Gate, key_of
 from memlattice.core.pacing import paced
 from memlattice.core.settings import FairnessSettings
 from memlattice.core.sharing import ProcessShare
+from memlattice.core.turn_waits import TurnWaits
 from memlattice.server.http_auth import presented_key, principal_of
 from memlattice.server.http_requests import refusal, too_many
 from memlattice.server.observability.metrics import Metrics
@@ -198,13 +202,17 @@ class Running:
 class Turns:
     """Requests waiting for their turn in a busy process: each waits until a release
     lets it in (its key no longer the one with most work in flight, or the process no
-    longer busy), or `wait_s` have passed. Running requests that give way at a stage
-    boundary (`give_way`) are woken by the same releases."""
+    longer busy), or its deadline (`waits`: `wait_s` after it arrived, or after its
+    key's last release for a key's first `queue` waiting requests; never past
+    `max_wait_s`). Running requests that give way at a stage boundary (`give_way`)
+    are woken by the same releases."""
 
-    def __init__(self, gate: Gate, wait_s: float, yield_s: float = 0.5) -> None:
+    def __init__(self, gate: Gate, wait_s: float, yield_s: float = 0.5, *, queue: int = 0,
+                 max_wait_s: float = 30.0) -> None:
         self.gate = gate
         self.wait_s = wait_s
         self.yield_s = yield_s
+        self.waits = TurnWaits(wait_s, queue, max(wait_s, max_wait_s))
         self.waiting = 0
         self.yielding = 0
         self._released = asyncio.Event()
@@ -213,12 +221,11 @@ class Turns:
         refusal = self.gate.admit(principal, waiting=True)
         if refusal is None or refusal.limit is not Limit.SHARE:
             return refusal
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.wait_s
+        waiter = self.waits.arrive(key_of(principal), time.monotonic())
         self.waiting += 1
         try:
             while refusal is not None and refusal.limit is Limit.SHARE:
-                remaining = deadline - loop.time()
+                remaining = self.waits.deadline(waiter) - time.monotonic()
                 if remaining <= 0:
                     self.gate.refused_turn(principal, refusal)
                     return refusal
@@ -229,6 +236,7 @@ class Turns:
                 refusal = self.gate.admit(principal, waiting=True)
         finally:
             self.waiting -= 1
+            self.waits.leave(waiter)
         return refusal
 
     async def give_way(self, running: Running) -> None:
@@ -252,21 +260,25 @@ class Turns:
             self.yielding -= 1
 
     def release(self, principal: Principal) -> None:
-        """End an admitted request and wake every waiting one to look again."""
+        """End an admitted request and wake every waiting one to look again (its key's
+        queued requests with more time: memlattice.core.turn_waits)."""
         self.gate.release(principal)
+        self.waits.served(key_of(principal), time.monotonic())
         if self.waiting or self.yielding:
             self._released.set()
             self._released = asyncio.Event()
 
 
 def build_turns(gate: Gate | None, settings: FairnessSettings,
-                metrics: Metrics | None = None) -> Turns | None:
+                metrics: Metrics | None = None, *, max_wait_s: float = 30.0) -> Turns | None:
     """The process's one `Turns` (None without a gate): HTTP requests (`Throttle`) and
     queries or mutations sent over a WebSocket (memlattice.server.ws_messages) wait for
-    their turns, and give way, in the same queue."""
+    their turns, and give way, in the same queue; none waits for its turn longer than
+    `max_wait_s` (the request timeout)."""
     if gate is None:
         return None
-    turns = Turns(gate, settings.turn_wait_s, settings.yield_s)
+    turns = Turns(gate, settings.turn_wait_s, settings.yield_s, queue=settings.queue,
+                  max_wait_s=max_wait_s)
     if metrics is not None:
         metrics.watch_turns(turns)
     return turns

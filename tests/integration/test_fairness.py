@@ -257,9 +257,11 @@ class BusyProcess:
     searches of `flood` (by default) held in flight by a reranker until `go` is set:
     the process is busy."""
 
-    def __init__(self, client: httpx.AsyncClient, go: asyncio.Event) -> None:
+    def __init__(self, client: httpx.AsyncClient, go: asyncio.Event,
+                 step: asyncio.Semaphore) -> None:
         self.client = client
         self.go = go
+        self.step = step  # each release lets one `stepped` search go on
         self.keys: dict[str, tuple[str, dict[str, str]]] = {}
         self.held: list[asyncio.Task[httpx.Response]] = []
 
@@ -274,16 +276,23 @@ class BusyProcess:
 @asynccontextmanager
 async def busy_process(settings: Settings, namespace: str, turn_wait_s: float, *,
                        holder: str = "flood", held: int = 2, capacity: int = 2,
-                       yield_s: float = 0.5) -> AsyncIterator[BusyProcess]:
+                       yield_s: float = 0.5, queue: int = 8) -> AsyncIterator[BusyProcess]:
     registry, go = held_reranker()
+    step = asyncio.Semaphore(0)
+
+    async def stepped(query: str, documents: Sequence[tuple[str, str]]) -> list[float]:
+        await step.acquire()
+        return [0.0] * len(documents)
+
+    registry.register("stepped", stepped)
     search = held_search(namespace)
     # A key stays active for an hour: longer than any test, however busy the machine.
     fairness = FairnessSettings(capacity=capacity, active_s=3600, turn_wait_s=turn_wait_s,
-                                yield_s=yield_s)
+                                yield_s=yield_s, queue=queue)
     async with app_with(settings, rerankers=registry, auth_mode="keys", fairness=fairness,
                         limits=LimitsSettings(request_timeout_s=600),
                         metrics_public=True) as client:
-        busy = BusyProcess(client, go)
+        busy = BusyProcess(client, go, step)
         graph = ApiKeyGraph(runtime_of(client.app).client)  # type: ignore[attr-defined]
         for name in ("flood", "quiet"):
             stored, secret = await create_key(graph, KeySpec(
