@@ -23,7 +23,7 @@ import math
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from memlattice_client._models import SearchHit
+from memlattice_client._models import MemoryUpdate, SearchHit, UpdateStatus
 
 TokenCounter = Callable[[str], int]
 ELLIPSIS = "…"
@@ -48,6 +48,17 @@ def age(then: datetime, now: datetime) -> str:
     return "today"  # pragma: no cover - days >= 1 always matched above
 
 
+def unconfirmed(update: MemoryUpdate | None) -> str | None:
+    """How far an `outdatedBy` mark stands, when no one confirmed it: "inferred"
+    (the server's rules read it from what was written; on scenarios nobody tuned
+    them on, about half such links are right) or who proposed it; None for a
+    confirmed link, or when the hit does not say (an agent then reads it as firm)."""
+    if update is None or update.status is not UpdateStatus.CANDIDATE:
+        return None
+    how = f"proposed by {update.proposed_by}" if update.proposed_by else "inferred"
+    return f"{how}, not confirmed"
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -62,7 +73,12 @@ def _bullet(hit: SearchHit, content: str, now: datetime, show_scores: bool) -> s
         extras.append(f"score {hit.score:.2f}")
     if hit.outdated_by is not None:
         newer = _one_line(hit.outdated_by.content)[:60]
-        extras.append(f'OUTDATED: replaced by "{newer}" ({hit.outdated_by.created_at:%Y-%m-%d})')
+        when = f"{hit.outdated_by.created_at:%Y-%m-%d}"
+        if (doubt := unconfirmed(hit.update)) is None:
+            extras.append(f'OUTDATED: replaced by "{newer}" ({when})')
+        else:
+            extras.append(f'MAY BE OUTDATED: a later memory seems to replace it, "{newer}"'
+                          f" ({when}; {doubt})")
     if hit.conflicts:
         names = "; ".join(f'"{_one_line(c.content)[:60]}"' for c in hit.conflicts[:3])
         extras.append(f"CONFLICTS with {names}")

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memlattice_client import Memory, SearchHit, estimate_tokens, format_memories
+from memlattice_client._models import MemoryUpdate, UpdateStatus
 from memlattice_client._prompt import age
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -101,3 +102,28 @@ def test_an_outdated_memory_says_what_replaced_it_and_follows_it() -> None:
     lines = block.splitlines()
     assert "Tromsø" in lines[1] and "OUTDATED" not in lines[1]
     assert 'OUTDATED: replaced by "We moved to Tromsø."' in lines[2]
+
+
+def link(status: UpdateStatus, proposed_by: str | None = None) -> MemoryUpdate:
+    return MemoryUpdate(id="upd-1", status=status, kind="update", confidence=0.9,
+                        reason="home: Bergen -> Tromsø", subject="speaker", attribute="home",
+                        proposed_by=proposed_by)
+
+
+def test_an_unconfirmed_link_is_told_as_one_and_a_confirmed_one_as_firm() -> None:
+    """The rules' links are right about half the time on data nobody tuned them on: an
+    agent is told a candidate may be outdated, and by whose word; a confirmed one is."""
+    newer = hit("We moved to Tromsø.", 0.8, id="new").memory
+    old = hit("I live in Bergen.", 0.8, days=200, id="old")
+
+    def line(update: MemoryUpdate) -> str:
+        marked = old.model_copy(update={"outdated_by": newer, "update": update})
+        return format_memories([marked], 200, now=NOW).splitlines()[1]
+
+    inferred = line(link(UpdateStatus.CANDIDATE))
+    assert 'MAY BE OUTDATED: a later memory seems to replace it, "We moved to Tromsø."' in inferred
+    assert "inferred, not confirmed" in inferred
+    assert "proposed by agent-7, not confirmed" in line(link(UpdateStatus.CANDIDATE, "agent-7"))
+    confirmed = line(link(UpdateStatus.CONFIRMED))
+    assert 'OUTDATED: replaced by "We moved to Tromsø."' in confirmed
+    assert "MAY BE" not in confirmed

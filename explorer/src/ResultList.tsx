@@ -55,7 +55,7 @@ export function ResultList({ hits, selectedId, onOpen }: Props) {
                 <span className="chip outdated" data-testid="outdated"
                   title={`a newer memory states another value (${hit.update?.status.toLowerCase() ?? "update"}`
                     + `${hit.update ? `, ${num(hit.update.confidence)}` : ""}): ${hit.outdatedBy.content}`}>
-                  outdated by: {hit.outdatedBy.content}
+                  {hit.update?.status === "CANDIDATE" ? "may be outdated by" : "outdated by"}: {hit.outdatedBy.content}
                 </span>
               )}
               {hit.conflicts.length > 0 && (

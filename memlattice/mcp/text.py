@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from memlattice.mcp.results import Link
 from memlattice_client._models import Memory, SearchHit
-from memlattice_client._prompt import ELLIPSIS, TokenCounter, age, estimate_tokens
+from memlattice_client._prompt import ELLIPSIS, TokenCounter, age, estimate_tokens, unconfirmed
 
 _MIN_CONTENT_CHARS = 12
 ACT_ON_IDS = "(act on a memory by its [id]: get, link, supersede, forget)"
@@ -45,7 +45,13 @@ def _hit_extras(hit: SearchHit) -> list[str]:
     if hit.expanded:
         extras.append("linked to a hit")
     if hit.outdated_by is not None:
-        extras.append(f"OUTDATED by [{hit.outdated_by.id}]")
+        doubt = unconfirmed(hit.update)
+        if doubt is None:
+            extras.append(f"OUTDATED by [{hit.outdated_by.id}]")
+        else:  # a candidate (unconfirmed() is None without an update): decide_update takes its id
+            update_id = hit.update.id if hit.update is not None else ""
+            extras.append(f"MAY BE OUTDATED by [{hit.outdated_by.id}] ({doubt};"
+                          f" decide_update {update_id})")
     if hit.conflicts:
         extras.append("CONTRADICTS " + ", ".join(f"[{c.id}]" for c in hit.conflicts[:3]))
     return extras

@@ -89,7 +89,7 @@ def add_update_tools(server: MCPServer, runner: Runner) -> None:
         namespace: p.Namespace = None,
         confirm: Annotated[bool, Field(description=(
             "true: the older memory is SUPERSEDED now (kept as history, out of recall);"
-            " false: a candidate that recall marks OUTDATED, for someone to decide."))] = True,
+            " false: a candidate that recall marks MAY BE OUTDATED, for someone to decide."))] = True,
         attribute: Annotated[str, Field(description=(
             "What changed, in a word or two (home, port, owner).")
             , max_length=128)] = "",

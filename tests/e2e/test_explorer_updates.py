@@ -98,6 +98,8 @@ async def test_explorer_update_chain_confirm_and_reject(
     old_hit = page.locator(f'[data-testid="result"][data-memory-id="{ids["old_port"]}"]')
     await expect(old_hit).to_have_attribute("data-outdated-by", ids["new_port"])
     await expect(old_hit.get_by_test_id("outdated")).to_contain_text("listens on 9200")
+    # The rules' link is a candidate: the hit says it may be outdated, not that it is.
+    await expect(old_hit.get_by_test_id("outdated")).to_contain_text("may be outdated by")
 
     # The chain of states: oldest first, with the link's reason, confidence and status.
     states = page.get_by_test_id("update-state")

@@ -137,9 +137,11 @@ async def test_recall_marks_an_outdated_memory_and_an_agent_confirms_the_update(
             "namespace": namespace, "query": "which port does the metrics exporter use"})
         hits = {h["id"]: h for h in found.structured_content["hits"]}
         assert hits[old_id]["outdated_by"] == new_id and hits[new_id].get("outdated_by") is None
-        assert f"OUTDATED by [{new_id}]" in found.content[0].text
+        # The rules' link is a candidate: the agent is told so, and how to decide it.
+        assert f"MAY BE OUTDATED by [{new_id}] (inferred, not confirmed;" in found.content[0].text
         listed = await client.call_tool("updates", {"namespace": namespace})
         (update,) = listed.structured_content["updates"]
+        assert f"decide_update {update['id']})" in found.content[0].text
         assert (update["newer_id"], update["older_id"]) == (new_id, old_id)
         done = await client.call_tool("decide_update", {
             "namespace": namespace, "id": update["id"], "decision": "confirm"})
