@@ -43,7 +43,7 @@ import ipaddress
 import os
 import random
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from urllib.parse import urlsplit
 
 from starlette.requests import HTTPConnection
@@ -61,6 +61,7 @@ from memlattice.core.turn_waits import TurnWaits
 from memlattice.server.http_auth import presented_key, principal_of
 from memlattice.server.http_requests import refusal, too_many
 from memlattice.server.observability.metrics import Metrics
+from memlattice.server.read_ahead import ReadAhead
 from memlattice.services.apikeys import bearer, digest, key_id_of
 
 
@@ -217,26 +218,43 @@ class Turns:
         self.yielding = 0
         self._released = asyncio.Event()
 
-    async def admit(self, principal: Principal) -> Refusal | None:
+    async def admit(self, principal: Principal,
+                    gone: Callable[[], Awaitable[None]] | None = None) -> Refusal | None:
+        """Admit `principal`'s request, waiting for its turn if need be; its refusal
+        otherwise. `gone` returns once the request's client has left
+        (memlattice.server.read_ahead): a request waiting for its turn then stops
+        waiting and is never admitted (its refusal is returned, and reported to no
+        one: there is no one to tell)."""
         refusal = self.gate.admit(principal, waiting=True)
         if refusal is None or refusal.limit is not Limit.SHARE:
             return refusal
         waiter = self.waits.arrive(key_of(principal), time.monotonic())
+        leaving = asyncio.ensure_future(gone()) if gone is not None else None
         self.waiting += 1
         try:
             while refusal is not None and refusal.limit is Limit.SHARE:
+                if leaving is not None and leaving.done():
+                    return refusal  # its client left: not a refusal anyone is told of
                 remaining = self.waits.deadline(waiter) - time.monotonic()
                 if remaining <= 0:
                     self.gate.refused_turn(principal, refusal)
                     return refusal
+                released = asyncio.ensure_future(self._released.wait())
                 try:
-                    await asyncio.wait_for(self._released.wait(), remaining)
-                except TimeoutError:
-                    pass
+                    await asyncio.wait([released] if leaving is None else [released, leaving],
+                                       timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    released.cancel()
+                if leaving is not None and leaving.done():
+                    continue  # ends above, without looking again
                 refusal = self.gate.admit(principal, waiting=True)
         finally:
             self.waiting -= 1
             self.waits.leave(waiter)
+            if leaving is not None and not leaving.done():
+                leaving.cancel()
+            elif leaving is not None and not leaving.cancelled():
+                leaving.exception()  # a receive that failed: as good as gone, retrieved
         return refusal
 
     async def give_way(self, running: Running) -> None:
@@ -315,8 +333,11 @@ class Throttle:
         presented = _fingerprint(scope)
         if presented is not None:
             self.turns.gate.seen(principal, presented[1])
-        refusal = await self.turns.admit(principal)
+        # Read ahead while waiting for a turn: a client that leaves is not waited for.
+        read = ReadAhead(receive)
+        refusal = await self.turns.admit(principal, read.gone)
         if refusal is not None:
-            await _refuse(refusal, self.metrics, scope, receive, send)
+            if not read.left:  # nobody to answer otherwise
+                await _refuse(refusal, self.metrics, scope, read, send)
             return
-        await run_paced(self.turns, principal, self.app(scope, receive, send))
+        await run_paced(self.turns, principal, self.app(scope, read, send))

@@ -1,6 +1,7 @@
 """A client's parallel requests wait in their key's own queue while the key is served
 (memlattice.core.turn_waits): a page that sends several searches at once to a busy
-process is answered, not refused, however long its last one waits behind its first.
+process is answered, not refused, however long its last one waits behind its first;
+and a request whose client leaves while it waits is not waited for.
 
 Which search runs when is set by the test (a reranker that lets one search go on at
 each step), so the outcome does not depend on the machine's speed: the waits are
@@ -10,10 +11,19 @@ longer than the turn wait in all and shorter than it between steps, by seconds.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
+from starlette.types import Message
+
 from memlattice.core.settings import Settings
-from tests.integration.test_fairness import BusyProcess, assert_rate_limited, busy_process
+from tests.integration._support import WRITE, mem
+from tests.integration.test_fairness import (
+    READ,
+    BusyProcess,
+    assert_rate_limited,
+    busy_process,
+)
 
 # The turn wait; the test steps the page's searches `STEP_S` apart, so the last one
 # waits 2 x STEP_S (longer than WAIT_S) in all, and less than WAIT_S after each step.
@@ -80,3 +90,48 @@ async def test_without_a_queue_the_last_one_is_refused_after_the_turn_wait(
     answers = await three_parallel_searches(settings, namespace, queue=0)
     assert sorted(answer.status_code for answer in answers) == [200, 200, 429]
     assert_rate_limited(next(a for a in answers if a.status_code == 429), "share")
+
+
+async def test_a_request_whose_client_leaves_while_it_waits_never_runs(
+    settings: Settings, namespace: str,
+) -> None:
+    """memlattice.server.read_ahead: a write waiting for its turn whose client
+    disconnects stops waiting at once, is answered to no one, and never runs, not
+    even once the process is free."""
+    async with busy_process(settings, namespace, turn_wait_s=60) as busy:
+        assert (await busy.send("quiet", READ, {"ns": namespace})).status_code == 200
+        body = json.dumps({"query": WRITE,
+                           "variables": {"input": mem(namespace, "never written")}}).encode()
+        pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
+        left = asyncio.Event()
+        answered: list[Message] = []
+
+        async def receive() -> Message:
+            if pending:
+                return pending.pop(0)
+            await left.wait()  # the client closes its connection
+            return {"type": "http.disconnect"}
+
+        async def send(message: Message) -> None:
+            answered.append(message)
+
+        headers = [(b"host", b"test"), (b"content-type", b"application/json"),
+                   (b"content-length", str(len(body)).encode()),
+                   (b"authorization", busy.keys["flood"][1]["authorization"].encode())]
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+                 "method": "POST", "scheme": "http", "path": "/graphql",
+                 "raw_path": b"/graphql", "query_string": b"", "root_path": "",
+                 "headers": headers, "client": ("127.0.0.1", 50000),
+                 "server": ("test", 80)}
+        app = busy.client._transport.app  # type: ignore[attr-defined]
+        request = asyncio.create_task(app(scope, receive, send))
+        await until_waiting(busy, 1, [request])
+        left.set()
+        # Before: it kept waiting its 60 s turn. A generous bound against a hang only.
+        await asyncio.wait_for(request, timeout=50)
+        assert answered == []
+        assert 'memlattice_process_operations{kind="waiting"} 0.0' in await busy.metrics()
+        busy.go.set()  # the process is free: a request still waiting would run now
+        await asyncio.gather(*busy.held)
+        total = await busy.send("flood", READ, {"ns": namespace})
+    assert total.json()["data"]["memories"]["totalCount"] == 1, total.text  # "kettle on"
