@@ -7,9 +7,10 @@ does the waiting; this decides for how long, before the request is refused 429
 A request waits `wait_s` for its turn, as long as the `Retry-After` it would get
 otherwise. That bound alone refused a client's own parallel requests: on a
 process of capacity 1 (two cores with Neo4j beside the service), a page that
-sends six searches at once while another tenant is active is the key with the
-most work in flight, so its searches run one at a time, each after the one
-before; the fifth or sixth waited for four or five searches, past the bound, and
+sends several searches at once while another tenant is active is the key with
+the most work in flight, so its searches run one at a time, each after the one
+before; the last waited for all the others, past the bound whenever they took
+more than a second (twelve at once, or slower requests: bench.page_bursts), and
 was refused, although the key was within its own limits and was being served
 all along.
 
