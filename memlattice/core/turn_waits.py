@@ -72,9 +72,6 @@ class TurnWaits:
         if key in self._waiting:
             self._served[key] = now
 
-    def waiting(self, key: str) -> int:
-        return self._waiting.get(key, 0)
-
     def deadline(self, waiter: Waiter) -> float:
         """Until when `waiter` may wait for its turn: `wait_s` after it arrived or, for
         a queued request, after its key was last served; never past `max_wait_s`."""

@@ -211,7 +211,6 @@ class Turns:
     def __init__(self, gate: Gate, wait_s: float, yield_s: float = 0.5, *, queue: int = 0,
                  max_wait_s: float = 30.0) -> None:
         self.gate = gate
-        self.wait_s = wait_s
         self.yield_s = yield_s
         self.waits = TurnWaits(wait_s, queue, max(wait_s, max_wait_s))
         self.waiting = 0

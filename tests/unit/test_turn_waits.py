@@ -68,9 +68,9 @@ def test_leaving_forgets_a_key_once_none_of_its_requests_waits() -> None:
     first, second = turns.arrive("page", now=10.0), turns.arrive("page", now=10.0)
     turns.served("page", now=10.5)
     turns.leave(first)
-    assert turns.waiting("page") == 1 and turns.deadline(second) == 11.5
+    assert turns._waiting == {"page": 1} and turns.deadline(second) == 11.5
     turns.leave(second)
-    assert turns.waiting("page") == 0
+    assert turns._waiting == {} and turns._served == {}
     turns.served("page", now=10.9)  # nobody waits: nothing is kept
     again = turns.arrive("page", now=20.0)
     assert again.queued and turns.deadline(again) == 21.0
