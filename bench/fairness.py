@@ -3,7 +3,8 @@
 A real `memlattice serve` (API keys on) over a private Neo4j (or `NEO4J_URI`);
 three keys: an admin that preloads both namespaces, a quiet tenant and a
 flooding tenant whose own limits are tight (`--flood-rate`, `--flood-burst`,
-`--flood-concurrent`). Phases of `--duration` seconds each; the first two alternate for `--rounds`
+`--flood-concurrent`; a cost budget of its own with `--flood-cost-rate` and
+`--flood-cost-burst`, else the one its rate implies). Phases of `--duration` seconds each; the first two alternate for `--rounds`
 rounds and are pooled (drift favours neither), the last two run once after:
 
     unloaded          the quiet tenant alone
@@ -258,7 +259,8 @@ async def bench(args: argparse.Namespace) -> int:
                                                       admin=True))
             _, quiet = await create_key(keys, KeySpec(name="quiet", namespaces=(QUIET,)))
             limits = KeyLimits(rate=args.flood_rate, burst=args.flood_burst,
-                               concurrent=args.flood_concurrent)
+                               concurrent=args.flood_concurrent,
+                               cost_rate=args.flood_cost_rate, cost_burst=args.flood_cost_burst)
             flood_key, flood = await create_key(keys, KeySpec(
                 name="flood", namespaces=(FLOOD,), limits=limits))
             processes = Processes(server.process.pid,
@@ -287,7 +289,8 @@ async def bench(args: argparse.Namespace) -> int:
     offered = f"{args.flood_rps:g}/s offered" if args.flood_rps else "back to back"
     print(f"# {args.quiet_clients} quiet clients (think {args.think_ms} ms), {args.flooders}"
           f" flood connections ({offered}); flooder limits: rate {args.flood_rate}/s, burst {args.flood_burst},"
-          f" concurrent {args.flood_concurrent}; {args.preload} memories per tenant;"
+          f" concurrent {args.flood_concurrent}, cost budget {_cost_budget(args)};"
+          f" {args.preload} memories per tenant;"
           f" {args.rounds} rounds of {args.duration:g} s per kind, then one of each after")
     for phase in phases:
         report(phase)
@@ -301,6 +304,12 @@ async def bench(args: argparse.Namespace) -> int:
           f" quiet errors: {sum(sum(p.quiet_errors.values()) for p in phases)}")
     refused = sum(n for kind, n in phases[1].flood.items() if kind.startswith("rate_limited"))
     return 0 if limited <= 1.5 and others == 0 and refused else 1
+
+
+def _cost_budget(args: argparse.Namespace) -> str:
+    if args.flood_cost_rate is None:
+        return "from its rate"
+    return f"{args.flood_cost_rate:g}/s, burst {args.flood_cost_burst or 'default'}"
 
 
 def main() -> None:
@@ -322,6 +331,11 @@ def main() -> None:
     parser.add_argument("--flood-rate", type=float, default=5.0)
     parser.add_argument("--flood-burst", type=float, default=5.0)
     parser.add_argument("--flood-concurrent", type=int, default=2)
+    parser.add_argument("--flood-cost-rate", type=float, default=None,
+                        help="the flooder's cost budget a second (default: none of its own,"
+                        " so its rate times MEMLATTICE_FAIRNESS_REQUEST_COST)")
+    parser.add_argument("--flood-cost-burst", type=float, default=None,
+                        help="its cost burst (default: its burst times the cost a request)")
     raise SystemExit(asyncio.run(bench(parser.parse_args())))
 
 
