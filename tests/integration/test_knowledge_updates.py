@@ -310,3 +310,33 @@ async def test_one_speakers_change_links_only_to_their_nearest_earlier_memory(
     assert await links(gql, exporter) == []
     assert [(x["newer"]["id"], x["older"]["id"]) for x in await links(gql, api)] == [
         (turn_id(api, "api-port"), turn_id(api, "api"))]
+
+
+async def test_a_change_that_opens_with_when_it_starts_is_linked_without_a_comma(
+    gql: GraphQLClient, namespace: str,
+) -> None:
+    """"From today the standup is at 11:00." names when the new state starts before
+    its subject, as chats write it, without a comma. The statement reading now finds
+    the standup's time in it (attribute `when`); before, it read nothing there, and
+    only the looser contrast reading linked the two (attribute `time`)."""
+    from memlattice.core.messages import MessageInput
+    from memlattice.core.messages import turn_id as derive
+
+    sessions = [("s1", [("old", "The standup is at 10:30.", "2025-03-03T09:00:00Z"),
+                        ("f1", "Sprint 9 kicked off.", "2025-03-03T09:01:00Z")]),
+                ("s2", [("new", "From today the standup is at 11:00.", "2025-04-07T09:00:00Z"),
+                        ("f2", "Backlog grooming stays on Mondays.", "2025-04-07T09:01:00Z")])]
+    for session, turns in sessions:
+        await gql.ok(INGEST, {"input": {"namespace": namespace, "sessionId": session,
+                                        "messages": [{"id": id, "speaker": "team-assistant",
+                                                      "content": text, "at": at}
+                                                     for id, text, at in turns]}})
+    old = derive(namespace, "s1", MessageInput(content="x", id="old"))
+    new = derive(namespace, "s2", MessageInput(content="x", id="new"))
+    found = await links(gql, namespace)
+    assert [(x["newer"]["id"], x["older"]["id"], x["attribute"]) for x in found] == [
+        (new, old, "when")]
+    hits = (await gql.ok(SEARCH, {"input": {"filter": {"namespace": namespace},
+                                            "query": "When is the standup?"}}))["search"]
+    assert hits[0]["memory"]["id"] == new
+    assert next(h for h in hits if h["memory"]["id"] == old)["outdatedBy"] == {"id": new}

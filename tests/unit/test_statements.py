@@ -47,6 +47,13 @@ def one(text: str, speaker: str | None = "ines") -> Statement:
     ("Starting today, the standup is at 11.", None, ("standup",), "number", "11"),
     ("The metrics exporter moved to port 9100 this morning.", None, ("metric", "export"),
      "number", "9100"),
+    # A leading start of a state without its comma, as chats write it.
+    ("From today the standup is at 11.", None, ("standup",), "number", "11"),
+    ("Since April I live in Oslo.", "ines", (), "residence", "oslo"),
+    ("Since April I have lived in Oslo.", "ines", (), "residence", "oslo"),
+    ("As of last week my number is 555-0199.", "ines", ("number",), "phone", "5550199"),
+    ("From now on the deploy target is staging-3.internal.", None, ("deploi", "target"),
+     "address", "staging-3.internal"),
 ])
 def test_a_statement_has_a_subject_an_attribute_and_a_value(
     text: str, owner: str | None, thing: tuple[str, ...], attribute: str, value: str,
@@ -73,6 +80,11 @@ def test_a_statement_has_a_subject_an_attribute_and_a_value(
     # metrics exporter was noisy"); a lower-case owner's thing is not read at all.
     "ledgerd's metrics exporter was noisy again",
     "the api's port is 8080",
+    # A leading phrase that is not a time is not skipped to find a subject (and a
+    # drive is an event).
+    "From Oslo we drove to Bergen.",
+    # A state that starts later does not hold now.
+    "Starting next week the standup is at 11.",
 ])
 def test_what_asserts_no_present_state_gives_no_statement(text: str) -> None:
     assert extract(text, speaker="ines") == []

@@ -10,7 +10,8 @@ English clause structure:
 1. the text is cut into clauses (sentences, and "but/and" before a new subject);
    a question, or a clause that only considers a value (a plan, a wish, a
    condition, the future, reported speech: lexicon.IRREALIS), asserts nothing;
-2. the subject is the clause's first noun phrase after discourse words: the
+2. the subject is the clause's first noun phrase after discourse words and a
+   leading time a state starts at (memlattice.core.statements.openings): the
    speaker ("I", "we"), a possessive noun phrase ("my number": the speaker's
    number; "my sister": another subject, the speaker's sister), a name ("Ines",
    "Ines's phone"), or a thing ("the metrics exporter"); a pronoun the rules
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 
 from memlattice.core.entities import CALENDAR_WORDS, SENTENCE_OPENERS, entity_key
 from memlattice.core.statements import lexicon as lx
+from memlattice.core.statements.openings import skip_opening as _skip_opening
 from memlattice.core.statements.tokens import POSS as _POSS
 from memlattice.core.statements.tokens import clauses as _clauses
 from memlattice.core.statements.tokens import stem
@@ -83,21 +85,6 @@ def _is_name(word: str, original: str, first: bool) -> bool:
     return (original[:1].isupper() and word not in lx.UNRESOLVED and word not in lx.DISCOURSE
             and word not in CALENDAR_WORDS and word not in {"i", _POSS}
             and not (first and word in SENTENCE_OPENERS))
-
-
-def _skip_opening(clause: Sequence[tuple[str, str]]) -> int:
-    """The first token after discourse words and a leading adjunct ("As of Monday,")."""
-    i = 0
-    comma = next((k for k, (w, _) in enumerate(clause[:7]) if w == ","), None)
-    if comma is not None and not any(w in lx.FIRST_PERSON | lx.FIRST_POSSESSIVE
-                                     for w, _ in clause[:comma]):
-        i = comma + 1
-    while i < len(clause) and (clause[i][0] in lx.DISCOURSE or clause[i][0] == ","
-                               or (clause[i][0].endswith("ly") and i + 1 < len(clause)
-                                   and clause[i + 1][0] in {",", *lx.FIRST_PERSON,
-                                                            *lx.FIRST_POSSESSIVE, "the"})):
-        i += 1
-    return i
 
 
 def _noun_phrase(clause: Sequence[tuple[str, str]], i: int) -> tuple[list[str], int]:
