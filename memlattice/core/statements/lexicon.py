@@ -160,10 +160,10 @@ OCCASIONS = frozenset({"today", "yesterday", "tonight"})
 OCCASION_PARTS = frozenset({"morning", "afternoon", "evening", "night"})
 # Words before an occasion that make it the start of a state: "as of today", "from tonight".
 STATE_STARTS = frozenset({"of", "from", "since", "starting", "effective", "beginning"})
-# The words of a time a state starts at, after a word of STATE_STARTS at the head of a
-# clause ("Since April", "From now on", "As of last week"), besides calendar words
-# and numbers: such an adjunct is skipped to find the clause's subject, with or
-# without the comma that informal writing leaves out.
-START_TIME_WORDS = frozenset({"today", "tonight", "yesterday", "now", "on", "this", "last",
-                              "week", "month", "year", "weekend", "morning", "afternoon",
-                              "evening", "night"})
+# What "this" or "last" makes a time of, after a word of STATE_STARTS at the head of a
+# clause ("As of last week", "Since this morning"); with an occasion ("From today"),
+# "now" ("From now on"), calendar words and numbers ("Since April", "Starting 3
+# March"), such an adjunct is skipped to find the clause's subject, with or without
+# the comma that informal writing leaves out.
+TIME_UNITS = frozenset({"week", "month", "year", "weekend", "morning", "afternoon", "evening",
+                        "night"})

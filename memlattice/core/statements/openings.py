@@ -39,9 +39,9 @@ def skip_opening(clause: Sequence[tuple[str, str]]) -> int:
 
 def _start_time_end(clause: Sequence[tuple[str, str]]) -> int:
     """Where a clause's leading start of a state ends ("since April", "as of last
-    week", "from now on", "starting 3 March"): 0 when it has none. Only words of a
-    time may follow the word of the start, so "Since the move I ..." and "From Oslo
-    we ..." are left whole."""
+    week", "from now on", "starting 3 March"): 0 when it has none. Only a time may
+    follow the word of the start, so "Since the move I ...", "From Oslo we ..." and
+    "Starting this studio is ..." (a gerund) are left whole."""
     words = [w for w, _ in clause]
     if words[:2] == ["as", "of"]:
         i = 2
@@ -50,8 +50,14 @@ def _start_time_end(clause: Sequence[tuple[str, str]]) -> int:
     else:
         return 0
     j = i
-    while j < len(words) and j - i < 3 and (
-            words[j] in lx.START_TIME_WORDS or words[j] in CALENDAR_WORDS
-            or _DAY_OR_YEAR.fullmatch(words[j])):
-        j += 1
+    while j < len(words) and j - i < 3:
+        w, nxt = words[j], words[j + 1] if j + 1 < len(words) else ""
+        if w in {"this", "last"} and (nxt in lx.TIME_UNITS or nxt in CALENDAR_WORDS):
+            j += 2
+        elif w == "now":
+            j += 2 if nxt == "on" else 1
+        elif w in lx.OCCASIONS or w in CALENDAR_WORDS or _DAY_OR_YEAR.fullmatch(w):
+            j += 1
+        else:
+            break
     return j if i < j < len(words) else 0
