@@ -83,8 +83,9 @@ def test_a_statement_has_a_subject_an_attribute_and_a_value(
     # A leading phrase that is not a time is not skipped to find a subject (and a
     # drive is an event).
     "From Oslo we drove to Bergen.",
-    # A state that starts later does not hold now.
+    # A state that starts later does not hold now; a gerund is no time.
     "Starting next week the standup is at 11.",
+    "Starting this studio isn't just a business.",
 ])
 def test_what_asserts_no_present_state_gives_no_statement(text: str) -> None:
     assert extract(text, speaker="ines") == []

@@ -22,7 +22,6 @@ _DAY_OR_YEAR = re.compile(r"\d{1,4}(?:st|nd|rd|th)?")
 def skip_opening(clause: Sequence[tuple[str, str]]) -> int:
     """The first token after discourse words and a leading adjunct ("As of Monday,",
     or without its comma "Since April I live in Oslo")."""
-    i = 0
     comma = next((k for k, (w, _) in enumerate(clause[:7]) if w == ","), None)
     if comma is not None and not any(w in lx.FIRST_PERSON | lx.FIRST_POSSESSIVE
                                      for w, _ in clause[:comma]):
