@@ -335,7 +335,8 @@ def main() -> None:
                         help="the flooder's cost budget a second (default: none of its own,"
                         " so its rate times MEMLATTICE_FAIRNESS_REQUEST_COST)")
     parser.add_argument("--flood-cost-burst", type=float, default=None,
-                        help="its cost burst (default: its burst times the cost a request)")
+                        help="its cost burst (default: without --flood-cost-rate, its burst"
+                        " times the cost a request; with it, the server's default cost burst)")
     raise SystemExit(asyncio.run(bench(parser.parse_args())))
 
 
