@@ -165,5 +165,4 @@ STATE_STARTS = frozenset({"of", "from", "since", "starting", "effective", "begin
 # "now" ("From now on"), calendar words and numbers ("Since April", "Starting 3
 # March"), such an adjunct is skipped to find the clause's subject, with or without
 # the comma that informal writing leaves out.
-TIME_UNITS = frozenset({"week", "month", "year", "weekend", "morning", "afternoon", "evening",
-                        "night"})
+TIME_UNITS = OCCASION_PARTS | {"week", "month", "year", "weekend"}
