@@ -17,6 +17,11 @@ PEOPLE = frozenset({"ana", "tom", "leah", "haruto lee", "oskar"})
     # "he" or "she" for the one person the turns just before named
     ("he handed in his notice, he's at Kestrel now", "tom",
      ["did you hear about Haruto?", "no, what"], "haruto lee"),
+    # after discourse words, the name is still the sentence's subject
+    ("yes! btw Ana left Siemens, she's at Bosch now", "tom", [], "ana"),
+    ("oh and Ana moved to Porto", "tom", [], "ana"),
+    # but not inside another clause
+    ("what Ana said was funny", "tom", [], None),
     # spoken to, not spoken of
     ("Oskar, I'm in for Friday", "leah", [], None),
     ("boo. Oskar I'm in", "leah", [], None),

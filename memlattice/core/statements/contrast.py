@@ -40,6 +40,7 @@ from memlattice.core.statements.change_words import (
 from memlattice.core.statements.compare import Verdict
 from memlattice.core.statements.edits import EDIT_MARKS, read_edits
 from memlattice.core.statements.lexicon import COUNT_WORDS
+from memlattice.core.statements.readings import dimension, reading_of
 from memlattice.core.statements.states import (
     State,
     about_others_only,
@@ -65,12 +66,6 @@ _UNITS = frozenset({"year", "years", "month", "months", "week", "weeks", "day", 
                     "h", "evenings", "nights", "mornings"})
 # Weekdays as people abbreviate them ("last Fri"); "Sat" and "Sun" are words too.
 _WEEKDAY_ABBREVIATIONS = frozenset({"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri"})
-# Units a reading is measured in: a number in one is a measurement, which varies
-# from reading to reading ("cache hit rate 87%", then "64%"), not a setting; a
-# reading is a new value only where a change leads to it ("raised the cap to 80%").
-_MEASURES = frozenset({"%", "percent", "ms", "s", "sec", "secs", "gb", "mb", "kb", "tb",
-                       "gib", "mib", "kib", "tib", "rps", "qps", "rpm", "°c", "kg", "lbs"})
-_MEASURED = re.compile(r"^\d[\d.,]*(%|ms|s|min|h|d|w|gb|mb|kb|tb|gib|mib|k|m|rps|qps)$")
 # Parts of host names and addresses that name no service.
 _GENERIC_HOST = frozenset({"com", "net", "org", "www", "http", "https", "internal", "local",
                            "localhost", "corp", "prod", "dev", "svc", "cluster", "gmail",
@@ -283,8 +278,8 @@ def _value(w: str, o: str, nxt: str, *, first_word: bool, speaker: str | None,
         if nxt in _UNITS or (len(w) == 4 and w.isdigit() and w.startswith(("19", "20"))):
             return "skip", ""
         kind = value_kind([w] + ([nxt] if nxt in {"am", "pm"} else []), [o])
-        if kind in {"name", "text", "number"} and (nxt in _MEASURES or _MEASURED.match(w)):
-            return "reading", w.strip(".,")  # "hit rate 87%", "41 GB", "p95 240ms"
+        if kind in {"name", "text", "number"} and (reading := reading_of(w, nxt)):
+            return "reading", reading  # "hit rate 87%", "41 GB", "p95 240ms"
         if kind == "time":  # "06:30" and "6:30" are one time
             return kind, normalise([w.strip(".,")], kind)
         if kind in {"name", "text"} and _CODE.match(w) and o.islower():
@@ -365,6 +360,9 @@ def contrast(older: Profile, newer: Profile, *, same_source: bool,
         fresh = after - before
         if kind in {"reading", "number"}:  # a bare number changes where a change leads to it
             fresh &= newer.targets
+        if kind == "reading":  # and a reading only to another of the same measure
+            measured = {dimension(b) for b in before}
+            fresh = {v for v in fresh if dimension(v) in measured}
         elif kind == "name" and not (restated or _same_role(older, newer)):
             fresh &= newer.targets  # a topic names many; the new one is where it leads
         if kind == "count":  # "two rabbits" -> "three rabbits"; not "three" -> "four people"

@@ -20,7 +20,13 @@ English clause structure:
    a verb of having with a count ("three rabbits"), the copula ("X is Y"), or a
    verb of change with "to" ("moved to Thursday"); the last two take the
    attribute from the value's kind (memlattice.core.statements.values);
-4. the value runs to the first word that starts an adjunct (lexicon.VALUE_STOPS).
+4. the value runs to the first word that starts an adjunct (lexicon.VALUE_STOPS)
+   or a length of time (memlattice.core.statements.phrases).
+
+A line "label: value" of notes and logs ("New phone number: 0151 234 5678",
+"Standup: 10:30") reads as "label is value" when the value is one typed value;
+a clause after a label is read as it stands ("Update: the standup moved to
+Thursday"); a name or free text after a label is a note, and states nothing.
 
 Precision comes first: a clause the rules cannot read whole gives no statement.
 Pure: no I/O.
@@ -29,11 +35,12 @@ Pure: no I/O.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memlattice.core.entities import CALENDAR_WORDS, SENTENCE_OPENERS, entity_key
 from memlattice.core.statements import lexicon as lx
 from memlattice.core.statements.openings import skip_opening as _skip_opening
+from memlattice.core.statements.phrases import is_name, is_verb, noun_phrase, value_words
 from memlattice.core.statements.tokens import POSS as _POSS
 from memlattice.core.statements.tokens import clauses as _clauses
 from memlattice.core.statements.tokens import stem
@@ -44,9 +51,6 @@ from memlattice.core.statements.values import (
     product_of,
     value_kind,
 )
-
-MAX_NOUN_PHRASE = 4
-MAX_VALUE = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,52 +83,6 @@ class Statement:
         """What a candidate look-up keys on: the attribute and the thing's last word
         (subjects and things are compared in full afterwards)."""
         return f"{self.attribute}|{self.thing[-1] if self.thing else ''}"
-
-
-def _is_name(word: str, original: str, first: bool) -> bool:
-    return (original[:1].isupper() and word not in lx.UNRESOLVED and word not in lx.DISCOURSE
-            and word not in CALENDAR_WORDS and word not in {"i", _POSS}
-            and not (first and word in SENTENCE_OPENERS))
-
-
-def _noun_phrase(clause: Sequence[tuple[str, str]], i: int) -> tuple[list[str], int]:
-    """Lower-case words of a noun phrase from `i` (determiners dropped), up to a
-    copula, a verb of a frame, a preposition or a possessive; and where it ends."""
-    words: list[str] = []
-    while i < len(clause) and len(words) < MAX_NOUN_PHRASE:
-        w, _o = clause[i]
-        if (w in lx.COPULA or w in lx.AUXILIARIES or w in lx.NEGATIONS or w == _POSS
-                or w in lx.PREPOSITIONS or w == "," or w in lx.HAVE_VERBS
-                or (words and _is_verb(w))):
-            break
-        if w not in lx.DETERMINERS:
-            words.append(w)
-        i += 1
-    return words, i
-
-
-def _is_verb(word: str) -> bool:
-    s = stem(word)
-    return (any(s == v for v, _ in lx.FRAMES) or s in lx.CHANGE_VERBS
-            or s in lx.OBJECT_FRAMES or word in lx.HAVE_VERBS
-            or (word.endswith(("ed", "es")) and len(word) > 4))
-
-
-def _value(clause: Sequence[tuple[str, str]], i: int) -> tuple[list[str], list[str], int]:
-    """The value's words (lower case, as written) from `i` to the first stop."""
-    low: list[str] = []
-    orig: list[str] = []
-    while i < len(clause) and len(low) < MAX_VALUE:
-        w, o = clause[i]
-        if low and (w in lx.VALUE_STOPS or w == _POSS):
-            break
-        if not low and w in {",", "to", "at", "in", "on"}:
-            i += 1
-            continue
-        low.append(w)
-        orig.append(o)
-        i += 1
-    return low, orig, i
 
 
 @dataclass
@@ -175,6 +133,68 @@ def extract(text: str, *, speaker: str | None = None) -> list[Statement]:
 
 
 def _statement(clause: Sequence[tuple[str, str]], speaker: str | None) -> Statement | None:
+    colon = next((k for k, (w, _) in enumerate(clause) if w == ":"), None)
+    if colon is None:
+        return _read(clause, speaker)
+    label, rest = clause[:colon], [t for t in clause[colon + 1:] if t[0] != ":"]
+    if rest and _is_label(label):
+        return _labelled(label, rest, speaker)
+    return _read([t for t in clause if t[0] != ":"], speaker)
+
+
+# Values one has of one's own: given after a label with no owner, the voice's.
+_ONES_OWN = frozenset({"phone", "email"})
+
+
+def _is_label(label: Sequence[tuple[str, str]]) -> bool:
+    """Whether the words before a colon are a label: discourse ("Update:", "Heads
+    up:") or a noun phrase ("Phone number:", "My new email:", "Deploy target:")."""
+    if all(w in lx.DISCOURSE for w, _ in label):
+        return True
+    start = 1 if label[0][0] in lx.FIRST_POSSESSIVE else 0
+    np, end = noun_phrase(label, start)
+    return (bool(np) and end == len(label)
+            and all(w.replace("-", "").isalnum() and w not in lx.PRONOUNS for w in np))
+
+
+def _labelled(label: Sequence[tuple[str, str]], rest: Sequence[tuple[str, str]],
+              speaker: str | None) -> Statement | None:
+    """A line "label: rest". A clause after the label is read as it stands
+    ("Update: the standup moved to Thursday"); a noun phrase's label before one
+    typed value (up to the end or a comma) reads as "label is value" ("New phone
+    number: 0151 234 5678, the old one is dead", "Standup: 10:30"), as key-value
+    lines in notes and logs mean. Free text or a name after a label is a note ("Todo: Call Ana"),
+    not the value of an attribute, and a first person after a label that is not
+    discourse ("Ana: I moved") is someone's quoted words: neither states anything."""
+    discourse = all(w in lx.DISCOURSE for w, _ in label)
+    first = _skip_opening(rest)
+    if first < len(rest) and rest[first][0] in lx.FIRST_PERSON | lx.FIRST_POSSESSIVE \
+            and not discourse:
+        return None
+    told = _read(rest, speaker)
+    if told is not None or discourse:
+        return told
+    low, _orig, end = value_words(rest, 0)
+    if not low or (end < len(rest) and rest[end][0] != ",") or not all(map(_typed, low)):
+        return None  # "Agenda: 10:30 intro, 11:00 demo": more than a value
+    # A label's first word is capitalised as the line's start, not as a name.
+    head = [] if len(label) > 1 and label[1][0] == _POSS else [(label[0][0], label[0][0])]
+    said = _read([*head, *label[len(head):], ("is", "is"), *rest[:end]], speaker)
+    if said is None or said.kind in {"text", "name"}:
+        return None
+    if said.owner is None and said.kind in _ONES_OWN:
+        return replace(said, owner=speaker)  # "New number: ..." in Ines's voice is hers
+    return said
+
+
+def _typed(word: str) -> bool:
+    """Whether a word belongs to a typed value: a number, an address, an amount, a
+    time or a calendar word, not a word of free text."""
+    return (not word.isalpha() or word in CALENDAR_WORDS
+            or word in {"am", "pm", "noon", "midnight"})
+
+
+def _read(clause: Sequence[tuple[str, str]], speaker: str | None) -> Statement | None:
     i = _skip_opening(clause)
     if i >= len(clause):
         return None
@@ -184,10 +204,16 @@ def _statement(clause: Sequence[tuple[str, str]], speaker: str | None) -> Statem
             return None
         read = _Clause(clause, speaker, [], "self")
         i += 1
+    elif w.endswith("ed") and is_verb(w) and (i == 0 or clause[i - 1][0] != ","):
+        # "finally moved to Porto", "Switched to the night shift": English drops the
+        # subject of a past-tense sentence one tells of oneself; whose it is, is the voice's.
+        if speaker is None:
+            return None
+        read = _Clause(clause, speaker, [], "self")
     elif w in lx.FIRST_POSSESSIVE:
         if speaker is None:
             return None
-        np, j = _noun_phrase(clause, i + 1)
+        np, j = noun_phrase(clause, i + 1)
         if not np:
             return None
         if j < len(clause) and (clause[j][0] in lx.COPULA or clause[j][0] in lx.AUXILIARIES):
@@ -197,13 +223,13 @@ def _statement(clause: Sequence[tuple[str, str]], speaker: str | None) -> Statem
         i = j
     elif w in lx.UNRESOLVED:
         return None
-    elif _is_name(w, o, i == 0 or clause[i - 1][0] == ","):
+    elif is_name(w, o, i == 0 or clause[i - 1][0] == ","):
         j = i
         while j < len(clause) and clause[j][1][:1].isupper() and clause[j][0] != _POSS:
             j += 1
         name = entity_key(" ".join(o for _, o in clause[i:j]))
         if j < len(clause) and clause[j][0] == _POSS:
-            np, j = _noun_phrase(clause, j + 1)
+            np, j = noun_phrase(clause, j + 1)
             if not np:
                 return None
             read = _Clause(clause, name, np, "owned")
@@ -211,7 +237,7 @@ def _statement(clause: Sequence[tuple[str, str]], speaker: str | None) -> Statem
             read = _Clause(clause, name, [], "name")
         i = j
     else:
-        np, j = _noun_phrase(clause, i)
+        np, j = noun_phrase(clause, i)
         if not np or np[0] in SENTENCE_OPENERS or np[0] in lx.IRREALIS:
             return None
         read = _Clause(clause, None, np, "thing")
@@ -301,7 +327,7 @@ def _fits(frame: str, read: _Clause) -> bool:
 def _finish(read: _Clause, frame: str | None, start: int, verb: list[str], *,
             framed: bool = False, change: bool = False, versions_only: bool = False,
             named: bool = False) -> Statement | None:
-    low, orig, end = _value(read.tokens, start)
+    low, orig, end = value_words(read.tokens, start)
     if not low or read.irrealis(end):
         return None
     kind = value_kind(low, orig)
@@ -360,7 +386,7 @@ def _possession(read: _Clause, i: int) -> Statement | None:
         elif w in lx.COUNT_WORDS and count != "more":
             count = str(max(lx.COUNT_WORDS[w], int(count) if count and count.isdigit() else 0))
         j += 1
-    np, end = _noun_phrase(clause, j)
+    np, end = noun_phrase(clause, j)
     if count is None or not np or read.irrealis(end):
         return None
     head = stem(np[-1])

@@ -128,6 +128,10 @@ FIRST_POSSESSIVE = frozenset({"my", "our"})
 UNRESOLVED = frozenset({"he", "she", "they", "it", "this", "that", "these", "those", "you",
                         "there", "here", "who", "which", "someone", "everyone", "nobody",
                         "his", "her", "their", "its", "your", "one"})
+# Pronouns, as a label's words ("Mine: +34 612 ...", "Yours: ..."): whose they are is
+# the conversation's, not the words', so such a label names no attribute.
+PRONOUNS = UNRESOLVED | FIRST_PERSON | FIRST_POSSESSIVE | {
+    "me", "us", "him", "them", "mine", "yours", "hers", "ours", "theirs"}
 DETERMINERS = frozenset({"the", "a", "an", "our", "my", "this", "that", "its", "their",
                          "his", "her", "your", "new", "old", "current", "latest", "own",
                          "some", "same", "brand", "cute", "little", "big", "lovely", "nice",
@@ -166,3 +170,7 @@ STATE_STARTS = frozenset({"of", "from", "since", "starting", "effective", "begin
 # March"), such an adjunct is skipped to find the clause's subject, with or without
 # the comma that informal writing leaves out.
 TIME_UNITS = OCCASION_PARTS | {"week", "month", "year", "weekend"}
+# Units of a length of time: "two weeks ago", "three months now" say when or how long,
+# and end the value before them ("joined Accenture two weeks ago").
+DURATION_UNITS = frozenset({"second", "minute", "hour", "day", "week", "month", "year",
+                            "decade"})

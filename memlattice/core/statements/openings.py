@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from memlattice.core.entities import CALENDAR_WORDS
 from memlattice.core.statements import lexicon as lx
+from memlattice.core.statements.phrases import is_verb
 
 # A day or a year as written: "3", "3rd", "2025".
 _DAY_OR_YEAR = re.compile(r"\d{1,4}(?:st|nd|rd|th)?")
@@ -21,10 +22,15 @@ _DAY_OR_YEAR = re.compile(r"\d{1,4}(?:st|nd|rd|th)?")
 
 def skip_opening(clause: Sequence[tuple[str, str]]) -> int:
     """The first token after discourse words and a leading adjunct ("As of Monday,",
-    or without its comma "Since April I live in Oslo")."""
+    or without its comma "Since April I live in Oslo"). Words before a comma that
+    hold a subject ("I", "my"), or open with a past-tense verb whose subject is
+    left out ("finally moved to Porto, the new place is bigger"), are a clause of
+    their own, not an adjunct."""
     comma = next((k for k, (w, _) in enumerate(clause[:7]) if w == ","), None)
-    if comma is not None and not any(w in lx.FIRST_PERSON | lx.FIRST_POSSESSIVE
-                                     for w, _ in clause[:comma]):
+    lead = next((w for w, _ in clause if w not in lx.DISCOURSE), "")
+    if comma is not None and not (any(w in lx.FIRST_PERSON | lx.FIRST_POSSESSIVE
+                                      for w, _ in clause[:comma])
+                                  or lead.endswith("ed") and is_verb(lead)):
         i = comma + 1
     else:
         i = _start_time_end(clause)

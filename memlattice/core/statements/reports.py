@@ -26,6 +26,7 @@ import re
 from collections.abc import Collection, Sequence
 
 from memlattice.core.entities import entity_key, mentions
+from memlattice.core.statements.lexicon import DISCOURSE
 
 # How many turns back a pronoun finds the person it stands for.
 LOOK_BACK = 2
@@ -49,6 +50,11 @@ _ADDRESSED = frozenset({"i", "i'm", "i've", "i'd", "i'll", "you", "you're", "you
                         "when", "why", "who", "are", "do", "did", "can", "could", "will",
                         "would", "have", "thanks", "please"})
 _SENTENCE_START = re.compile(r"(?:^|[.!?;:—–-]\s+|\n)\s*$")
+# Discourse words before a sentence's subject ("yes! btw Ana left Siemens", "oh and
+# Ana moved"): they leave the name its subject. "what" is left out: "what Ana said"
+# makes the name the subject of a clause inside another.
+_DISCOURSE_BEFORE = re.compile(
+    r"(?i)(?:\b(?:" + "|".join(sorted(DISCOURSE - {"what"})) + r")\b[\s,]*)+$")
 
 
 def _people_named(text: str, people: Collection[str], speaker: str | None) -> list[str]:
@@ -67,7 +73,8 @@ def _opens_a_sentence(text: str, person: str) -> bool:
     first = person.split()[0]
     for match in re.finditer(rf"\b(?i:{re.escape(first)})\b(?:\s+{_SURNAME})?", text):
         after = _WORD.match(text[match.end():].lstrip())
-        if (_SENTENCE_START.search(text[:match.start()]) and after is not None
+        before = _DISCOURSE_BEFORE.sub("", text[:match.start()])
+        if (_SENTENCE_START.search(before) and after is not None
                 and text[match.end():match.end() + 1].isspace()
                 and after.group(0).lower() not in _ADDRESSED):
             return True

@@ -13,7 +13,11 @@ import snowballstemmer
 from memlattice.core.statements import lexicon as lx
 
 _STEMMER = snowballstemmer.stemmer("porter")
-_TOKEN = re.compile(r"[\w$€£+][\w$€£'@+\-./:]*[\w%]|[\w$€£]|[.!?;,]", re.UNICODE)
+# A colon inside a word is part of it ("10:30", "https://..."); one after a word is
+# a token of its own, which ends a label ("Phone number: ...").
+# A number with thousands separators ("16,100", "$1,250.50") is one word.
+_TOKEN = re.compile(r"[$€£]?\d{1,3}(?:,\d{3})+(?:\.\d+)?%?(?![\w,])"
+                    r"|[\w$€£+][\w$€£'@+\-./:]*[\w%]|[\w$€£]|[.!?;,:]", re.UNICODE)
 _PRONOUN_IS = frozenset({"it", "he", "she", "that", "what", "there", "here", "who", "where",
                          "this", "let"})
 POSS = "'s"
