@@ -159,13 +159,19 @@ def _is_label(label: Sequence[tuple[str, str]]) -> bool:
 
 def _labelled(label: Sequence[tuple[str, str]], rest: Sequence[tuple[str, str]],
               speaker: str | None) -> Statement | None:
-    """A line "label: rest". A clause after the label is read as it stands
-    ("Update: the standup moved to Thursday"); a noun phrase's label before one
-    typed value (up to the end or a comma) reads as "label is value" ("New phone
-    number: 0151 234 5678, the old one is dead", "Standup: 10:30"), as key-value
-    lines in notes and logs mean. Free text or a name after a label is a note ("Todo: Call Ana"),
-    not the value of an attribute, and a first person after a label that is not
-    discourse ("Ana: I moved") is someone's quoted words: neither states anything."""
+    """A line "label: rest".
+
+    A clause after the label is read as it stands ("Update: the standup moved to
+    Thursday"). A noun phrase's label before one typed value (up to the end or a
+    comma) reads as "label is value" ("New phone number: 0151 234 5678, the old
+    one is dead", "Standup: 10:30"), as key-value lines in notes mean. Nothing
+    else is stated: free text or a name after a label is a note ("Todo: Call
+    Ana"); a bare number is as often a count or a reading of tool output
+    ("Errors: 3") as a setting, and the contrast reading too takes one as new only
+    where a change leads to it; a date or time with more after it dates an entry
+    of a log or an agenda ("Incident: 2026-04-02, the primary failed over"); and
+    a first person after a label that is not discourse ("Ana: I moved") is
+    someone's quoted words, whose "I" is not known."""
     discourse = all(w in lx.DISCOURSE for w, _ in label)
     first = _skip_opening(rest)
     if first < len(rest) and rest[first][0] in lx.FIRST_PERSON | lx.FIRST_POSSESSIVE \
@@ -180,8 +186,10 @@ def _labelled(label: Sequence[tuple[str, str]], rest: Sequence[tuple[str, str]],
     # A label's first word is capitalised as the line's start, not as a name.
     head = [] if len(label) > 1 and label[1][0] == _POSS else [(label[0][0], label[0][0])]
     said = _read([*head, *label[len(head):], ("is", "is"), *rest[:end]], speaker)
-    if said is None or said.kind in {"text", "name"}:
-        return None
+    if said is None or said.kind in {"text", "name", "number"}:
+        return None  # a bare number after a label is a count or a reading as often
+    if said.attribute == "when" and end < len(rest):
+        return None  # "Incident: 2026-04-02, ...": the date of an entry
     if said.owner is None and said.kind in _ONES_OWN:
         return replace(said, owner=speaker)  # "New number: ..." in Ines's voice is hers
     return said
