@@ -213,8 +213,9 @@ class Limiter:
         held, cap, limit = ((state.streams, limits.streams, Limit.STREAMS) if stream
                             else (state.in_flight, limits.concurrent, Limit.CONCURRENT))
         if cap is not None and held >= cap:
-            what = "live subscriptions" if stream else "operations in flight"
-            return Refusal(limit, 1.0, f"this API key already has {held} {what} on this"
+            what = "live subscription" if stream else "operation"
+            what = f"{held} {what}{'' if held == 1 else 's'}{'' if stream else ' in flight'}"
+            return Refusal(limit, 1.0, f"this API key already has {what} on this"
                            f" server process, its share of the key's limit; try again")
         if not stream and self.share is not None:
             # Before the rate: a request refused for its turn keeps its token.
@@ -295,8 +296,10 @@ class Limiter:
             return None
         limits = state.limits
         if limits.concurrent is not None and state.in_flight >= limits.concurrent:
+            count = state.in_flight
             return Refusal(Limit.CONCURRENT, 1.0, "this API key already has"
-                           f" {state.in_flight} operations in flight on this server process,"
+                           f" {count} operation{'' if count == 1 else 's'} in flight on this"
+                           " server process,"
                            " its share of the key's limit; try again")
         rate_wait = _until(state.requests, 1.0, now)
         cost = state.cost
