@@ -101,12 +101,12 @@ MEMORY_REF = "id namespace content createdAt updatedAt version"
 # What a search's caller typically reads of a hit: the memory, its score parts, and
 # whatever changes what it means (conflicts, a newer memory and how firm that is).
 # Every field is priced (docs/api.md#limits): ten whole `HIT`s cost 1,611, three times
-# the cost budget of a key limited to 5 requests a second; ten of these cost 401
+# the cost budget of a key limited to 5 requests a second; ten of these cost 441
 # (the integrations' fields included), and `detail="full"` asks for everything.
 HIT_BRIEF = f"""
   score similarityScore ftsScore expanded
-  memory {{ id namespace key content memoryType value tags metadata sessionId createdAt
-    updatedAt version }}
+  memory {{ id namespace key content memoryType value tags metadata scope agentId userId
+    sessionId taskId createdAt updatedAt version }}
   conflicts {{ {MEMORY_REF} }} outdatedBy {{ {MEMORY_REF} }}
   update {{ id status kind confidence reason subject attribute proposedBy }}
 """
