@@ -9,7 +9,17 @@ and cycles are left to graphql-core's validation, which runs first.
     cost(field)   = 1 + multiplier * cost(its selections)
     multiplier    = `first`, `input.limit` or `len(inputs)` when the field has one,
                     1 for a connection's `edges` / `nodes` (the page `first` sized),
+                    1 for a list in LOADED_WITH_PARENT,
                     DEFAULT_LIST_SIZE for other list fields, otherwise 1
+
+A hit's `conflicts` and `path` and a memory's `nearDuplicates` (LOADED_WITH_PARENT,
+fields without a resolver) hold what the query that loaded their parent already
+read: they cause no database work of their own, and hold nothing or a few items
+(`nearDuplicates` is empty but on write results), not a page. Priced as a page of DEFAULT_LIST_SIZE, a search hit
+selecting every field of its conflicts cost ten times its own memory, and the
+Python client's search of ten hits 10,151 (about a second of Neo4j work was
+priced as a hundred ordinary requests); served, it took 1.2 times as long as a
+search of ten hits' ids and contents (docs/api.md#limits).
 
 Introspection fields (`__schema`, `__type`, ...) are not counted: GraphiQL's
 introspection query is deep by nature and is governed by its own switch.
@@ -31,6 +41,7 @@ from graphql import (
     FragmentDefinitionNode,
     FragmentSpreadNode,
     GraphQLError,
+    GraphQLField,
     GraphQLList,
     GraphQLNamedType,
     GraphQLObjectType,
@@ -68,6 +79,20 @@ def _size(value: Any) -> int | None:
         # VALIDATION, which says more than TOO_COMPLEX: cost it as the largest page.
         return max(1, min(value, MAX_PAGE))
     return None
+
+
+# (type, field): lists read from their parent's row, a few items at most; see above.
+# Other lists without a resolver stay priced as pages: a summary's memories or an
+# ingested conversation's are as many as its window or its messages.
+LOADED_WITH_PARENT = frozenset({("SearchHit", "conflicts"), ("SearchHit", "path"),
+                                ("Memory", "nearDuplicates")})
+
+
+def read_from_parent(definition: GraphQLField) -> bool:
+    """Whether a field is a plain attribute of its parent's value (a strawberry field
+    without a resolver): its data came with the parent, no query of its own."""
+    field = definition.extensions.get("strawberry-definition")
+    return field is not None and getattr(field, "base_resolver", True) is None
 
 
 @dataclass(frozen=True)
@@ -126,7 +151,8 @@ class _Walker:
         child_type = get_named_type(definition.type) if definition else None
         inner = self.selections(node.selection_set, child_type)
         is_list = (definition is not None and name not in PAGE_FIELDS
-                   and isinstance(get_nullable_type(definition.type), GraphQLList))
+                   and isinstance(get_nullable_type(definition.type), GraphQLList)
+                   and (getattr(parent, "name", None), name) not in LOADED_WITH_PARENT)
         multiplier = self.multiplier(node, is_list)
         return Measure(depth=1 + inner.depth,
                        aliases=(1 if node.alias else 0) + inner.aliases,

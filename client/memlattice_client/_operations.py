@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Generic, TypeVar, Unpack
+from typing import Any, Generic, Literal, TypeVar, Unpack
 
 from memlattice_client._inputs import (
     ConversationFields,
@@ -94,7 +94,21 @@ HIT = f"""
   score similarityScore ftsScore recencyScore popularityScore graphScore boost rerankScore
   similarityRank ftsRank expanded path {{ type sourceId targetId }}
   memory {{ {MEMORY} }} conflicts {{ {MEMORY} }} outdatedBy {{ {MEMORY} }}
-  update {{ id status kind confidence reason subject attribute matched createdAt }}
+  update {{ id status kind confidence reason subject attribute matched createdAt proposedBy }}
+"""
+# A memory a hit names beside its own (a conflict, the newer one): what `Memory` needs.
+MEMORY_REF = "id namespace content createdAt updatedAt version"
+# What a search's caller typically reads of a hit: the memory, its score parts, and
+# whatever changes what it means (conflicts, a newer memory and how firm that is).
+# Every field is priced (docs/api.md#limits): ten whole `HIT`s cost 1,611, three times
+# the cost budget of a key limited to 5 requests a second; ten of these cost 441
+# (the integrations' fields included), and `detail="full"` asks for everything.
+HIT_BRIEF = f"""
+  score similarityScore ftsScore expanded
+  memory {{ id namespace key content memoryType value tags metadata scope agentId userId
+    sessionId taskId createdAt updatedAt version }}
+  conflicts {{ {MEMORY_REF} }} outdatedBy {{ {MEMORY_REF} }}
+  update {{ id status kind confidence reason subject attribute proposedBy }}
 """
 
 
@@ -366,15 +380,21 @@ def audit_trail(namespace: str, id: str) -> Call[list[AuditEntry]]:
 
 
 @operation("search")
-def search(namespace: str, query: str | None = None,
+def search(namespace: str, query: str | None = None, *,
+           detail: Literal["brief", "full"] = "brief",
            **options: Unpack[SearchOptions]) -> Call[list[SearchHit]]:
-    """Scoped recall; each hit carries its score parts, graph path and conflicts.
-    `agent_id` / `user_id` / `session_id` / `task_id` say who is asking (the scope
-    chain to read, as `write_memory` takes them); `filter` narrows by equality.
-    The deprecated `vector=` and `context=` still work, with a DeprecationWarning."""
+    """Scoped recall. Each hit carries its score (and the similarity and fulltext
+    parts), its memory's main fields, its conflicts and the newer memory that
+    outdates it (their ids and contents); `detail="full"` asks for every field of
+    each (every score part, the graph path), at about four times the cost a key's
+    budget is charged. `agent_id` / `user_id` / `session_id` / `task_id` say who
+    is asking (the scope chain to read, as `write_memory` takes them); `filter`
+    narrows by equality. The deprecated `vector=` and `context=` still work, with
+    a DeprecationWarning."""
     fields = current_search_options(options)
     flt = {"namespace": namespace, **fields.pop("filter", {})}
+    hit = HIT if detail == "full" else HIT_BRIEF
     return Call("search",
-                f"query($input: SearchInput!) {{ search(input: $input) {{ {HIT} }} }}",
+                f"query($input: SearchInput!) {{ search(input: $input) {{ {hit} }} }}",
                 {"input": to_graphql({"filter": flt, "query": query, **fields})},
                 lambda raw: [SearchHit.model_validate(h) for h in raw])

@@ -10,7 +10,7 @@ run it
     memlattice neo4j start|stop|status|install|admin   the locally provisioned Neo4j
     memlattice migrate            apply pending schema migrations and exit
 access
-    memlattice keys create|list|revoke   API keys (stored hashed in Neo4j)
+    memlattice keys create|list|limits|revoke   API keys (stored hashed in Neo4j)
 data
     memlattice export             write a namespace as JSONL (progress bars)
     memlattice import             load an export, or other tools' logs, into a namespace

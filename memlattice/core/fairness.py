@@ -161,6 +161,9 @@ class _KeyState:
     cost: TokenBucket | None
     in_flight: int = 0
     streams: int = 0
+    # What the key's last operation cost (charged or refused): what its next one
+    # probably costs, so an early refusal's Retry-After can cover it (`peek`).
+    last_cost: float = 0.0
 
 
 class Limiter:
@@ -197,7 +200,8 @@ class Limiter:
                 requests=_bucket(limits.rate, limits.burst, now),
                 cost=_bucket(limits.cost_rate, limits.cost_burst, now),
                 in_flight=state.in_flight if state else 0,
-                streams=state.streams if state else 0)
+                streams=state.streams if state else 0,
+                last_cost=state.last_cost if state else 0.0)
             self._keys[key] = state
         return state
 
@@ -209,8 +213,9 @@ class Limiter:
         held, cap, limit = ((state.streams, limits.streams, Limit.STREAMS) if stream
                             else (state.in_flight, limits.concurrent, Limit.CONCURRENT))
         if cap is not None and held >= cap:
-            what = "live subscriptions" if stream else "operations in flight"
-            return Refusal(limit, 1.0, f"this API key already has {held} {what} on this"
+            what = "live subscription" if stream else "operation"
+            what = f"{held} {what}{'' if held == 1 else 's'}{'' if stream else ' in flight'}"
+            return Refusal(limit, 1.0, f"this API key already has {what} on this"
                            f" server process, its share of the key's limit; try again")
         if not stream and self.share is not None:
             # Before the rate: a request refused for its turn keeps its token.
@@ -249,11 +254,15 @@ class Limiter:
         mostly refuses is served little, and would otherwise count as the lightest key,
         which everyone else gives way to; it is the one that asks the most."""
         state = self._state(key, own, now)
+        state.last_cost = cost
         wait = 0.0 if state.cost is None else state.cost.take(cost, now)
         if self.share is not None:
             self.share.charge(key, cost, now)
         if wait <= 0:
             return None
+        # The request took a rate token before it was measured: its retry needs one too,
+        # so Retry-After covers both, and a client that obeys it is admitted.
+        wait = max(wait, _until(state.requests, 1.0, now))
         budget = (f"{_per_second(state.limits.cost_rate)} cost units a second on this server"
                   f" process, burst {_amount(state.limits.cost_burst)}")
         if state.cost is not None and cost > state.cost.capacity:
@@ -275,32 +284,37 @@ class Limiter:
         never `share`, which a request may wait out (memlattice.server.throttle).
         Also `cost` while the key's cost bucket holds less than one unit, which no
         operation can be admitted on (`charge`): a key out of budget is refused
-        before its Neo4j look-up and its GraphQL parse, as one out of requests is."""
+        before its Neo4j look-up and its GraphQL parse, as one out of requests is.
+
+        Its `retry_after` is when a request like the key's last can be admitted: a
+        rate token and, in the cost bucket, what the last operation cost (a full
+        bucket, for one dearer than it), whichever comes later. The time until the
+        bucket holds one unit would send a client that obeys it back into a second
+        refusal, by `charge` this time, whenever its operations cost more than that."""
         state = self._keys.get(key)
         if state is None:
             return None
         limits = state.limits
         if limits.concurrent is not None and state.in_flight >= limits.concurrent:
+            count = state.in_flight
             return Refusal(Limit.CONCURRENT, 1.0, "this API key already has"
-                           f" {state.in_flight} operations in flight on this server process,"
+                           f" {count} operation{'' if count == 1 else 's'} in flight on this"
+                           " server process,"
                            " its share of the key's limit; try again")
-        bucket = state.requests
-        if bucket is not None:
-            bucket.refill(now)
-            if bucket.tokens < 1.0:
-                return Refusal(Limit.RATE, (1.0 - bucket.tokens) / bucket.rate,
-                               "this API key is over its request rate"
-                               f" ({_per_second(limits.rate)} a second on this server process,"
-                               f" burst {_amount(limits.burst)}); slow down")
+        rate_wait = _until(state.requests, 1.0, now)
         cost = state.cost
-        if cost is not None:
-            cost.refill(now)
-            if cost.tokens < 1.0:
-                return Refusal(Limit.COST, (1.0 - cost.tokens) / cost.rate,
-                               "this API key has spent its cost budget"
-                               f" ({_per_second(limits.cost_rate)} cost units a second on"
-                               " this server process); slow down or ask for less")
-        return None
+        out_of_cost = cost is not None and _until(cost, 1.0, now) > 0
+        if not (rate_wait > 0 or out_of_cost):
+            return None
+        wait = max(rate_wait,
+                   0.0 if cost is None else _until(cost, max(1.0, state.last_cost), now))
+        if rate_wait > 0:
+            return Refusal(Limit.RATE, wait, "this API key is over its request rate"
+                           f" ({_per_second(limits.rate)} a second on this server process,"
+                           f" burst {_amount(limits.burst)}); slow down")
+        return Refusal(Limit.COST, wait, "this API key has spent its cost budget"
+                       f" ({_per_second(limits.cost_rate)} cost units a second on"
+                       " this server process); slow down or ask for less")
 
     def in_flight(self, key: str) -> tuple[int, int]:
         """(operations in flight, live subscriptions) of `key` in this process."""
@@ -313,6 +327,18 @@ def _bucket(rate: float | None, burst: float | None, now: float) -> TokenBucket 
         return None
     capacity = burst if burst is not None else max(1.0, rate)
     return TokenBucket(rate=rate, capacity=capacity, stamp=now)
+
+
+def _until(bucket: TokenBucket | None, amount: float, now: float) -> float:
+    """Seconds until `bucket` could give `amount` (a full bucket, for more than it
+    holds), taking nothing; 0 when it could now, or when there is no bucket."""
+    if bucket is None:
+        return 0.0
+    bucket.refill(now)
+    needed = min(amount, bucket.capacity)
+    if bucket.tokens >= needed * (1.0 - 1e-9):
+        return 0.0
+    return math.inf if bucket.rate <= 0 else (needed - bucket.tokens) / bucket.rate
 
 
 def _per_second(value: float | None) -> str:

@@ -45,6 +45,8 @@ class Gate:
         self.early_s = early_s
         # key id -> (fingerprint of the secret it authenticated with, when)
         self._seen: dict[str, tuple[str, float]] = {}
+        # key -> when it was last refused (its client was told to wait)
+        self._refused_at: dict[str, float] = {}
 
     def seen(self, principal: Principal, fingerprint: str) -> None:
         """Note that `principal` just authenticated with the secret of `fingerprint`."""
@@ -68,6 +70,19 @@ class Gate:
         if refusal is not None and self._refused is not None:
             self._refused(key_id, refusal)
         return refusal
+
+    def refused_lately(self, key_id: str) -> bool:
+        """Whether `key_id` was refused less than `early_s` ago: a request of it now
+        comes from a client that was told to wait (`Retry-After`, at least a second)
+        and did not, which memlattice.server.throttle.RefuseEarly holds. A client
+        whose last answer was a success has ignored nothing, and is answered at once."""
+        at = self._refused_at.get(key_id)
+        return at is not None and self.clock() - at < self.early_s
+
+    def refusal_sent(self, key_id: str) -> None:
+        """Note that a refusal of `key_id` was sent just now (after any hold: its
+        client may come back only from then)."""
+        self._refused_at[key_id] = self.clock()
 
     def forget(self, key_id: str) -> None:
         """Judge the key's next request after its full check (as the window's end does)."""
@@ -103,6 +118,8 @@ class Gate:
     def charge(self, principal: Principal, cost: float) -> Refusal | None:
         key = key_of(principal)
         refusal = self.limiter.charge(key, principal.limits, cost, self.clock())
+        if refusal is not None:
+            self._refused_at[key] = self.clock()
         if refusal is not None and self._refused is not None:
             self._refused(key, refusal)
         elif refusal is None and self._charged is not None:
@@ -110,6 +127,8 @@ class Gate:
         return refusal
 
     def _told(self, key: str, refusal: Refusal | None) -> None:
+        if refusal is not None:
+            self._refused_at[key] = self.clock()
         if refusal is not None and self._refused is not None:
             self._refused(key, refusal)
         if self._counts is not None:

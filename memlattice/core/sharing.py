@@ -114,9 +114,9 @@ class ProcessShare:
         if heaviest is None or mine < heaviest:
             return None
         return Refusal(Limit.SHARE, 1.0, "this server process is busy ("
-                       f"{self.total} operations in flight, its capacity {self.capacity})"
+                       f"{_operations(self.total)} in flight, its capacity {self.capacity})"
                        " and this API key has the most work of them in flight"
-                       f" ({self.in_flight(key)} operations): other keys' operations go"
+                       f" ({_operations(self.in_flight(key))}): other keys' operations go"
                        " first; try again")
 
     def work(self, key: str, now: float) -> float:
@@ -212,3 +212,8 @@ def _faded(amount: tuple[float, float] | None, now: float, half_life_s: float) -
     if half_life_s <= 0:
         return 0.0
     return value * math.pow(0.5, (now - stamp) / half_life_s)
+
+
+def _operations(count: int) -> str:
+    """"1 operation", "2 operations": the count as a refusal's message says it."""
+    return f"{count} operation{'' if count == 1 else 's'}"

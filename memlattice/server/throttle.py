@@ -149,10 +149,12 @@ class RefuseEarly:
 
     `hold_s` (`MEMLATTICE_FAIRNESS_REFUSAL_HOLD_S`, 1 s by default; 0: off) holds such a
     refusal about that long (from half to one and a half times it) before it is
-    sent: its client came back within a second of its key's last check while still
-    over its limits, so it is not waiting its `Retry-After`, and each of its
+    sent, when the key was also refused less than a second before
+    (`Gate.refused_lately`): its client was told to wait at least a second and came
+    back sooner, so it is not waiting its `Retry-After`, and each of its
     connections then carries about one refusal per hold instead of as many as it
-    can send. At most `max_held` are held at once; past that they are answered at
+    can send. A request sent straight after a success (its client was told nothing
+    yet, say the one that put its key into cost debt) is refused at once. At most `max_held` are held at once; past that they are answered at
     once. The answer itself is the one every refusal gets (`_refuse`)."""
 
     def __init__(self, app: ASGIApp, gate: Gate | None, metrics: Metrics | None = None,
@@ -168,8 +170,9 @@ class RefuseEarly:
         if self.gate is not None and scope["type"] == "http":
             presented = _fingerprint(scope)
             refusal = self.gate.early(*presented) if presented else None
-            if refusal is not None:
-                if self.hold_s > 0 and self.held < self.max_held:
+            if presented is not None and refusal is not None:
+                if (self.hold_s > 0 and self.held < self.max_held
+                        and self.gate.refused_lately(presented[0])):
                     self.held += 1
                     try:
                         # Spread: a flood's connections, held alike, would otherwise
@@ -177,6 +180,7 @@ class RefuseEarly:
                         await asyncio.sleep(self.hold_s * (0.5 + random.random()))
                     finally:
                         self.held -= 1
+                self.gate.refusal_sent(presented[0])
                 await _refuse(refusal, self.metrics, scope, receive, send)
                 return
         await self.app(scope, receive, send)

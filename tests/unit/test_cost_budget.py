@@ -72,11 +72,71 @@ def test_a_key_out_of_cost_budget_is_refused_early_without_taking_a_token() -> N
     gate.release(flood)
     refusal = gate.early("flood", "secret")
     assert refusal is not None and refusal.limit is Limit.COST
-    assert refusal.retry_after_header == "1"
+    # Until the bucket is full again, which an operation like the last needs.
+    assert refusal.retry_after == (500 + 51) / 500 and refusal.retry_after_header == "2"
     requests = gate.limiter._keys["flood"].requests
     assert requests is not None and requests.tokens == 4.0  # the refusal took none
     clock.now = 0.2  # one unit back in the bucket: judged by the operation's cost again
     assert gate.early("flood", "secret") is None
+
+
+def test_a_client_that_waits_its_retry_after_in_cost_debt_is_admitted() -> None:
+    """The walkthrough's key (rate 5, burst 5: a cost budget of 500) sending a search
+    dearer than its whole budget (851): admitted into debt, the next one sent straight
+    on is refused early. Its Retry-After used to say when the bucket held one unit
+    (1 s), and the retry was refused again, by its cost; now it says when the bucket
+    is full, and the retry is admitted."""
+    clock = Clock()
+    gate = Gate(Limiter(DEFAULTS, request_cost=100.0), clock=clock, early_s=1.0)
+    flood = key("flood", FLOOD)
+
+    def send() -> str | None:
+        """One request as the server takes it: early check, admission, its cost."""
+        refusal = gate.early("flood", "secret")
+        if refusal is None:
+            gate.seen(flood, "secret")
+            refusal = gate.admit(flood)
+            if refusal is None:
+                refusal = gate.charge(flood, 851)
+                gate.release(flood)
+        return None if refusal is None else refusal.retry_after_header
+
+    gate.seen(flood, "secret")
+    for _ in range(3):
+        assert send() is None
+        clock.now += 0.01
+        retry_after = send()
+        assert retry_after == "2"  # (851 - 5) / 500 s until the bucket is full
+        clock.now += int(retry_after)
+        assert send() is None  # obeyed, admitted
+        clock.now += 2  # a pause: the bucket is full again
+
+
+@settings(max_examples=300, deadline=None)
+@given(rate=st.floats(0.05, 100.0), burst=st.floats(1.0, 100.0), cost=st.floats(1.0, 5000.0),
+       pauses=st.lists(st.floats(0.0, 2.0), max_size=30))
+def test_a_request_sent_again_after_its_retry_after_is_admitted(
+    rate: float, burst: float, cost: float, pauses: list[float],
+) -> None:
+    """Whatever a key's rate and the cost of the operation it repeats, at whatever
+    pace: one refused (early, by its rate or by its cost) and sent again once its
+    Retry-After has passed is admitted, when the key sent nothing else meanwhile."""
+    limiter = Limiter(KeyLimits(), request_cost=100.0)
+    own = KeyLimits(rate=rate, burst=burst)
+    now = 0.0
+    for pause in pauses:
+        now += pause
+        refusal = limiter.peek("a", now) or limiter.admit("a", own, now)
+        if refusal is None:
+            refusal = limiter.charge("a", own, cost, now)
+            limiter.release("a", now)
+        if refusal is None:
+            continue
+        now += int(refusal.retry_after_header)
+        assert limiter.peek("a", now) is None
+        assert limiter.admit("a", own, now) is None
+        assert limiter.charge("a", own, cost, now) is None
+        limiter.release("a", now)
 
 
 @settings(max_examples=300, deadline=None)

@@ -152,3 +152,15 @@ def test_early_refusals_need_the_same_secret_seen_within_the_window() -> None:
     assert gate.early("a", "secret") is None  # and the bucket has its token again
     gate.forget("a")
     assert gate.early("a", "secret") is None
+
+
+def test_a_concurrency_refusal_counts_one_operation_in_the_singular() -> None:
+    limiter = Limiter(KeyLimits(concurrent=1, streams=1))
+    assert limiter.admit("a", QUIET, 0.0) is None
+    assert limiter.admit("a", QUIET, 0.0, stream=True) is None
+    refused = limiter.admit("a", QUIET, 0.0)
+    assert refused is not None and "already has 1 operation in flight on" in refused.message
+    peeked = limiter.peek("a", 0.0)
+    assert peeked is not None and "already has 1 operation in flight on" in peeked.message
+    streams = limiter.admit("a", QUIET, 0.0, stream=True)
+    assert streams is not None and "already has 1 live subscription on" in streams.message

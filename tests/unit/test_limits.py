@@ -6,7 +6,13 @@ import time
 
 from graphql import parse
 
-from memlattice.resolvers.limits import DEFAULT_LIST_SIZE, measure
+from memlattice.core.settings import FairnessSettings
+from memlattice.resolvers.limits import (
+    DEFAULT_LIST_SIZE,
+    LOADED_WITH_PARENT,
+    measure,
+    read_from_parent,
+)
 from memlattice.resolvers.schema import schema
 
 GRAPHQL = schema._schema
@@ -35,9 +41,38 @@ def test_connection_cost_follows_first_literal_and_variable() -> None:
 
 
 def test_other_lists_count_the_default_size() -> None:
-    query = ('query { search(input: {filter: {namespace: "a"}, query: "x", limit: 2})'
-             " { conflicts { id } } }")
+    query = ('query { summarize(namespace: "a", window: {limit: 2})'
+             " { memories { id } } }")
     assert measured(query)[2] == 1 + 2 * (1 + DEFAULT_LIST_SIZE * 1)
+
+
+def test_lists_loaded_with_their_hit_count_once() -> None:
+    """A hit's conflicts come with the hit from the search's one query: priced as a
+    page of ten, a hit selecting its conflicts' fields cost ten times its memory."""
+    query = ('query { search(input: {filter: {namespace: "a"}, query: "x", limit: 2})'
+             " { memory { id content } conflicts { id content } path { type } } }")
+    assert measured(query)[2] == 1 + 2 * (3 + 3 + 2)
+    # Each is a plain attribute of its parent (no resolver, no query of its own).
+    for type_name, field in LOADED_WITH_PARENT:
+        assert read_from_parent(GRAPHQL.get_type(type_name).fields[field])  # type: ignore[union-attr]
+
+
+def test_the_python_clients_default_search_fits_a_rate_limited_keys_budget() -> None:
+    """`MemlatticeClient.search(ns, query)` on a key limited to 5 requests a second
+    (cost budget 5 x request_cost, bucket as much): it cost 10,151, twenty seconds
+    of that budget, and the key's next calls were refused for a minute and a half."""
+    from memlattice_client import _operations as ops
+
+    request_cost = FairnessSettings().request_cost
+    bucket = 5 * request_cost
+
+    def cost(call: ops.Call[object]) -> int:
+        return measure(GRAPHQL, parse(call.document), None, call.variables).cost
+
+    default = cost(ops.search("ns", "cat"))
+    assert default <= bucket  # admitted from a full bucket, never into debt
+    # Every field is opt-in, and no longer priced as a hundred requests.
+    assert default < cost(ops.search("ns", "cat", detail="full")) <= 20 * request_cost
 
 
 def test_search_limit_inside_the_input_object() -> None:

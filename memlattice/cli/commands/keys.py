@@ -31,7 +31,7 @@ EPILOG = textwrap.dedent("""\
       memlattice keys create --name crm-agent --namespace acme/crm --namespace 'acme/shared/*' \\
           --max-scope agent --clearance medium --read-write
       memlattice keys create --name ops --admin
-      memlattice keys create --name batch-loader --namespace acme/crm --read-write \
+      memlattice keys create --name batch-loader --namespace acme/crm --read-write \\
           --rate 20 --burst 40 --concurrent 4 --cost-rate 50000
       memlattice keys limits 3f9a0c1b2d4e --rate 5 --reset cost_rate
       memlattice keys list
@@ -40,7 +40,7 @@ EPILOG = textwrap.dedent("""\
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("keys", help="create, list and revoke API keys",
+    parser = sub.add_parser("keys", help="create, list, limit and revoke API keys",
                             description=__doc__, epilog=EPILOG,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = parser.add_subparsers(dest="keys_action", required=True)
@@ -64,7 +64,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _limit_arguments(create)
     create.set_defaults(func=cmd_create, write=False)
 
-    limits = actions.add_parser("limits", help="change a key's limits; effective at once")
+    limits = actions.add_parser(
+        "limits", help="change a key's limits; a key in use sees them within a second",
+        description="Change a key's limits. A key in use sees them within a second: while"
+        " it floods, its refusals skip the look-up of the key for that long"
+        " (MEMLATTICE_FAIRNESS_EARLY_REFUSAL_S).")
     limits.add_argument("key_id")
     _limit_arguments(limits)
     limits.add_argument("--reset", action="append", default=[], choices=LIMITS,
@@ -74,7 +78,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     actions.add_parser("list", help="list keys (never their secrets)").set_defaults(
         func=cmd_list)
-    revoke = actions.add_parser("revoke", help="revoke a key by id; effective at once")
+    revoke = actions.add_parser("revoke", help="revoke a key by id; a key in use is refused within a second")
     revoke.add_argument("key_id")
     revoke.set_defaults(func=cmd_revoke)
 
@@ -83,13 +87,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 LIMITS = ["rate", "burst", "concurrent", "streams", "cost_rate", "cost_burst"]
 _LIMIT_HELP = {
     "rate": (float, "requests a second (HTTP requests and WebSocket operations)"),
-    "burst": (float, "requests at once above the rate (the bucket's size)"),
+    "burst": (float, "the request bucket's size: requests that may be sent at once after"
+                       " a quiet spell"),
     "concurrent": (int, "operations in flight at once"),
     "streams": (int, "live WebSocket subscriptions at once"),
     "cost_rate": (float, "estimated query cost a second (see docs/api.md, limits); unset"
                   " on a key that sets --rate: that rate times"
                   " MEMLATTICE_FAIRNESS_REQUEST_COST"),
-    "cost_burst": (float, "query cost at once above that rate; unset on a key that sets"
+    "cost_burst": (float, "the cost bucket's size: query cost that may be spent at once after"
+                   " a quiet spell; unset on a key that sets"
                    " --rate: its burst times MEMLATTICE_FAIRNESS_REQUEST_COST"),
 }
 
