@@ -15,11 +15,11 @@ and cycles are left to graphql-core's validation, which runs first.
 A hit's `conflicts` and `path` and a memory's `nearDuplicates` (LOADED_WITH_PARENT,
 fields without a resolver) hold what the query that loaded their parent already
 read: they cause no database work of their own, and hold nothing or a few items
-(`nearDuplicates` is empty but on write results), not a page. Priced as a page of DEFAULT_LIST_SIZE, a search hit
-selecting every field of its conflicts cost ten times its own memory, and the
-Python client's search of ten hits 10,151 (about a second of Neo4j work was
-priced as a hundred ordinary requests); served, it took 1.2 times as long as a
-search of ten hits' ids and contents (docs/api.md#limits).
+(`nearDuplicates` is empty but on write results), not a page. Priced as a page of
+DEFAULT_LIST_SIZE, a search hit selecting every field of its conflicts cost ten
+times its own memory, and the Python client's search of ten hits 10,151 (about a
+second of Neo4j work was priced as a hundred ordinary requests); served, it took
+1.2 times as long as a search of ten hits' ids and contents (docs/api.md#limits).
 
 Introspection fields (`__schema`, `__type`, ...) are not counted: GraphiQL's
 introspection query is deep by nature and is governed by its own switch.

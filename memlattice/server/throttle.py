@@ -154,8 +154,9 @@ class RefuseEarly:
     back sooner, so it is not waiting its `Retry-After`, and each of its
     connections then carries about one refusal per hold instead of as many as it
     can send. A request sent straight after a success (its client was told nothing
-    yet, say the one that put its key into cost debt) is refused at once. At most `max_held` are held at once; past that they are answered at
-    once. The answer itself is the one every refusal gets (`_refuse`)."""
+    yet, say the one that put its key into cost debt) is refused at once. At most
+    `max_held` are held at once; past that they are answered at once. The answer
+    itself is the one every refusal gets (`_refuse`)."""
 
     def __init__(self, app: ASGIApp, gate: Gate | None, metrics: Metrics | None = None,
                  *, hold_s: float = 0.0, max_held: int = 0) -> None:
