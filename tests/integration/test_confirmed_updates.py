@@ -115,3 +115,35 @@ async def test_a_key_that_may_not_see_the_successor_is_not_led_to_it(
                                  statuses=["ACTIVE", "SUPERSEDED"])
             assert ids(shown) == [bergen] and shown[0]["outdatedBy"] is None
             assert tromso not in str(shown)
+
+
+ADD_EDGE = """mutation($ns: String!, $input: EdgeInput!) {
+  addEdge(namespace: $ns, input: $input) { id } }"""
+PROPOSE = """mutation($ns: String!, $newer: ID!, $older: ID!, $confirm: Boolean!) {
+  proposeUpdate(namespace: $ns, newerId: $newer, olderId: $older, confirm: $confirm) {
+    id status } }"""
+
+
+async def test_a_supersedes_cycle_is_refused_with_the_reason_addedge_gives(
+    gql: GraphQLClient, namespace: str,
+) -> None:
+    async def write(content: str, now: str) -> str:
+        data = await gql.ok(WRITE, {"input": {"namespace": namespace, "content": content,
+                                              "now": now}})
+        return str(data["writeMemory"]["id"])
+
+    old = await write("My go-to drink is a flat white every morning.", "2025-01-10T10:00:00Z")
+    new = await write("Mornings are green tea for me these days.", "2025-06-02T09:00:00Z")
+    link = (await gql.ok(PROPOSE, {"ns": namespace, "newer": new, "older": old,
+                                   "confirm": False}))["proposeUpdate"]
+    # Someone said the other way round that the older memory succeeds the newer one.
+    await gql.ok(ADD_EDGE, {"ns": namespace, "input": {"sourceId": old, "targetId": new,
+                                                       "type": "SUPERSEDES"}})
+    refused = await gql.error(CONFIRM, {"ns": namespace, "id": link["id"]})
+    assert refused["extensions"]["code"] == "CONFLICT"
+    assert refused["extensions"]["reason"] == "SUPERSEDES_CYCLE"
+    refused = await gql.error(PROPOSE, {"ns": namespace, "newer": new, "older": old,
+                                        "confirm": True})
+    assert refused["extensions"]["code"] == "CONFLICT"
+    assert refused["extensions"]["reason"] == "SUPERSEDES_CYCLE"
+    assert (await links(gql, namespace))[0]["status"] == "CANDIDATE"
