@@ -230,9 +230,9 @@ async def recall(service: MemoryService, request: SearchRequest, *,
     pool = first_pool(config, service.candidates, share)
     full = config.candidate_count(service.candidates)
     ranking = await ranked(pool, first_try=pool < full)
-    if pool < full and not settled(
-            ranking.scored, pool_floor=min((x.score for x in ranking.result.semantic),
-                                           default=None),
+    if pool < full and not settled(  # counting no lead: it may leave the list
+            [s for s in ranking.scored if ranking.props[s.id].get("status") in statuses],
+            pool_floor=min((x.score for x in ranking.result.semantic), default=None),
             ceiling=factor_ceiling(config, request.query), limit=config.limit,
             min_score=config.min_score):
         ranking = await ranked(full)
