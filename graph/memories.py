@@ -304,7 +304,7 @@ class MemoryGraph:
         expansion: ExpansionConfig | None,
         with_embeddings: bool, needed: int = 10, space: VectorSpace | None = None,
         first_try: bool = False, context_hops: int = 0, cross_similarity: bool = False,
-        entities: bool = False,
+        entities: bool = False, leads: bool = False,
     ) -> SearchResult:
         """One recall round trip (graph.recall_query); `first_try` marks a small pool
         whose shortfall the caller answers with a second, full search."""
@@ -315,7 +315,7 @@ class MemoryGraph:
             flt, tenant=tenant, now=now, vector=vector, lucene=lucene, candidates=candidates,
             expansion=expansion, with_embeddings=with_embeddings, needed=needed, space=space,
             first_try=first_try, context_hops=context_hops, cross_similarity=cross_similarity,
-            entities=entities,
+            entities=entities, leads=leads,
         ))
         return search_result(records[0])
 

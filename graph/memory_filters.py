@@ -11,13 +11,16 @@ from memlattice.graph.codec import meta_value
 from memlattice.graph.visibility import believed
 
 
-def filter_conditions(f: MemoryFilter, var: str = "m", state: str | None = None
-                      ) -> tuple[list[str], dict[str, Any]]:
+def filter_conditions(f: MemoryFilter, var: str = "m", state: str | None = None, *,
+                      leads: bool = False) -> tuple[list[str], dict[str, Any]]:
     """WHERE conditions (beyond namespace and expiry) for a MemoryFilter.
 
     With `as_of`, `state` names the node holding `var`'s state then (`state_at`):
     the time rules test `var` (the current node knows when it was retired), every
     other condition tests the state then, so `tags`, `metadata` etc. match as of then.
+    With `leads` (a search, never with `as_of`), a superseded memory that a confirmed
+    update replaced passes whatever `statuses` say: it leads the search to the state
+    that replaced it (services.recall decides whether it is shown).
     """
     conds = []
     params: dict[str, Any] = {"statuses": [s.value for s in f.statuses]}
@@ -25,7 +28,11 @@ def filter_conditions(f: MemoryFilter, var: str = "m", state: str | None = None
         conds.append(believed(var))
         params["asOf"] = f.as_of
     var = state or var
-    conds.append(f"{var}.status IN $statuses")
+    if leads:
+        conds.append(f"({var}.status IN $statuses OR {var}.status = 'superseded' AND EXISTS"
+                     f" {{ ({var})<-[:UPDATES {{kind: 'update', status: 'confirmed'}}]-(:Memory) }})")
+    else:
+        conds.append(f"{var}.status IN $statuses")
     if f.scope_keys is not None:
         conds.append(f"{var}.scopeKey IN $scopeKeys")
         params["scopeKeys"] = list(f.scope_keys)

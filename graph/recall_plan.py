@@ -42,14 +42,20 @@ class RecallPlan:
     cross_similarity: bool = False
     # Whether rows carry the keys of the entities they are about (graph.entities).
     entities: bool = False
+    # Whether superseded memories that a confirmed update replaced are candidates
+    # too, whatever the statuses (memory_filters.filter_conditions); not as of a time.
+    leads: bool = False
     params: dict[str, Any] = field(init=False)
     post: str = field(init=False)
 
     def __post_init__(self) -> None:
-        conds, self.params = filter_conditions(self.f)
+        self.leads = self.leads and not self.as_of
+        conds, self.params = filter_conditions(self.f, leads=self.leads)
         # The tenant's clearance and scope limits are never in the vector index's
         # filterable properties, so they always run right after it (in `post`).
         self.post = " AND ".join([tenant_visible(), *conds])
+        self.params["indexStatuses"] = sorted(
+            {*self.params["statuses"], *(["superseded"] if self.leads else [])})
         if self.space is not None:
             self.params["space"] = self.space.key
 
@@ -72,7 +78,7 @@ class RecallPlan:
         """
         conds = ["m.namespace = $namespace"]
         if not (self.first_try and not self.exact_fallback):
-            conds.append("m.status IN $statuses")
+            conds.append("m.status IN $indexStatuses")
         # The buckets of memlattice.core.model.MemoryFilter.indexed_scope_keys.
         if self.f.scope_keys is not None:
             conds.append("m.scopeKey IN $scopeKeys")

@@ -242,7 +242,8 @@ def graph_expansion(plan: RecallPlan, lists: list[str], config: ExpansionConfig)
                      RETURN collect(<row with path>) AS reached }
           RETURN collect({seed: s.id, reached: reached}) AS expanded }
     """
-    n_conds = " AND ".join([tenant_visible("n"), *filter_conditions(plan.f, var="n")[0]])
+    n_conds = " AND ".join([tenant_visible("n"),
+                            *filter_conditions(plan.f, var="n", leads=plan.leads)[0]])
     guard = f"{owned('pa')} AND {owned('pb')}"
     if plan.f.scope_keys is not None:
         guard += " AND pa.scopeKey IN $scopeKeys AND pb.scopeKey IN $scopeKeys"
@@ -268,6 +269,7 @@ def search(
     candidates: int, expansion: ExpansionConfig | None = None, with_embeddings: bool = False,
     needed: int = 10, space: VectorSpace | None = None, first_try: bool = False,
     context_hops: int = 0, cross_similarity: bool = False, entities: bool = False,
+    leads: bool = False,
 ) -> Query:
     """Recall in one round trip: vector and fulltext candidates, their NEXT
     neighbours and graph neighbours, and CONTRADICTS neighbours of everything
@@ -280,10 +282,13 @@ def search(
     steps away (memlattice.search.lexical.context_fields) and those neighbours
     are candidates too; with `cross_similarity`, lexical rows carry their cosine
     to `vector`, so that fusion scores every candidate on both signals; with
-    `entities`, every row carries the keys of the entities it is about.
+    `entities`, every row carries the keys of the entities it is about; with
+    `leads`, superseded memories a confirmed update replaced are candidates too,
+    whatever the filter's statuses (RecallPlan.leads).
     """
     plan = RecallPlan(f, tenant, now, vector, lucene, candidates, expansion, with_embeddings,
-                      needed, space, first_try, context_hops, cross_similarity, entities)
+                      needed, space, first_try, context_hops, cross_similarity, entities,
+                      leads)
     params = plan.params
     parts: list[str] = []
     lists: list[str] = []

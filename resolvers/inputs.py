@@ -151,7 +151,8 @@ class MemoryFilterInput:
         default=strawberry.UNSET, description="Only memories of this task.")
     statuses: list[Status] | None = strawberry.field(
         default=strawberry.UNSET, description=(
-            "Only memories in these states; [ACTIVE] by default. Not with asOf."))
+            "Only memories in these states; [ACTIVE] by default, where a search about the"
+            " past also shows the superseded states of confirmed updates. Not with asOf."))
     key: str | None = strawberry.field(
         default=strawberry.UNSET, description="Only memories with exactly this key.")
     tags_any: list[str] | None = strawberry.field(

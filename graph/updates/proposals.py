@@ -143,7 +143,8 @@ def refusal(row: Any, *, newer: str, older: str) -> Exception | None:
     if link is not None and link["status"] == "confirmed":
         return None  # stated again: nothing changes
     if row["cycle"]:
-        return Conflict(f"{older} already replaces {newer} (a SUPERSEDES path)", id=older)
+        return Conflict(f"{older} already replaces {newer} (a SUPERSEDES path)", id=older,
+                        reason="SUPERSEDES_CYCLE")
     if row["newerStatus"] != "active" or row["olderStatus"] != "active":
         return Conflict("only active memories can be linked as an update", id=older)
     return None

@@ -302,7 +302,8 @@ async def confirm_in(tx: AsyncManagedTransaction, *, tenant: Tenant, id: str, ac
     elif row["olderType"] == "episodic":
         problem = EpisodicImmutable("an episodic record cannot be superseded")
     elif row["cycle"]:
-        problem = Conflict(f"confirming {id} would make a SUPERSEDES cycle", id=id)
+        problem = Conflict(f"confirming {id} would make a SUPERSEDES cycle", id=id,
+                           reason="SUPERSEDES_CYCLE")
     elif link["status"] != "confirmed" and (row["newerStatus"] != "active"
                                            or row["olderStatus"] != "active"):
         problem = Conflict(f"update candidate {id} joins a memory that is no longer active",

@@ -133,6 +133,18 @@ def prefer_current(scored: Sequence[Scored], current: Mapping[str, str], *,
     return [by_id[id] for id in order]
 
 
+def states_asked_for(scored: Sequence[Scored], status: Mapping[str, str | None], *,
+                     statuses: Collection[str], held_then: Collection[str] = ()) -> list[Scored]:
+    """`scored` without the memories of a status the search was not asked for: the
+    superseded memories it searched only to lead it to the states that replaced them
+    (`prefer_current` put those in their places). Kept besides are the memories of
+    `held_then`: for a question about the past asked with the default statuses, the
+    superseded states whose newer state the key may see (the states that held then;
+    history is what a superseded memory is kept for). `status`: each id's status."""
+    return [s for s in scored
+            if status.get(s.id) in (None, *statuses) or s.id in held_then]
+
+
 def later_of_a_source_first(scored: Sequence[Scored],
                             said: Mapping[str, tuple[str | None, datetime | None]], *,
                             within: float, window: int = 3,

@@ -26,7 +26,7 @@ from memlattice.core.auth import Tenant
 from memlattice.core.embedding_text import may_name_speaker, speaker_in_json
 from memlattice.core.errors import ValidationError
 from memlattice.core.lucene import query_any_terms
-from memlattice.core.model import MemoryFilter, ScoringMode, SearchMode, utcnow
+from memlattice.core.model import MemoryFilter, ScoringMode, SearchMode, Status, utcnow
 from memlattice.core.search_config import SearchConfig
 from memlattice.core.temporal_intent import temporal_intent
 from memlattice.core.vector_checks import vector_problem
@@ -41,6 +41,7 @@ from memlattice.search.currency import (
     competing_answers,
     later_of_a_source_first,
     prefer_current,
+    states_asked_for,
 )
 from memlattice.search.entity_signal import entity_signal, named_entities
 from memlattice.search.information import asked_share
@@ -166,6 +167,11 @@ async def recall(service: MemoryService, request: SearchRequest, *,
     # the time it names (memlattice.search.temporal_signal).
     entities = config.scoring is ScoringMode.FUSION and bool(request.query)
     intent = temporal_intent(request.query, now) if entities and request.query else None
+    # A superseded memory that a confirmed update replaced is a candidate whatever the
+    # statuses: it leads the search to its successor, as a candidate link's older
+    # state does (memlattice.search.currency), and is shown only as asked below.
+    statuses = request.filter.statuses
+    leads = request.filter.as_of is None and Status.SUPERSEDED not in statuses
 
     async def ranked(pool: int, *, first_try: bool = False) -> Ranking:
         # The namespace's BM25 statistics (cached) are read beside the recall query.
@@ -176,7 +182,7 @@ async def recall(service: MemoryService, request: SearchRequest, *,
             first_try=first_try,
             context_hops=config.context_hops if lucene is not None else 0,
             cross_similarity=config.scoring is ScoringMode.FUSION,
-            entities=entities,
+            entities=entities, leads=leads,
         ), service.lexical.bm25(tenant.namespace, query_terms(request.query or ""),
                              request.filter.scope_keys)
             if lucene is not None else _no_bm25())
@@ -224,9 +230,9 @@ async def recall(service: MemoryService, request: SearchRequest, *,
     pool = first_pool(config, service.candidates, share)
     full = config.candidate_count(service.candidates)
     ranking = await ranked(pool, first_try=pool < full)
-    if pool < full and not settled(
-            ranking.scored, pool_floor=min((x.score for x in ranking.result.semantic),
-                                           default=None),
+    if pool < full and not settled(  # counting no lead: it may leave the list
+            [s for s in ranking.scored if ranking.props[s.id].get("status") in statuses],
+            pool_floor=min((x.score for x in ranking.result.semantic), default=None),
             ceiling=factor_ceiling(config, request.query), limit=config.limit,
             min_score=config.min_score):
         ranking = await ranked(full)
@@ -250,14 +256,14 @@ async def recall(service: MemoryService, request: SearchRequest, *,
         scored = mmr(scored, embeddings, config.mmr_lambda, config.limit)
     # What is true now first, or what held then for a question about the past
     # (memlattice.search.currency); the states enter with their properties.
-    if result.newer:
+    named = intent.named if intent is not None else None
+    past = asks_past(request.query, named.end if named is not None else None, now)
+    current = current_states(result.newer)
+    if current:
         for states in result.newer.values():
             for state in states:
                 props.setdefault(str(state.props["id"]), state.props)
-        named = intent.named if intent is not None else None
-        scored = prefer_current(scored, current_states(result.newer),
-                                past=asks_past(request.query,
-                                               named.end if named is not None else None, now),
+        scored = prefer_current(scored, current, past=past,
                                 asked=asked_about(result.newer, request.query),
                                 lead=asked_for_itself(result.newer, request.query))
     # Without a link, what a source says again later holds now (not applied as of a
@@ -272,10 +278,19 @@ async def recall(service: MemoryService, request: SearchRequest, *,
             scored = later_of_a_source_first(
                 scored, _sources(scored[:3], props), within=config.current_answer_within,
                 competes=competing_answers(request.query, texts))
+    by_id = {s.id: s for s in scored}
+    if leads:  # the leads' successors took their places; a past question keeps what held
+        scored = states_asked_for(
+            scored, {id: p.get("status") for id, p in props.items()},
+            statuses=statuses,
+            held_then=current if past and "statuses" not in request.filter.model_fields_set
+            else ())
+    # An update's states are in the order the question asked for; the other
+    # superseded memories follow their successors.
     kept = successors_first(finish(scored, min_score=config.min_score, limit=len(scored)),
-                            {id: p.get("supersededBy") for id, p in props.items()})
+                            {id: p.get("supersededBy") for id, p in props.items()
+                             if id not in current})
     hits: list[SearchHit] = []
-    by_id = {s.id: s for s in kept}
     for s in kept:
         shown = ranking.relevance(s.id, s.similarity)
         if s.path and s.path[0].type == "UPDATES" and s.path[0].target in by_id:

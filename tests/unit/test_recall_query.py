@@ -55,8 +55,22 @@ def test_vector_candidates_plan_an_exact_scan_only_when_filters_follow_the_index
 
 
 def test_a_first_try_leaves_status_to_the_filter_after_the_index() -> None:
-    assert "m.status IN $statuses" in _plan().in_index()
-    assert "m.status IN $statuses" not in _plan(first_try=True).in_index()
+    assert "m.status IN $indexStatuses" in _plan().in_index()
+    assert "m.status IN $indexStatuses" not in _plan(first_try=True).in_index()
+
+
+def test_leads_admit_superseded_memories_a_confirmed_update_replaced() -> None:
+    plain, led = _plan(), _plan(leads=True)
+    assert plain.params["indexStatuses"] == ["active"]
+    assert "UPDATES" not in plain.post
+    assert led.params["indexStatuses"] == ["active", "superseded"]
+    assert "m.status = 'superseded' AND EXISTS" in led.post
+    assert "{kind: 'update', status: 'confirmed'}" in led.post
+    block = recall_query.graph_expansion(led, ["lexical"], ExpansionConfig(max_expand=1))
+    assert "n.status = 'superseded' AND EXISTS" in block
+    # As of a time every status is searched, each as it was then: no leads.
+    then = _plan(leads=True, f=validated(MemoryFilter, namespace="a/b", as_of=NOW))
+    assert not then.leads and "UPDATES" not in then.post
 
 
 def test_a_side_space_searches_its_own_index_and_joins_memories() -> None:

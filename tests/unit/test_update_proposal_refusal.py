@@ -36,6 +36,12 @@ def test_what_is_refused(changes: dict[str, Any], error: type[Exception]) -> Non
     assert isinstance(refusal(row(**changes), newer="n", older="o"), error)
 
 
+def test_a_cycle_says_why_as_addedge_does() -> None:
+    refused = refusal(row(cycle=True), newer="n", older="o")
+    assert isinstance(refused, Conflict)
+    assert refused.extensions()["reason"] == "SUPERSEDES_CYCLE"
+
+
 def test_a_confirmed_link_said_again_changes_nothing_even_with_the_older_superseded() -> None:
     confirmed = row(link={"id": "u", "status": "confirmed"}, olderStatus="superseded")
     assert refusal(confirmed, newer="n", older="o") is None
