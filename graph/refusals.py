@@ -24,10 +24,15 @@ async def refuse_supersedes_cycle(tx: AsyncManagedTransaction,
     found = await run(tx, supersedes_cycle(pairs))
     if found:
         cycle = list(found[0]["cycle"])
+        # Only the memories the caller named: the rest of the path may be memories
+        # its key may not see (another scope, a higher sensitivity), whose ids a
+        # refusal must not give away.
+        named = {id for pair in pairs for id in (pair["source"], pair["target"])}
+        shown = [id for id in cycle if id in named]
         raise Conflict(
-            "these SUPERSEDES relationships would make a cycle ("
-            + " -> ".join(cycle) + f" -> {cycle[0]}); nothing was added",
-            reason="SUPERSEDES_CYCLE", cycle=cycle[:20])
+            f"these SUPERSEDES relationships would make a cycle of {len(cycle)} memories"
+            f" through {', '.join(shown)}; nothing was added",
+            reason="SUPERSEDES_CYCLE", cycle=shown[:20], cycleLength=len(cycle))
 
 
 def refuse_episodic(current: Memory, verb: str) -> None:

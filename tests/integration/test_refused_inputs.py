@@ -236,11 +236,15 @@ async def test_supersedes_cycle_is_refused(
     assert not (await supersedes(gql, namespace, a, b)).get("errors")
     assert not (await supersedes(gql, namespace, b, c)).get("errors")
     before = await fingerprint(graph_client, namespace)
-    for source, target in ((b, a), (c, a)):
+    for source, target, length in ((b, a, 2), (c, a, 3)):
         body = await supersedes(gql, namespace, source, target)
         error = body["errors"][0]
         assert code(error) == "CONFLICT", error
         assert error["extensions"]["reason"] == "SUPERSEDES_CYCLE"
+        # Only the memories the request named: the rest of the path (b, for c -> a)
+        # may be memories the key may not see.
+        assert sorted(error["extensions"]["cycle"]) == sorted({source, target})
+        assert error["extensions"]["cycleLength"] == length
         assert_clean(error)
     # A batch whose own rows close the cycle is refused whole.
     body = await gql.raw(ADD_EDGES, {"ns": namespace, "inputs": [
