@@ -78,7 +78,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     actions.add_parser("list", help="list keys (never their secrets)").set_defaults(
         func=cmd_list)
-    revoke = actions.add_parser("revoke", help="revoke a key by id; a key in use is refused within a second")
+    revoke = actions.add_parser(
+        "revoke", help="revoke a key by id; a key in use is refused within a second")
     revoke.add_argument("key_id")
     revoke.set_defaults(func=cmd_revoke)
 
