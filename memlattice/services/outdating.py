@@ -62,11 +62,19 @@ def _link_words(state: NewerState) -> list[str]:
 
 
 def outdating(states: Sequence[NewerState]) -> tuple[Memory | None, UpdateLink | None]:
-    """The memory that directly outdates a hit (the latest of those one link away),
-    and that link."""
-    direct = [x for x in states if x.hops == 1]
-    if not direct:
+    """The memory that outdates a hit, and the hit's own link on the way to it.
+
+    The memory one link away (the latest of those) when it still holds. When each of
+    those has been replaced in turn (a confirmed chain Bergen -> Oslo -> Tromsø: Oslo
+    is superseded and the recall query brings only states that hold), the nearest state
+    that holds further along (fewest links, then the latest): the hit is outdated all
+    the same, and a reader following `outdatedBy` lands on what is true now. `update`
+    is always the first link out of the hit, the one its own status depends on.
+    """
+    if not states:
         return None, None
-    latest = max(direct, key=lambda x: (x.props.get("createdAt") or 0, str(x.props["id"])))
+    nearest = min(x.hops for x in states)
+    latest = max((x for x in states if x.hops == nearest),
+                 key=lambda x: (x.props.get("createdAt") or 0, str(x.props["id"])))
     by = memory_from_properties(latest.props)
     return by, link_from(latest.link, newer=by)

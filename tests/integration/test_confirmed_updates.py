@@ -147,3 +147,39 @@ async def test_a_supersedes_cycle_is_refused_with_the_reason_addedge_gives(
     assert refused["extensions"]["code"] == "CONFLICT"
     assert refused["extensions"]["reason"] == "SUPERSEDES_CYCLE"
     assert (await links(gql, namespace))[0]["status"] == "CANDIDATE"
+
+
+async def test_each_state_of_a_confirmed_chain_is_outdated_by_the_state_that_holds(
+    gql: GraphQLClient, namespace: str,
+) -> None:
+    # Bergen -> Oslo -> Tromsø, both links confirmed: Oslo is superseded, so Bergen's
+    # direct successor no longer holds; Bergen is still outdated, by Tromsø.
+    turns = [("bergen", "mara", "I live in Bergen, right by the harbour.", "2025-01-12T18:00:00Z"),
+             ("f1", "jonas", "Nice! How is the weather up there?", "2025-01-12T18:01:00Z"),
+             ("oslo", "mara", "I live in Oslo now, close to the office.", "2025-03-12T18:00:00Z"),
+             ("f2", "jonas", "Good for the commute.", "2025-03-12T18:01:00Z"),
+             ("tromso", "mara", "I live in Tromsø now, by the fjord.", "2025-06-12T18:00:00Z")]
+    await gql.ok(INGEST, {"input": {"namespace": namespace, "sessionId": "s1",
+                                    "messages": [{"id": id, "speaker": who, "content": text,
+                                                  "at": at} for id, who, text, at in turns]}})
+    bergen, oslo, tromso = (derive(namespace, "s1", MessageInput(content="x", id=id))
+                            for id in ("bergen", "oslo", "tromso"))
+    chain = {(link["older"]["id"], link["newer"]["id"]) for link in await links(gql, namespace)}
+    assert chain == {(bergen, oslo), (oslo, tromso)}
+    before = {h["memory"]["id"]: h for h in await search(
+        gql, namespace, PRESENT, statuses=["ACTIVE", "SUPERSEDED"])}
+    assert before[bergen]["outdatedBy"] == {"id": oslo}  # a candidate chain: one link away
+
+    for link in await links(gql, namespace):
+        await gql.ok(CONFIRM, {"ns": namespace, "id": link["id"]})
+
+    for question in (PRESENT, PAST):
+        hits = {h["memory"]["id"]: h for h in await search(
+            gql, namespace, question, statuses=["ACTIVE", "SUPERSEDED"])}
+        assert hits[oslo]["outdatedBy"] == {"id": tromso}
+        assert hits[bergen]["outdatedBy"] == {"id": tromso}
+        # The link shown is Bergen's own, the one its status depends on.
+        assert hits[bergen]["update"]["status"] == "CONFIRMED"
+        assert hits[tromso]["outdatedBy"] is None
+    past = await search(gql, namespace, PAST)
+    assert {h["memory"]["id"]: h["outdatedBy"] for h in past}[bergen] == {"id": tromso}
