@@ -209,13 +209,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def configure_cli_logging(settings: Settings) -> None:
+    """The CLI's own log lines (a local Neo4j starting, migrations, a backup's steps).
+
+    Plain text for a person at a terminal; but when MEMLATTICE_LOG_FORMAT is set, the
+    format the service logs in, so that a collector reading `memlattice serve` (or
+    `./dev up`) can parse every line it is given, not only the service's own.
+    """
+    if "log_format" in settings.model_fields_set:
+        from memlattice.server.observability.logs import configure_logging
+
+        configure_logging(settings.log_format, settings.log_level)
+    else:
+        logging.basicConfig(level=logging.INFO,
+                            format="%(asctime)s %(levelname)s %(name)s %(message)s")
+
+
 def main(argv: list[str] | None = None) -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     args = build_parser().parse_args(argv)
     from memlattice.core.settings import Settings
 
+    settings = Settings()
+    configure_cli_logging(settings)
     try:
-        args.func(args, Settings())
+        args.func(args, settings)
     except MemlatticeError as exc:
         print(f"memlattice: {exc.message}", file=sys.stderr)
         sys.exit(2)

@@ -96,3 +96,27 @@ def test_sigterm_lets_a_benchmark_stop_what_it_started(tmp_path: Path) -> None:
             process.wait()
     assert "stopped what it started" in out, err
     assert process.returncode == 130 and "interrupted" in err, err
+
+
+@pytest.mark.parametrize(("log_format", "json_lines"), [("json", True), ("text", False),
+                                                        (None, False)])
+def test_the_cli_logs_in_the_format_the_service_is_told_to(log_format: str | None,
+                                                           json_lines: bool) -> None:
+    """MEMLATTICE_LOG_FORMAT covers the CLI's own lines (the Neo4j start-up before
+    `serve`); unset, a person at a terminal reads plain text."""
+    probe = ("import logging; from memlattice.cli import configure_cli_logging;"
+             " from memlattice.core.settings import Settings;"
+             " configure_cli_logging(Settings());"
+             " logging.getLogger('memlattice.neo4j_local').info('Neo4j is up')")
+    env = {k: v for k, v in os.environ.items() if k != "MEMLATTICE_LOG_FORMAT"}
+    if log_format:
+        env["MEMLATTICE_LOG_FORMAT"] = log_format
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, check=True, env=env)
+    (line,) = done.stderr.strip().splitlines()
+    assert "Neo4j is up" in line
+    assert line.startswith("{") is json_lines
+    if json_lines:
+        import json
+
+        assert json.loads(line)["msg"] == "Neo4j is up"
