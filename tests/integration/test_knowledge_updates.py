@@ -64,7 +64,7 @@ async def test_a_move_is_linked_and_the_present_question_gets_the_new_home(
     (link,) = found
     assert link["kind"] == "UPDATE" and link["status"] == "CANDIDATE"
     assert link["attribute"] == "residence" and link["subject"] == "ines"
-    assert "bergen" in link["reason"] and "tromsø" in link["reason"]
+    assert "'Bergen' -> 'Tromsø'" in link["reason"]
     assert 0.5 <= link["confidence"] <= 1
 
     hits = (await gql.ok(SEARCH, {"input": {"filter": {"namespace": namespace},

@@ -99,7 +99,7 @@ def test_a_new_value_from_the_same_subject_is_an_update_and_says_why() -> None:
     verdict = compare(one("I live in Bergen."), one("We moved to Tromsø."), same_source=True)
     assert verdict is not None and verdict.kind == "update"
     assert verdict.attribute == "residence" and verdict.subject == "ines"
-    assert "bergen" in verdict.reason and "tromsø" in verdict.reason
+    assert "'Bergen' -> 'Tromsø'" in verdict.reason  # the values as written
     assert {"live", "bergen", "moved", "tromsø"} <= set(verdict.matched)
 
 
@@ -439,3 +439,12 @@ def test_an_age_in_a_tool_s_output_is_a_reading_not_a_setting() -> None:
     verdict = contrast(older, read("We upgraded search-gateway: replicas are now 5 "
                                    "after 14d of tests.", "tool"), same_source=True)
     assert verdict is None or "212d" not in verdict.matched
+
+
+def test_a_reason_shows_the_values_as_written_not_their_comparable_form() -> None:
+    verdict = compare(one("The standup is at 9:30."), one("The standup moved to 11:00."),
+                      same_source=True)
+    assert verdict is not None and "'9:30' -> '11:00'" in verdict.reason
+    # The comparable forms still decide: "06:30" and "6:30" say the same.
+    assert compare(one("The standup is at 06:30."), one("The standup is at 6:30."),
+                   same_source=True) is None

@@ -95,7 +95,8 @@ def compare(older: Statement, newer: Statement, *, same_source: bool) -> Verdict
     changed = newer.change or newer.negated
     kind: Kind = "update" if changed or same_source else "contradiction"
     matched = tuple(dict.fromkeys((*older.words, *newer.words)))
-    what = "no longer" if newer.negated else f"{older.value!r} -> {newer.value!r}"
+    what = ("no longer" if newer.negated
+            else f"{older.shown or older.value!r} -> {newer.shown or newer.value!r}")
     reason = (f"{'update' if kind == 'update' else 'conflicting value'} of"
               f" {subject_name(newer)} / {newer.attribute}: {what}"
               + ("" if changed or kind == "contradiction" else " (same source)"))

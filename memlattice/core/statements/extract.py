@@ -35,7 +35,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memlattice.core.entities import CALENDAR_WORDS, SENTENCE_OPENERS, entity_key
 from memlattice.core.statements import lexicon as lx
@@ -66,7 +66,8 @@ class Statement:
     "when", ...); `value`: its comparable form; `negated`: the clause denies it
     ("not anymore"); `change`: the clause says something changed ("now", "moved");
     `words`: the words that carried subject, predicate and value, for the reason
-    a link gives."""
+    a link gives; `shown`: the value as written ("11:00" for the value "11"), for
+    the reason too, and not compared."""
 
     owner: str | None
     thing: tuple[str, ...]
@@ -78,6 +79,7 @@ class Statement:
     framed: bool = False
     words: tuple[str, ...] = ()
     thing_text: str = ""
+    shown: str = field(default="", compare=False)
 
     @property
     def key(self) -> str:
@@ -310,9 +312,11 @@ def _finish(read: _Clause, frame: str | None, start: int, verb: list[str], *,
     value = normalise(low, kind)
     if not value:
         return None
+    shown = (" ".join(o for o, t in zip(orig, low) if t not in lx.DETERMINERS)
+             if len(orig) == len(low) else value)
     return Statement(owner=read.owner, thing=thing, attribute=attribute, value=value, kind=kind,
                      negated=read.negated, change=change or read.change(), framed=framed,
-                     words=(*read.thing, *verb, *low),
+                     words=(*read.thing, *verb, *low), shown=shown,
                      thing_text=" ".join(read.thing) if read.thing else " ".join(
                          o for o in orig if o[:1].isupper())[:60] if thing else "")
 
