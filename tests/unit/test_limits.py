@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from graphql import parse
 
@@ -111,6 +112,31 @@ def test_the_python_clients_default_search_fits_a_rate_limited_keys_budget() -> 
     assert default <= bucket  # admitted from a full bucket, never into debt
     # Every field is opt-in, and no longer priced as a hundred requests.
     assert default < cost(ops.search("ns", "cat", detail="full")) <= 20 * request_cost
+
+
+def test_the_python_clients_default_listings_fit_a_rate_limited_keys_budget() -> None:
+    """Its calls that return many memories selected every field of each (and of both
+    memories of an update link): `memory_updates` cost 10,401, `memories` 2,501,
+    `memory_history` 4,801. By default they now select what callers read, on pages
+    of 20; `detail="full"` still asks for every field (tests/integration/test_client_costs)."""
+    from memlattice_client import _operations as ops
+    from memlattice_client import _updates as up
+
+    bucket = 5 * FairnessSettings().request_cost
+
+    def cost(call: ops.Call[object]) -> int:
+        return measure(GRAPHQL, parse(call.document), None, call.variables).cost
+
+    calls: dict[str, Any] = {
+        "memories": lambda **kw: ops.memories("ns", **kw),
+        "memory_history": lambda **kw: ops.memory_history("ns", "m", **kw),
+        "summarize": lambda **kw: ops.summarize("ns", **kw),
+        "memory_updates": lambda **kw: up.memory_updates("ns", **kw),
+    }
+    for name, build in calls.items():
+        brief, full = cost(build()), cost(build(detail="full"))
+        assert brief <= bucket, (name, brief)
+        assert brief < full, (name, brief, full)
 
 
 def test_search_limit_inside_the_input_object() -> None:
