@@ -17,9 +17,10 @@ UPDATE = f"""
   id status kind confidence reason subject attribute matched createdAt decidedAt decidedBy
   note proposedBy disputedBy newer {{ {MEMORY} }} older {{ {MEMORY} }}
 """
-# A link as a list of them is read (the MCP `updates` tool, a reviewer's queue): what
-# it says and how firmly, who proposed it, and the two memories' ids and contents.
-# 23 units a link, against 104 for a whole `UPDATE` (two whole memories).
+# What a caller reads of each link `memory_updates` lists (the MCP `updates` tool, a
+# reviewer's queue): what it says and how firmly, who proposed it, and its two
+# memories' ids and contents. 23 cost units a link, against 104 for a whole `UPDATE`
+# (two whole memories); `confirm_update` and the other single links stay whole.
 UPDATE_BRIEF = f"""
   id status kind confidence reason subject attribute createdAt proposedBy
   newer {{ {MEMORY_REF} }} older {{ {MEMORY_REF} }}

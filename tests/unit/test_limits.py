@@ -45,8 +45,8 @@ def test_connection_cost_follows_first_literal_and_variable() -> None:
 
 
 def test_a_connections_count_and_page_info_count_once() -> None:
-    """One connection of `first` memories: its totalCount and pageInfo were counted once
-    per memory, 4 of the 12 units a memory of eight fields cost in a page."""
+    """One connection of `first` memories: its totalCount and pageInfo (4 units) were
+    counted once per memory, so a page of 50 ids and contents cost 401, not 156."""
     query = ('query { memories(filter: {namespace: "a"}, first: 50) { totalCount'
              " pageInfo { hasNextPage endCursor } edges { node { id content } } } }")
     assert measured(query)[2] == 1 + 1 + 3 + (1 + 50 * (1 + 2))
