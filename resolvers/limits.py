@@ -2,15 +2,18 @@
 
 The three are measured in one walk over the operation that is about to run,
 after validation and with the request's variables known, so `first: $n`
-costs what `$n` says. Fragments are measured once each (a fragment that
-spreads another twice, ten levels deep, cannot make the walk exponential),
-and cycles are left to graphql-core's validation, which runs first.
+costs what `$n` says. Fragments are measured once each (per page size; a
+fragment that spreads another twice, ten levels deep, cannot make the walk
+exponential), and cycles are left to graphql-core's validation, which runs first.
 
     cost(field)   = 1 + multiplier * cost(its selections)
     multiplier    = `first`, `input.limit` or `len(inputs)` when the field has one,
-                    1 for a connection's `edges` / `nodes` (the page `first` sized),
+                    the size its parent was given for a list in PAGES,
                     1 for a list in LOADED_WITH_PARENT,
                     DEFAULT_LIST_SIZE for other list fields, otherwise 1
+    except that a field holding PAGES (`memories(first: n)`, a connection;
+    `summarize(window: {limit: n})`) spends its size on those lists only:
+    cost(field)   = 1 + cost(its selections), its pages each n times their items
 
 A hit's `conflicts` and `path` and a memory's `nearDuplicates` (LOADED_WITH_PARENT,
 fields without a resolver) hold what the query that loaded their parent already
@@ -20,6 +23,14 @@ DEFAULT_LIST_SIZE, a search hit selecting every field of its conflicts cost ten
 times its own memory, and the Python client's search of ten hits 10,151 (about a
 second of Neo4j work was priced as a hundred ordinary requests); served, it took
 1.2 times as long as a search of ten hits' ids and contents (docs/api.md#limits).
+
+A size given to a field that is one object, not a list, sizes the lists it holds
+(PAGES): one connection of `first` memories, one summary of at most `limit` bullets
+from at most `limit` memories. Multiplying the whole field by it counted a
+connection's `totalCount` and `pageInfo` once per memory, and a summary `limit`
+times, each with pages of DEFAULT_LIST_SIZE: a summary of ten memories was priced
+as a hundred (4,631 for the Python client's, every field), though the resolver
+builds one summary from one search or listing (of 3 x `limit` memories at most).
 
 Introspection fields (`__schema`, `__type`, ...) are not counted: GraphiQL's
 introspection query is deep by nature and is governed by its own switch.
@@ -66,9 +77,15 @@ from memlattice.resolvers.queries import MAX_PAGE
 
 DEFAULT_LIST_SIZE = 10
 SIZE_ARGUMENTS = ("first", "limit", "last")
-# Relay connection pages: already counted by the connection's `first`.
-PAGE_FIELDS = ("edges", "nodes")
 MAX_INT = 2**31 - 1
+# (type, field): the lists that the size given to the field holding them sizes (see
+# above); the holder's other fields count once.
+PAGES = frozenset({("MemoryConnection", "edges"), ("Summary", "bullets"),
+                   ("Summary", "memories")})
+# A holder's page when its field is given no size: what the server then serves
+# (graph.cursors.DEFAULT_PAGE memories, a summary window's default limit; a unit
+# test holds them equal, as resolvers do not import the graph's helpers).
+UNSIZED_PAGE = {"MemoryConnection": 50, "Summary": 10}
 
 
 def _size(value: Any) -> int | None:
@@ -110,22 +127,23 @@ class _Walker:
         self.schema = schema
         self.fragments = fragments
         self.variables = variables
-        self.memo: dict[str, Measure] = {}
+        self.memo: dict[tuple[str, int | None], Measure] = {}
 
-    def selections(self, node: SelectionSetNode | None,
-                   parent: GraphQLNamedType | None) -> Measure:
+    def selections(self, node: SelectionSetNode | None, parent: GraphQLNamedType | None,
+                   page: int | None = None) -> Measure:
+        """`page`: the size given to `parent`'s field when `parent` holds PAGES."""
         if node is None:
             return Measure()
         depth = aliases = cost = 0
         for selection in node.selections:
             if isinstance(selection, FieldNode):
-                part = self.field(selection, parent)
+                part = self.field(selection, parent, page)
             elif isinstance(selection, InlineFragmentNode):
                 condition = selection.type_condition
                 kind = self.schema.get_type(condition.name.value) if condition else parent
-                part = self.selections(selection.selection_set, kind)
+                part = self.selections(selection.selection_set, kind, page)
             elif isinstance(selection, FragmentSpreadNode):
-                part = self.fragment(selection.name.value)
+                part = self.fragment(selection.name.value, page)
             else:  # pragma: no cover - graphql-core has no other selection kinds
                 continue
             depth = max(depth, part.depth)
@@ -133,32 +151,57 @@ class _Walker:
             cost += part.cost
         return Measure(depth, aliases, cost)
 
-    def fragment(self, name: str) -> Measure:
-        if name not in self.memo:
-            self.memo[name] = Measure()  # a cycle (refused by validation anyway) stops here
+    def fragment(self, name: str, page: int | None) -> Measure:
+        # Memoised per page size: one fragment on MemoryConnection may be spread into
+        # connections of different `first`.
+        key = (name, page)
+        if key not in self.memo:
+            self.memo[key] = Measure()  # a cycle (refused by validation anyway) stops here
             definition = self.fragments.get(name)
             if definition is not None:
                 kind = self.schema.get_type(definition.type_condition.name.value)
-                self.memo[name] = self.selections(definition.selection_set, kind)
-        return self.memo[name]
+                self.memo[key] = self.selections(definition.selection_set, kind, page)
+        return self.memo[key]
 
-    def field(self, node: FieldNode, parent: GraphQLNamedType | None) -> Measure:
+    def field(self, node: FieldNode, parent: GraphQLNamedType | None,
+              page: int | None = None) -> Measure:
         name = node.name.value
         if name.startswith("__"):
             return Measure()
         definition = (parent.fields.get(name)
                       if isinstance(parent, GraphQLObjectType) else None)
         child_type = get_named_type(definition.type) if definition else None
-        inner = self.selections(node.selection_set, child_type)
-        is_list = (definition is not None and name not in PAGE_FIELDS
-                   and isinstance(get_nullable_type(definition.type), GraphQLList)
-                   and (getattr(parent, "name", None), name) not in LOADED_WITH_PARENT)
-        multiplier = self.multiplier(node, is_list)
+        is_list = (definition is not None
+                   and isinstance(get_nullable_type(definition.type), GraphQLList))
+        size = self.size(node, is_list)
+        unsized = UNSIZED_PAGE.get(getattr(child_type, "name", ""))
+        if unsized is not None and not is_list:
+            # One connection or summary: its size is spent on its pages alone.
+            inner = self.selections(node.selection_set, child_type, page=size or unsized)
+            multiplier = 1
+        else:
+            inner = self.selections(node.selection_set, child_type)
+            multiplier = self.multiplier((getattr(parent, "name", None), name), size,
+                                         is_list, page)
         return Measure(depth=1 + inner.depth,
                        aliases=(1 if node.alias else 0) + inner.aliases,
                        cost=1 + multiplier * inner.cost)
 
-    def multiplier(self, node: FieldNode, is_list: bool) -> int:
+    @staticmethod
+    def multiplier(key: tuple[str | None, str], size: int | None, is_list: bool,
+                   page: int | None) -> int:
+        """How many times a field's selections count (the table above)."""
+        if not is_list:
+            return size or 1
+        if key in PAGES:
+            return page or DEFAULT_LIST_SIZE
+        if size is not None:
+            return size
+        return 1 if key in LOADED_WITH_PARENT else DEFAULT_LIST_SIZE
+
+    def size(self, node: FieldNode, is_list: bool) -> int | None:
+        """The size the field's arguments give: `first` / `limit` / `last`, an input's
+        `limit`, or for a list the length of a list argument (`inputs`)."""
         arguments = {a.name.value: a.value for a in node.arguments or ()}
         for key in SIZE_ARGUMENTS:
             if key in arguments and (size := _size(self.value(arguments[key]))) is not None:
@@ -169,7 +212,7 @@ class _Walker:
                 return size
             if isinstance(resolved, list) and is_list:
                 return max(1, len(resolved))
-        return DEFAULT_LIST_SIZE if is_list else 1
+        return None
 
     def value(self, node: ValueNode) -> Any:
         """The argument's value as far as sizing needs it (ints, lists, objects)."""

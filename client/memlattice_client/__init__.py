@@ -9,6 +9,10 @@
 Depends on httpx and pydantic only; it never imports the server package.
 """
 
+# The distribution's version (client/pyproject.toml; a test holds them equal), for
+# a caller to log or check: 0.2.0 changed what the listing calls select by default.
+__version__ = "0.2.0"
+
 from memlattice_client._client import AsyncMemlatticeClient, MemlatticeClient
 from memlattice_client._errors import (
     BadBookmarkError,

@@ -41,6 +41,7 @@ from memlattice_client._inputs import FilterFields, SearchOptions
 from memlattice_client._models import Memory
 from memlattice_client._operations import Call
 from memlattice_client._prompt import TokenCounter, estimate_tokens, format_memories
+from memlattice_client._selections import Detail
 from memlattice_client._turns import DEFAULT_PATIENCE_S, next_wait
 
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -243,12 +244,14 @@ class MemlatticeClient(_Base):
     propose_update = _sync(up.propose_update)
     may_replace = _sync(up.may_replace)
 
-    def iter_memories(self, namespace: str, *, page_size: int = 100,
+    def iter_memories(self, namespace: str, *, page_size: int = 100, detail: Detail = "brief",
                       **filter: Unpack[FilterFields]) -> Iterator[Memory]:
-        """Every memory matching the filter, newest first, fetched page by page."""
+        """Every memory matching the filter, newest first, fetched page by page, with
+        their main fields (`detail="full"`: every field, as `memories` takes it)."""
         after: str | None = None
         while True:
-            page = self.memories(namespace, first=page_size, after=after, **filter)
+            page = self.memories(namespace, first=page_size, after=after, detail=detail,
+                                 **filter)
             yield from page.items
             if not page.has_next_page:
                 return
@@ -357,11 +360,14 @@ class AsyncMemlatticeClient(_Base):
     may_replace = _async(up.may_replace)
 
     async def iter_memories(self, namespace: str, *, page_size: int = 100,
+                            detail: Detail = "brief",
                             **filter: Unpack[FilterFields]) -> AsyncIterator[Memory]:
-        """Every memory matching the filter, newest first, fetched page by page."""
+        """Every memory matching the filter, newest first, fetched page by page, with
+        their main fields (`detail="full"`: every field, as `memories` takes it)."""
         after: str | None = None
         while True:
-            page = await self.memories(namespace, first=page_size, after=after, **filter)
+            page = await self.memories(namespace, first=page_size, after=after,
+                                       detail=detail, **filter)
             for item in page.items:
                 yield item
             if not page.has_next_page:

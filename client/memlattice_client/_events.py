@@ -26,7 +26,7 @@ import httpx
 from memlattice_client._errors import MemlatticeError, UnauthenticatedError, error_from_graphql
 from memlattice_client._inputs import to_graphql
 from memlattice_client._models import Edge, Memory, _Result
-from memlattice_client._operations import EDGE, MEMORY
+from memlattice_client._selections import EDGE, MEMORY
 
 PROTOCOL = "graphql-transport-ws"
 SUBSCRIPTIONS = ("memoryEvents",)

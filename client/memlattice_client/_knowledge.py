@@ -30,7 +30,8 @@ from memlattice_client._models import (
     RevisionResult,
     Status,
 )
-from memlattice_client._operations import MEMORY, Call, operation
+from memlattice_client._operations import Call, operation
+from memlattice_client._selections import MEMORY
 
 RECORD = f"""
   memory {{ {MEMORY} }} recordType payload kind recordedAt validFrom validTo revisionStatus

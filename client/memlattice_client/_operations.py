@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Generic, Literal, TypeVar, Unpack
+from typing import Any, Generic, TypeVar, Unpack
 
 from memlattice_client._inputs import (
     ConversationFields,
@@ -45,6 +45,16 @@ from memlattice_client._models import (
     Summary,
     SupersedeResult,
 )
+from memlattice_client._selections import (
+    EDGE,
+    HIT,
+    HIT_BRIEF,
+    MEMORY,
+    MEMORY_BRIEF,
+    NAMESPACE_CONFIG,
+    Detail,
+    chosen,
+)
 from memlattice_client._spellings import current_search_options
 
 T = TypeVar("T")
@@ -76,40 +86,6 @@ def operation(field: str) -> Callable[[F], F]:
         return builder
 
     return register
-
-
-MEMORY = """
-  id namespace key content memoryType value summary tags metadata scope agentId userId
-  sessionId taskId status confidence sensitivity salience source sourceType extractionMethod provenance
-  createdAt updatedAt expiresAt version accessCount lastAccessedAt embeddingModel
-  embeddingDimension supersededBy supersededAt forgottenAt eventStart eventEnd
-  reinforcements lastReinforcedAt duplicateOf nearDuplicates { kind memoryId reason score }
-  written
-"""
-EDGE = "id type sourceId targetId createdAt metadata"
-NAMESPACE_CONFIG = """namespace version backend scoring
-  weights { similarity fulltext recency popularity } decayHalfLifeDays rrfK embeddingModel
-  embeddingDimension autoSupersede updatedAt updatedBy"""
-HIT = f"""
-  score similarityScore ftsScore recencyScore popularityScore graphScore boost rerankScore
-  similarityRank ftsRank expanded path {{ type sourceId targetId }}
-  memory {{ {MEMORY} }} conflicts {{ {MEMORY} }} outdatedBy {{ {MEMORY} }}
-  update {{ id status kind confidence reason subject attribute matched createdAt proposedBy }}
-"""
-# A memory a hit names beside its own (a conflict, the newer one): what `Memory` needs.
-MEMORY_REF = "id namespace content createdAt updatedAt version"
-# What a search's caller typically reads of a hit: the memory, its score parts, and
-# whatever changes what it means (conflicts, a newer memory and how firm that is).
-# Every field is priced (docs/api.md#limits): ten whole `HIT`s cost 1,611, three times
-# the cost budget of a key limited to 5 requests a second; ten of these cost 441
-# (the integrations' fields included), and `detail="full"` asks for everything.
-HIT_BRIEF = f"""
-  score similarityScore ftsScore expanded
-  memory {{ id namespace key content memoryType value tags metadata scope agentId userId
-    sessionId taskId createdAt updatedAt version }}
-  conflicts {{ {MEMORY_REF} }} outdatedBy {{ {MEMORY_REF} }}
-  update {{ id status kind confidence reason subject attribute proposedBy }}
-"""
 
 
 def _memory(raw: Any) -> Memory:
@@ -286,13 +262,16 @@ def session(namespace: str, id: str) -> Call[SessionKeys | None]:
 
 
 @operation("memoryHistory")
-def memory_history(namespace: str, id: str, *, limit: int = 100) -> Call[list[MemoryVersion]]:
-    """The versions of a memory, newest (the current one) first, each with the system
-    time it was current in."""
+def memory_history(namespace: str, id: str, *, limit: int = 20,
+                   detail: Detail = "brief") -> Call[list[MemoryVersion]]:
+    """The `limit` newest versions of a memory (the current one first), each with the
+    system time it was current in and the memory's main fields as they were;
+    `detail="full"` asks for every field (docs/client.md#what-a-call-costs)."""
+    fields = chosen(detail, MEMORY_BRIEF, MEMORY)
     return Call("memoryHistory",
                 "query($ns: String!, $id: ID!, $limit: Int!) {"
                 " memoryHistory(namespace: $ns, id: $id, limit: $limit) {"
-                f" version recordedFrom recordedUntil memory {{ {MEMORY} }} }} }}",
+                f" version recordedFrom recordedUntil memory {{ {fields} }} }} }}",
                 {"ns": namespace, "id": id, "limit": limit},
                 lambda raw: [MemoryVersion.model_validate(v) for v in raw])
 
@@ -304,14 +283,16 @@ def _page(raw: Any) -> MemoryPage:
 
 
 @operation("memories")
-def memories(namespace: str, *, first: int = 50, after: str | None = None,
-             **filter: Unpack[FilterFields]) -> Call[MemoryPage]:
-    """One page of memories matching the filter, newest first; pass `after=page.end_cursor`
-    for the next (or use `iter_memories`)."""
+def memories(namespace: str, *, first: int = 20, after: str | None = None,
+             detail: Detail = "brief", **filter: Unpack[FilterFields]) -> Call[MemoryPage]:
+    """One page of memories matching the filter, newest first, with their main fields
+    (`detail="full"`: every field); pass `after=page.end_cursor` for the next (or use
+    `iter_memories`)."""
+    fields = chosen(detail, MEMORY_BRIEF, MEMORY)
     return Call("memories",
                 "query($f: MemoryFilterInput!, $first: Int!, $after: String) {"
                 " memories(filter: $f, first: $first, after: $after) {"
-                f" totalCount pageInfo {{ hasNextPage endCursor }} edges {{ node {{ {MEMORY} }} }}"
+                f" totalCount pageInfo {{ hasNextPage endCursor }} edges {{ node {{ {fields} }} }}"
                 " } }",
                 {"f": to_graphql({"namespace": namespace, **filter}), "first": first,
                  "after": after}, _page)
@@ -359,13 +340,15 @@ def embedding_status(namespace: str) -> Call[EmbeddingStatus]:
 
 @operation("summarize")
 def summarize(namespace: str, *, limit: int = 10, query: str | None = None,
-              tags: Sequence[str] | None = None) -> Call[Summary]:
+              tags: Sequence[str] | None = None, detail: Detail = "brief") -> Call[Summary]:
     """A bounded extractive bullet list of a namespace's memories: the most relevant to
-    `query` first, else the newest; every tag in `tags` must match."""
+    `query` first, else the newest; every tag in `tags` must match. Its memories come
+    with their main fields (`detail="full"`: every field)."""
     window = to_graphql(_given(limit=limit, query=query, tags=tags))
+    fields = chosen(detail, MEMORY_BRIEF, MEMORY)
     return Call("summarize",
                 "query($ns: String!, $w: SummaryWindowInput) { summarize(namespace: $ns,"
-                f" window: $w) {{ text bullets {{ text memoryId }} memories {{ {MEMORY} }} }} }}",
+                f" window: $w) {{ text bullets {{ text memoryId }} memories {{ {fields} }} }} }}",
                 {"ns": namespace, "w": window}, Summary.model_validate)
 
 
@@ -380,8 +363,7 @@ def audit_trail(namespace: str, id: str) -> Call[list[AuditEntry]]:
 
 
 @operation("search")
-def search(namespace: str, query: str | None = None, *,
-           detail: Literal["brief", "full"] = "brief",
+def search(namespace: str, query: str | None = None, *, detail: Detail = "brief",
            **options: Unpack[SearchOptions]) -> Call[list[SearchHit]]:
     """Scoped recall. Each hit carries its score (and the similarity and fulltext
     parts), its memory's main fields, its conflicts and the newer memory that
@@ -393,7 +375,7 @@ def search(namespace: str, query: str | None = None, *,
     a DeprecationWarning."""
     fields = current_search_options(options)
     flt = {"namespace": namespace, **fields.pop("filter", {})}
-    hit = HIT if detail == "full" else HIT_BRIEF
+    hit = chosen(detail, HIT_BRIEF, HIT)
     return Call("search",
                 f"query($input: SearchInput!) {{ search(input: $input) {{ {hit} }} }}",
                 {"input": to_graphql({"filter": flt, "query": query, **fields})},

@@ -10,11 +10,20 @@ from collections.abc import Sequence
 from typing import Any
 
 from memlattice_client._models import MemoryUpdate, ReplacementCandidate, UpdateStatus
-from memlattice_client._operations import MEMORY, Call, operation
+from memlattice_client._operations import Call, operation
+from memlattice_client._selections import MEMORY, MEMORY_REF, Detail, chosen
 
 UPDATE = f"""
   id status kind confidence reason subject attribute matched createdAt decidedAt decidedBy
   note proposedBy disputedBy newer {{ {MEMORY} }} older {{ {MEMORY} }}
+"""
+# What a caller reads of each link `memory_updates` lists (the MCP `updates` tool, a
+# reviewer's queue): what it says and how firmly, who proposed it, and its two
+# memories' ids and contents. 23 cost units a link, against 104 for a whole `UPDATE`
+# (two whole memories); `confirm_update` and the other single links stay whole.
+UPDATE_BRIEF = f"""
+  id status kind confidence reason subject attribute createdAt proposedBy
+  newer {{ {MEMORY_REF} }} older {{ {MEMORY_REF} }}
 """
 
 
@@ -24,15 +33,19 @@ def _updates(raw: Any) -> list[MemoryUpdate]:
 
 @operation("memoryUpdates")
 def memory_updates(namespace: str, *, statuses: Sequence[UpdateStatus | str] | None = None,
-                   memory_id: str | None = None, first: int = 100) -> Call[list[MemoryUpdate]]:
-    """Update candidates of a namespace (or of one memory, either side), newest first;
-    CANDIDATE and CONFIRMED unless `statuses` says otherwise."""
-    chosen = [UpdateStatus(s).value for s in statuses] if statuses else None
+                   memory_id: str | None = None, first: int = 20,
+                   detail: Detail = "brief") -> Call[list[MemoryUpdate]]:
+    """The `first` newest update candidates of a namespace (or of one memory, either
+    side); CANDIDATE and CONFIRMED unless `statuses` says otherwise. Each names its
+    two memories by id and content; `detail="full"` asks for every field of the link
+    and of both memories."""
+    wanted = [UpdateStatus(s).value for s in statuses] if statuses else None
+    fields = chosen(detail, UPDATE_BRIEF, UPDATE)
     return Call("memoryUpdates",
                 "query($ns: String!, $statuses: [UpdateStatus!], $id: ID, $first: Int!) {"
                 " memoryUpdates(namespace: $ns, statuses: $statuses, memoryId: $id,"
-                f" first: $first) {{ {UPDATE} }} }}",
-                {"ns": namespace, "statuses": chosen, "id": memory_id, "first": first},
+                f" first: $first) {{ {fields} }} }}",
+                {"ns": namespace, "statuses": wanted, "id": memory_id, "first": first},
                 _updates)
 
 

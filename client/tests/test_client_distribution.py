@@ -88,3 +88,9 @@ def test_dependencies_are_httpx_and_pydantic_as_ranges() -> None:
 def test_the_typed_marker_is_shipped() -> None:
     assert (PACKAGE / "py.typed").is_file()
     assert "py.typed" in _project()["tool"]["setuptools"]["package-data"]["memlattice_client"]
+
+
+def test_the_package_says_the_distributions_version() -> None:
+    import memlattice_client
+
+    assert memlattice_client.__version__ == _project()["project"]["version"]

@@ -397,7 +397,7 @@ async def test_a_tenants_cheap_request_goes_before_a_floods_dear_one_while_busy(
     """memlattice.core.sharing weighs work in flight by what each key's operations
     cost: with one search each in flight (capacity 1), the quiet key, whose searches
     are cheap, starts another at once, while the key that has just listed 100
-    memories (cost 801) waits for its turn (429 `share` here: no wait)."""
+    memories (cost 702) waits for its turn (429 `share` here: no wait)."""
     async with busy_process(settings, namespace, turn_wait_s=0, held=1, capacity=1) as busy:
         # Alone, the flooding key is never refused: its dear listing is served.
         assert (await busy.send("flood", HEAVY, {"ns": namespace})).status_code == 200

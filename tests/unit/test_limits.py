@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from graphql import parse
 
 from memlattice.core.settings import FairnessSettings
+from memlattice.graph.cursors import DEFAULT_PAGE
+from memlattice.resolvers.knowledge_types import SummaryWindowInput
 from memlattice.resolvers.limits import (
     DEFAULT_LIST_SIZE,
     LOADED_WITH_PARENT,
+    PAGES,
+    UNSIZED_PAGE,
     measure,
     read_from_parent,
 )
@@ -32,18 +37,52 @@ def test_flat_query() -> None:
 def test_connection_cost_follows_first_literal_and_variable() -> None:
     query = ("query($n: Int!) { memories(filter: {namespace: \"a\"}, first: $n)"
              " { edges { node { id } } } }")
-    # memories: 1 + n * edges; edges is the page `first` sized: 1 + (node: 1 + 1)
-    per_page = 1 + 2
-    assert measured(query, {"n": 5}) == (4, 0, 1 + 5 * per_page)
-    assert measured(query, {"n": 100})[2] == 1 + 100 * per_page
+    # memories: 1 + edges; edges is the page `first` sized: 1 + n * (node: 1 + 1)
+    assert measured(query, {"n": 5}) == (4, 0, 1 + 1 + 5 * 2)
+    assert measured(query, {"n": 100})[2] == 1 + 1 + 100 * 2
     literal = query.replace("query($n: Int!) ", "").replace("$n", "7")
-    assert measured(literal)[2] == 1 + 7 * per_page
+    assert measured(literal)[2] == 1 + 1 + 7 * 2
+
+
+def test_a_connections_count_and_page_info_count_once() -> None:
+    """One connection of `first` memories: its totalCount and pageInfo (4 units) were
+    counted once per memory, so a page of 50 ids and contents cost 401, not 156."""
+    query = ('query { memories(filter: {namespace: "a"}, first: 50) { totalCount'
+             " pageInfo { hasNextPage endCursor } edges { node { id content } } } }")
+    assert measured(query)[2] == 1 + 1 + 3 + (1 + 50 * (1 + 2))
+    # Without `first` (or `last`), the server's page of 50.
+    unsized = query.replace(", first: 50", "")
+    assert measured(unsized)[2] == measured(query)[2]
+    assert UNSIZED_PAGE["MemoryConnection"] == DEFAULT_PAGE
+
+
+def test_a_summary_is_one_summary_of_limit_memories() -> None:
+    """`summarize(window: {limit: n})` builds one summary of at most n bullets from at
+    most n memories: it was priced as n summaries of ten memories each."""
+    query = ('query { summarize(namespace: "a", window: {limit: 2})'
+             " { text bullets { text memoryId } memories { id content } } }")
+    assert measured(query)[2] == 1 + 1 + (1 + 2 * 2) + (1 + 2 * 2)
+    # The window's default (10 memories) when none is given.
+    unsized = query.replace(", window: {limit: 2}", "")
+    assert measured(unsized)[2] == 1 + 1 + 2 * (1 + 10 * 2)
+    assert UNSIZED_PAGE["Summary"] == SummaryWindowInput().limit == 10
+    # Pages are attributes their holder's resolver filled (no query of their own).
+    for type_name, field in PAGES:
+        assert read_from_parent(GRAPHQL.get_type(type_name).fields[field])  # type: ignore[union-attr]
+
+
+def test_a_fragment_on_a_connection_follows_each_ones_first() -> None:
+    query = """
+    query { a: memories(filter: {namespace: "a"}, first: 3) { ...P }
+            b: memories(filter: {namespace: "a"}, first: 30) { ...P } }
+    fragment P on MemoryConnection { totalCount edges { node { id } } }
+    """
+    assert measured(query)[2] == (1 + 1 + (1 + 3 * 2)) + (1 + 1 + (1 + 30 * 2))
 
 
 def test_other_lists_count_the_default_size() -> None:
-    query = ('query { summarize(namespace: "a", window: {limit: 2})'
-             " { memories { id } } }")
-    assert measured(query)[2] == 1 + 2 * (1 + DEFAULT_LIST_SIZE * 1)
+    query = 'query { record(namespace: "a", id: "r") { toolCalls { id } } }'
+    assert measured(query)[2] == 1 + (1 + DEFAULT_LIST_SIZE * 1)
 
 
 def test_lists_loaded_with_their_hit_count_once() -> None:
@@ -73,6 +112,31 @@ def test_the_python_clients_default_search_fits_a_rate_limited_keys_budget() -> 
     assert default <= bucket  # admitted from a full bucket, never into debt
     # Every field is opt-in, and no longer priced as a hundred requests.
     assert default < cost(ops.search("ns", "cat", detail="full")) <= 20 * request_cost
+
+
+def test_the_python_clients_default_listings_fit_a_rate_limited_keys_budget() -> None:
+    """Its calls that return many memories selected every field of each (and of both
+    memories of an update link): `memory_updates` cost 10,401, `memories` 2,501,
+    `memory_history` 4,801. By default they now select what callers read, on pages
+    of 20; `detail="full"` still asks for every field (tests/integration/test_client_costs)."""
+    from memlattice_client import _operations as ops
+    from memlattice_client import _updates as up
+
+    bucket = 5 * FairnessSettings().request_cost
+
+    def cost(call: ops.Call[object]) -> int:
+        return measure(GRAPHQL, parse(call.document), None, call.variables).cost
+
+    calls: dict[str, Any] = {
+        "memories": lambda **kw: ops.memories("ns", **kw),
+        "memory_history": lambda **kw: ops.memory_history("ns", "m", **kw),
+        "summarize": lambda **kw: ops.summarize("ns", **kw),
+        "memory_updates": lambda **kw: up.memory_updates("ns", **kw),
+    }
+    for name, build in calls.items():
+        brief, full = cost(build()), cost(build(detail="full"))
+        assert brief <= bucket, (name, brief)
+        assert brief < full, (name, brief, full)
 
 
 def test_search_limit_inside_the_input_object() -> None:
