@@ -33,8 +33,9 @@ MEMORY_BRIEF = """
   taskId status confidence sensitivity supersededBy createdAt updatedAt version
 """
 # A memory another one names (a conflict, the newer or older side of an update):
-# the fields `Memory` requires.
-MEMORY_REF = "id namespace content createdAt updatedAt version"
+# the fields `Memory` requires, and its status: a field left out reads as its
+# model's default, and a superseded memory must not read as ACTIVE.
+MEMORY_REF = "id namespace content status createdAt updatedAt version"
 EDGE = "id type sourceId targetId createdAt metadata"
 NAMESPACE_CONFIG = """namespace version backend scoring
   weights { similarity fulltext recency popularity } decayHalfLifeDays rrfK embeddingModel
@@ -48,11 +49,11 @@ HIT = f"""
 # What a search's caller typically reads of a hit: the memory, its score parts, and
 # whatever changes what it means (conflicts, a newer memory and how firm that is).
 # Ten whole `HIT`s cost 1,611, three times the cost budget of a key limited to 5
-# requests a second; ten of these cost 441 (the integrations' fields included).
+# requests a second; ten of these cost 471 (the integrations' fields included).
 HIT_BRIEF = f"""
   score similarityScore ftsScore expanded
   memory {{ id namespace key content memoryType value tags metadata scope agentId userId
-    sessionId taskId createdAt updatedAt version }}
+    sessionId taskId status createdAt updatedAt version }}
   conflicts {{ {MEMORY_REF} }} outdatedBy {{ {MEMORY_REF} }}
   update {{ id status kind confidence reason subject attribute proposedBy }}
 """

@@ -19,10 +19,11 @@ UPDATE = f"""
 """
 # What a caller reads of each link `memory_updates` lists (the MCP `updates` tool, a
 # reviewer's queue): what it says and how firmly, who proposed it, and its two
-# memories' ids and contents. 23 cost units a link, against 104 for a whole `UPDATE`
-# (two whole memories); `confirm_update` and the other single links stay whole.
+# memories' ids, contents and statuses (the list comes newest first; when a link was
+# made, `created_at`, is None here). 24 cost units a link, against 104 for a whole
+# `UPDATE` (two whole memories); `confirm_update` and the other single links stay whole.
 UPDATE_BRIEF = f"""
-  id status kind confidence reason subject attribute createdAt proposedBy
+  id status kind confidence reason subject attribute proposedBy
   newer {{ {MEMORY_REF} }} older {{ {MEMORY_REF} }}
 """
 

@@ -34,7 +34,7 @@ MAIN_FIELDS = {"id", "namespace", "key", "content", "memory_type", "value", "tag
                "status", "confidence", "sensitivity", "superseded_by", "created_at",
                "updated_at", "version"}
 # A memory another one names: what `Memory` requires.
-REF_FIELDS = {"id", "namespace", "content", "created_at", "updated_at", "version"}
+REF_FIELDS = {"id", "namespace", "content", "status", "created_at", "updated_at", "version"}
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def _memories_of(result: Any) -> list[Memory]:
 # name, its default call, how many results it should see, the fields its memories carry
 DEFAULT_CALLS: list[tuple[str, Calling, int, set[str]]] = [
     ("search", lambda c, s: c.search(s.namespace, "which shelf holds part 7"), 1,
-     MAIN_FIELDS - {"status", "confidence", "sensitivity", "superseded_by"}),
+     MAIN_FIELDS - {"confidence", "sensitivity", "superseded_by"}),
     ("memories", lambda c, s: c.memories(s.namespace), 20, MAIN_FIELDS),
     ("memory_history", lambda c, s: c.memory_history(s.namespace, s.changed), 4, MAIN_FIELDS),
     ("summarize", lambda c, s: c.summarize(s.namespace), 10, MAIN_FIELDS),
@@ -176,3 +176,23 @@ async def test_detail_full_brings_every_field(
     if name == "search":
         assert all(m.model_fields_set == everything
                    for hit in result for m in (*hit.conflicts, hit.outdated_by) if m)
+
+
+async def test_a_brief_result_never_reads_a_superseded_memory_as_active(
+    session_app: tuple[Any, Any], admin_key: str,
+) -> None:
+    """A field a brief selection leaves out reads as the model's default, and `status`
+    defaults to ACTIVE: the status is selected wherever a superseded memory may come
+    back (a search asking for it, both sides of an update link)."""
+    namespace = f"test/{uuid.uuid4().hex[:12]}"
+    async with client_of(session_app, admin_key) as admin:
+        old = await admin.write_memory(namespace, "the backup job runs at 02:00 on db-3")
+        new = await admin.write_memory(namespace, "the backup job now runs at 04:00 on db-3")
+        await admin.propose_update(namespace, new.id, old.id, attribute="schedule", confirm=True)
+        (link,) = await admin.memory_updates(namespace, statuses=["CONFIRMED"])
+        hits = await admin.search(namespace, "when does the backup job run",
+                                  filter={"statuses": ["ACTIVE", "SUPERSEDED"]})
+    assert link.older is not None and link.older.status.value == "SUPERSEDED"
+    assert link.newer is not None and link.newer.status.value == "ACTIVE"
+    status = {hit.memory.id: hit.memory.status.value for hit in hits}
+    assert status == {old.id: "SUPERSEDED", new.id: "ACTIVE"}
