@@ -45,9 +45,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     restore = sub.add_parser("restore", help="a backup into a fresh database, then migrate",
                              description=__doc__, epilog=RESTORE_EPILOG, formatter_class=raw)
     restore.add_argument("input", type=Path, help="a file `memlattice backup` wrote")
-    restore.add_argument("--batch", type=int, default=1000,
+    restore.add_argument("--batch", type=_at_least_one, default=1000,
                          help="nodes or relationships per transaction (default: 1000)")
     restore.set_defaults(func=run_restore)
+
+
+def _at_least_one(text: str) -> int:
+    """An argparse type: a whole number of 1 or more (a batch of none writes nothing)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: it must be 1 or more")
+    return value
 
 
 def run_backup(args: argparse.Namespace, settings: Settings) -> None:
