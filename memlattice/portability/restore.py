@@ -58,13 +58,13 @@ async def restore(client: GraphClient, path: Path, *, batch: int = 1000,
 
 
 async def _load(client: GraphClient, path: Path, header: dict[str, Any], end: dict[str, Any],
-                *, batch: int) -> RestoreReport:
+                *, batch: int, ignore_leases: bool = False) -> RestoreReport:
     """The nodes, then the relationships, of a file `check` accepted, then its schema."""
     if batch < 1:
         raise ValidationError(f"a batch of {batch}: it must hold at least one node")
     report = RestoreReport(header=header)
     loader = StoreLoader(client)
-    await loader.prepare()
+    await loader.prepare(ignore_leases=ignore_leases)
     for kind in ("node", "rel"):
         rows: list[dict[str, Any]] = []
         for record in _records(path):
@@ -94,8 +94,8 @@ async def _load(client: GraphClient, path: Path, header: dict[str, Any], end: di
 
 
 async def restore_store(client: GraphClient, path: Path, *, dimension: int,
-                        index: VectorIndexSettings, batch: int = 1000
-                        ) -> tuple[RestoreReport, list[int]]:
+                        index: VectorIndexSettings, batch: int = 1000,
+                        ignore_leases: bool = False) -> tuple[RestoreReport, list[int]]:
     """The whole operation `memlattice restore` runs; returns the report and the
     migrations applied after the load (those the backed-up release lacked).
 
@@ -107,9 +107,9 @@ async def restore_store(client: GraphClient, path: Path, *, dimension: int,
     index with this server's settings, as an import does.
     """
     header, end = check(path, dimension=dimension)
-    await StoreLoader(client).refuse_unless_fresh()
+    await StoreLoader(client).refuse_unless_fresh(ignore_leases=ignore_leases)
     await migrate(client, dimension=dimension, index=index)
-    report = await _load(client, path, header, end, batch=batch)
+    report = await _load(client, path, header, end, batch=batch, ignore_leases=ignore_leases)
     applied = await migrate(client, dimension=dimension, index=index)
     spaces = VectorSpaceGraph(client)
     for state in [*await spaces.serving_side_spaces(), *await spaces.building()]:

@@ -8,20 +8,25 @@ it is refused (its `end` line counts what it must hold), where it used to be
 restored with the loss blamed on deletions during the backup; a backup whose
 memories were embedded in another size than the server's is refused
 (`DIMENSION_MISMATCH`), where it used to be restored into a vector index that
-leaves every restored memory out. The intact file, restored with the right
-settings, comes back whole.
+leaves every restored memory out; a database a service serves (it holds a
+lease) is refused. The intact file, restored with the right settings, comes
+back whole.
 """
 
 from __future__ import annotations
 
 import gzip
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from memlattice.core.errors import DimensionMismatch, ValidationError
+from memlattice.core.errors import Conflict, DimensionMismatch, ValidationError
+from memlattice.core.model import utcnow
 from memlattice.core.settings import Settings
+from memlattice.graph.leases import LeaseGraph
+from memlattice.graph.migrations import migrate
 from memlattice.portability.backup import back_up
 from memlattice.portability.restore import restore_store
 from tests.conftest import GraphQLClient
@@ -108,5 +113,36 @@ async def test_a_damaged_file_or_another_embedding_size_is_refused_before_anythi
         restored = await describe(client)
         assert restored.labels["Memory"] == held.labels["Memory"] > 3
         assert held.relationships <= restored.relationships
+    finally:
+        await client.close()
+
+
+async def test_a_database_a_service_serves_is_refused(
+        second_spare_settings: Settings, tmp_path: Path) -> None:
+    """A serving process holds leases (graph.leases), which a restore replaces: one renewed
+    during the load collides with the backup's lease of that name and leaves a half-filled
+    store, and the service's own writes mix into the restored one. So a database with a
+    live lease is refused, before anything is written (a clean shutdown, Ctrl-C or
+    `docker compose stop`, releases them); `--ignore-leases` is for a service killed
+    outright, whose leases outlive it."""
+    settings = second_spare_settings
+    client = client_for(settings)
+    try:
+        await reset(client)
+        async with app_with(settings, limits=ROOMY) as http:
+            await GraphQLClient(http).ok(WRITE_MANY, {"is": [mem(NS, "a note on the pier")]})
+        path = tmp_path / "store.backup.gz"
+        await back_up(client, path)
+        await reset(client)
+        await migrate(client, dimension=settings.embedding.dimension)  # `./dev up`
+        leases, now = LeaseGraph(client), utcnow()
+        assert await leases.take("event-log-prune", "a-serving-process", now, timedelta(minutes=5))
+        with pytest.raises(Conflict, match="serving this database"):
+            await restore_store(client, path, dimension=settings.embedding.dimension,
+                                index=settings.vector_index)
+        assert set((await describe(client)).labels) <= {"Migration", "Lease"}
+        run = cli(settings, "restore", str(path), "--ignore-leases")  # none runs: it was killed
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert (await describe(client)).labels["Memory"] == 1
     finally:
         await client.close()

@@ -8,7 +8,10 @@ serving, into a gzipped JSONL file (memlattice.portability.backup).
 `restore FILE` loads such a file into a fresh database (one that
 `memlattice migrate` or `./dev up` prepared, or an empty one), recreates the
 backed-up indexes, then applies this release's migrations, so a backup of an
-earlier release comes back upgraded. A database holding any data is refused.
+earlier release comes back upgraded. A database holding any data, or one a
+service still serves (stop it first), is refused, and so is a file that does
+not hold what its last line counts or whose memories have another embedding
+size than this server's; nothing is written then.
 What a backup taken during writes holds: docs/operating.md, "Backup and restore".
 """
 
@@ -47,6 +50,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     restore.add_argument("input", type=Path, help="a file `memlattice backup` wrote")
     restore.add_argument("--batch", type=_at_least_one, default=1000,
                          help="nodes or relationships per transaction (default: 1000)")
+    restore.add_argument("--ignore-leases", action="store_true",
+                         help="restore although the database holds live leases, when no"
+                              " service serves it any more (one was killed outright)")
     restore.set_defaults(func=run_restore)
 
 
@@ -84,7 +90,8 @@ def run_restore(args: argparse.Namespace, settings: Settings) -> None:
         async with open_graph(settings, migrate_schema=False) as graph:
             report, applied = await restore_store(
                 graph.client, args.input, dimension=settings.embedding.dimension,
-                index=settings.vector_index, batch=args.batch)
+                index=settings.vector_index, batch=args.batch,
+                ignore_leases=args.ignore_leases)
         skipped = (f"; {report.skipped_relationships} relationships skipped (an endpoint was"
                    " deleted while the backup read)" if report.skipped_relationships else "")
         print(f"restored {report.nodes} nodes and {report.relationships} relationships"
