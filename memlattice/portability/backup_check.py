@@ -110,7 +110,10 @@ def check(path: Path, *, dimension: int | None = None
         raise ValidationError(f"{path} is not a Memlattice backup (no `{FORMAT}` header)")
     if end is None:
         raise ValidationError(f"{path} has no `end` line: the backup was cut short")
-    differences = tally.differences(end)
+    try:
+        differences = tally.differences(end)
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise ValidationError(f"{path}: its `end` line does not count as a backup's does") from exc
     if differences:
         raise ValidationError(
             f"{path} does not hold what its `end` line counts ({'; '.join(differences[:10])}):"

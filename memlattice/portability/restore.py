@@ -1,13 +1,15 @@
 """`memlattice restore`: a `memlattice backup` file into a fresh database.
 
 Three passes over the file: the first only checks it and writes nothing
-(memlattice.portability.backup_check: a whole gzip file of this format, holding
-what its `end` line counts, with memories of this server's embedding size); the second creates
-the nodes, the third the relationships, in batches (graph/backup/writes.py).
-Then the backed-up schema is recreated where the database lacks it, the
-temporary restore keys go, and the current migrations run, which bring a
-store of an earlier release up to date (`restore_store`). A relationship whose endpoint is not in the file (its node was
-deleted while the backup read) is skipped and counted.
+(memlattice.portability.backup_check: a whole gzip file of this format,
+holding what its `end` line counts, with memories of this server's embedding
+size); the second creates the nodes, the third the relationships, in batches
+(graph/backup/writes.py, which first refuses a database holding data or
+served by a running service). Then the backed-up schema is recreated where
+the database lacks it, the temporary restore keys go, and the current
+migrations run, which bring a store of an earlier release up to date
+(`restore_store`). A relationship whose endpoint is not in the file (its node
+was deleted while the backup read) is skipped and counted.
 """
 
 from __future__ import annotations
