@@ -57,7 +57,7 @@ from memlattice.graph.codec import (
     memory_from_properties,
     memory_properties,
 )
-from memlattice.graph.explicit_ids import IdTaken, claim_ids
+from memlattice.graph.explicit_ids import IdTaken, claim_ids, refuse_repeated_ids
 from memlattice.graph.identity_clauses import SAME_IDENTITY
 from memlattice.graph.indexes import VECTOR_INDEX
 from memlattice.graph.prepared_memory import PreparedMemory, creation_rows, new_id
@@ -196,9 +196,8 @@ class DuplicateGraph:
             tenant.check_record(namespace=m.input.namespace, scope=m.input.scope,
                                 sensitivity=m.input.sensitivity)
         plan = plan_writes([m.input for m in memories], allow_duplicate)
-        named_ids = [memories[i].id for i in plan.named]
-        if len(set(named_ids)) != len(named_ids):
-            raise Conflict("the batch names the same id twice")
+        named = set(plan.named)
+        refuse_repeated_ids([m.id if i in named else None for i, m in enumerate(memories)])
         now = max(m.now for m in memories)
 
         async def work(tx: AsyncManagedTransaction) -> list[WriteOutcome]:

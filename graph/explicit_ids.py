@@ -44,6 +44,26 @@ class IdTaken(Conflict):
             " (write without an id, or choose another)", id=id, index=index)
 
 
+class RepeatedId(Conflict):
+    """Two inputs of one batch name the same id: which one, and where it came again,
+    so a caller can find the input among hundreds (the batch writes nothing)."""
+
+    def __init__(self, id: str, first: int, index: int) -> None:
+        super().__init__(f"the batch names the same id twice: {id} (inputs {first} and {index})",
+                         id=id, index=index, first=first)
+
+
+def refuse_repeated_ids(ids: Sequence[str | None]) -> None:
+    """`RepeatedId` for the first id of `ids` (None: an input without one) seen again."""
+    seen: dict[str, int] = {}
+    for index, id in enumerate(ids):
+        if id is None:
+            continue
+        if id in seen:
+            raise RepeatedId(id, seen[id], index)
+        seen[id] = index
+
+
 def holders(rows: list[dict[str, object]], *, tenant: Tenant) -> Query:
     """Per row (`{index, id, contentHash, ...identity}`) whose id is taken: whether the
     holder is this write again (`same`) and, only then, the holder's projection."""

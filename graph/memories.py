@@ -53,6 +53,7 @@ from memlattice.graph.codec import (
 from memlattice.graph.cursors import Page, Window, encode_cursor, page_of, window
 from memlattice.graph.embedding_cache import EmbeddingCacheGraph
 from memlattice.graph.entities import mention_rows
+from memlattice.graph.explicit_ids import refuse_repeated_ids
 from memlattice.graph.history import MemoryVersion, read_history
 from memlattice.graph.memory_filters import fenced
 from memlattice.graph.namespace_configs import NamespaceConfig, NamespaceConfigGraph
@@ -93,8 +94,7 @@ class MemoryGraph:
             tenant.check_record(namespace=m.input.namespace, scope=m.input.scope,
                                 sensitivity=m.input.sensitivity)
         ids = [m.id for m in memories]
-        if len(set(ids)) != len(ids):
-            raise Conflict("the batch names the same id twice")
+        refuse_repeated_ids(ids)
         written = written_properties(memories)
         try:
             await self.client.write(

@@ -19,7 +19,7 @@ RESTORING = "MemlatticeRestoring"
 RESTORE_KEY = "__restoreKey"
 RESTORE_INDEX = "memlattice_restore_key"
 # What a database that `memlattice migrate` (or `./dev up`) has just prepared
-# holds, and a running service's leases: the restore replaces them.
+# holds, and the leases a stopped service released: the restore replaces them.
 BOOKKEEPING = ("Migration", "Lease")
 
 
@@ -70,6 +70,10 @@ def unmark(batch: int) -> Query:
 DROP_RESTORE_KEY_INDEX: Query = (f"DROP INDEX {RESTORE_INDEX} IF EXISTS", {})
 EXISTING_INDEXES: Query = ("SHOW INDEXES YIELD name RETURN name", {})
 EXISTING_CONSTRAINTS: Query = ("SHOW CONSTRAINTS YIELD name RETURN name", {})
+# A lease some process holds now (graph.leases): a service serves this database.
+LIVE_LEASES: Query = ("MATCH (l:Lease) WHERE l.expires > datetime()"
+                      " RETURN l.name AS name, toString(l.expires) AS expires"
+                      " ORDER BY l.expires DESC LIMIT 5", {})
 
 
 class StoreLoader:
@@ -81,7 +85,20 @@ class StoreLoader:
     async def foreign_labels(self) -> dict[str, int]:
         return {r["label"]: int(r["n"]) for r in await self.client.read(foreign_nodes())}
 
-    async def refuse_unless_fresh(self) -> None:
+    async def refuse_unless_fresh(self, *, ignore_leases: bool = False) -> None:
+        """Refuse a database holding data, or one a service serves: every serving process
+        holds or renews leases, which the restore replaces, so a renewal in the middle
+        of the load would collide with the backup's lease of that name (Lease.name is
+        unique) and leave a half-filled store, and the service's own writes would be
+        mixed into the restored one. A service stopped cleanly releases its leases;
+        `ignore_leases` is for one killed outright (its leases outlive it by up to a
+        term: 9 hours for consolidation's)."""
+        live = [] if ignore_leases else await self.client.read(LIVE_LEASES)
+        if live:
+            held = ", ".join(f"{r['name']} until {r['expires']}" for r in live)
+            raise Conflict(f"a Memlattice service is serving this database (it holds the leases"
+                           f" {held}): stop every service process first, then restore; if none"
+                           " runs (one was killed without a clean shutdown), --ignore-leases")
         found = await self.foreign_labels()
         if found:
             listed = ", ".join(f"{n} {label}" for label, n in found.items())
@@ -91,9 +108,9 @@ class StoreLoader:
                            " into a fresh one (`./dev up` on an empty data folder, or a new"
                            " Neo4j), never over a live store")
 
-    async def prepare(self) -> None:
+    async def prepare(self, *, ignore_leases: bool = False) -> None:
         """Refuse a database with data; clear migrations and leases; index the keys."""
-        await self.refuse_unless_fresh()
+        await self.refuse_unless_fresh(ignore_leases=ignore_leases)
         await self.client.write(clear_bookkeeping())
         await self.client.write(RESTORE_KEY_INDEX)
         await self.client.write(AWAIT_INDEXES)

@@ -1,12 +1,15 @@
 """`memlattice restore`: a `memlattice backup` file into a fresh database.
 
-Three passes over the file: the first only checks it (gzip intact, a header
-of this format, the `end` line present) and writes nothing; the second creates
-the nodes, the third the relationships, in batches (graph/backup/writes.py).
-Then the backed-up schema is recreated where the database lacks it, the
-temporary restore keys go, and the current migrations run, which bring a
-store of an earlier release up to date (`restore_store`). A relationship whose endpoint is not in the file (its node was
-deleted while the backup read) is skipped and counted.
+Three passes over the file: the first only checks it and writes nothing
+(memlattice.portability.backup_check: a whole gzip file of this format,
+holding what its `end` line counts, with memories of this server's embedding
+size); the second creates the nodes, the third the relationships, in batches
+(graph/backup/writes.py, which first refuses a database holding data or
+served by a running service). Then the backed-up schema is recreated where
+the database lacks it, the temporary restore keys go, and the current
+migrations run, which bring a store of an earlier release up to date
+(`restore_store`). A relationship whose endpoint is not in the file (its node
+was deleted while the backup read) is skipped and counted.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from memlattice.graph.backup.writes import StoreLoader
 from memlattice.graph.client import GraphClient
 from memlattice.graph.migrations import migrate
 from memlattice.graph.vector_spaces import VectorSpaceGraph
-from memlattice.portability.backup import FORMAT, VERSION
+from memlattice.portability.backup_check import check
 from memlattice.portability.backup_values import BackupValueError, decode_properties
 
 
@@ -49,38 +52,21 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
             yield record
 
 
-def check(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The file's header and end line; refuses a file that is not a whole backup."""
-    header: dict[str, Any] | None = None
-    last = b""
-    try:
-        with gzip.open(path, "rb") as raw:
-            first = raw.readline()
-            header = json.loads(first) if first.strip() else None
-            for line in raw:
-                last = line
-    except (OSError, EOFError, json.JSONDecodeError) as exc:
-        raise ValidationError(f"{path} is not a complete gzip backup ({exc})") from exc
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise ValidationError(f"{path} is not a Memlattice backup (no `{FORMAT}` header)")
-    if header.get("version") != VERSION:
-        raise ValidationError(f"{path} is backup format version {header.get('version')};"
-                              f" this release reads version {VERSION}")
-    try:
-        end = json.loads(last)
-    except json.JSONDecodeError:
-        end = None
-    if not isinstance(end, dict) or end.get("t") != "end":
-        raise ValidationError(f"{path} has no `end` line: the backup was cut short")
-    return header, end
-
-
-async def restore(client: GraphClient, path: Path, *, batch: int = 1000) -> RestoreReport:
+async def restore(client: GraphClient, path: Path, *, batch: int = 1000,
+                  dimension: int | None = None) -> RestoreReport:
     """Restore `path` into the database of `client`, which must hold no data."""
-    header, end = check(path)
+    header, end = check(path, dimension=dimension)
+    return await _load(client, path, header, end, batch=batch)
+
+
+async def _load(client: GraphClient, path: Path, header: dict[str, Any], end: dict[str, Any],
+                *, batch: int, ignore_leases: bool = False) -> RestoreReport:
+    """The nodes, then the relationships, of a file `check` accepted, then its schema."""
+    if batch < 1:
+        raise ValidationError(f"a batch of {batch}: it must hold at least one node")
     report = RestoreReport(header=header)
     loader = StoreLoader(client)
-    await loader.prepare()
+    await loader.prepare(ignore_leases=ignore_leases)
     for kind in ("node", "rel"):
         rows: list[dict[str, Any]] = []
         for record in _records(path):
@@ -110,8 +96,8 @@ async def restore(client: GraphClient, path: Path, *, batch: int = 1000) -> Rest
 
 
 async def restore_store(client: GraphClient, path: Path, *, dimension: int,
-                        index: VectorIndexSettings, batch: int = 1000
-                        ) -> tuple[RestoreReport, list[int]]:
+                        index: VectorIndexSettings, batch: int = 1000,
+                        ignore_leases: bool = False) -> tuple[RestoreReport, list[int]]:
     """The whole operation `memlattice restore` runs; returns the report and the
     migrations applied after the load (those the backed-up release lacked).
 
@@ -122,10 +108,10 @@ async def restore_store(client: GraphClient, path: Path, *, dimension: int,
     again, and every side vector space the store searches or builds gets its
     index with this server's settings, as an import does.
     """
-    check(path)
-    await StoreLoader(client).refuse_unless_fresh()
+    header, end = check(path, dimension=dimension)
+    await StoreLoader(client).refuse_unless_fresh(ignore_leases=ignore_leases)
     await migrate(client, dimension=dimension, index=index)
-    report = await restore(client, path, batch=batch)
+    report = await _load(client, path, header, end, batch=batch, ignore_leases=ignore_leases)
     applied = await migrate(client, dimension=dimension, index=index)
     spaces = VectorSpaceGraph(client)
     for state in [*await spaces.serving_side_spaces(), *await spaces.building()]:

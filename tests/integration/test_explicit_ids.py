@@ -127,6 +127,30 @@ async def test_two_ids_for_one_content_in_a_batch_are_two_memories(
     assert error["extensions"]["code"] == "CONFLICT"
 
 
+async def test_a_batch_naming_one_id_twice_says_which_inputs(
+    gql: GraphQLClient, namespace: str, graph_client: Any,
+) -> None:
+    """Two contents under one id, or one content twice, in a batch of several: the
+    CONFLICT names the id and the input where it came again (as an id held by another
+    memory does), and the batch writes nothing. Ids are compared exactly: one that
+    differs only in case is another id."""
+    own = new_id()
+    for second in ("Gina rows", "Gina sails"):
+        error = await gql.error(WRITE_MANY, {"inputs": [
+            mem(namespace, "Gina walks"), mem(namespace, "Gina sails", id=own),
+            mem(namespace, "Gina hikes"), mem(namespace, second, id=own)]})
+        assert error["extensions"]["code"] == "CONFLICT", error
+        assert error["extensions"]["id"] == own and error["extensions"]["index"] == 3, error
+        assert error["extensions"]["first"] == 1, error
+        assert await count_memories(graph_client, namespace) == 0
+    upper = own.upper()
+    first, second = (await gql.ok(WRITE_MANY, {"inputs": [
+        mem(namespace, "Gina sails", id=own), mem(namespace, "Gina sails", id=upper)]}
+    ))["writeMemories"]
+    assert (first["id"], second["id"]) == (own, upper)
+    assert first["written"] == second["written"] == "CREATED"
+
+
 async def test_a_record_id_is_stored_retried_or_refused(
     gql: GraphQLClient, namespace: str, graph_client: Any,
 ) -> None:

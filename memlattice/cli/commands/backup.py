@@ -8,7 +8,10 @@ serving, into a gzipped JSONL file (memlattice.portability.backup).
 `restore FILE` loads such a file into a fresh database (one that
 `memlattice migrate` or `./dev up` prepared, or an empty one), recreates the
 backed-up indexes, then applies this release's migrations, so a backup of an
-earlier release comes back upgraded. A database holding any data is refused.
+earlier release comes back upgraded. A database holding any data, or one a
+service still serves (stop it first), is refused, and so is a file that does
+not hold what its last line counts or whose memories have another embedding
+size than this server's; nothing is written then.
 What a backup taken during writes holds: docs/operating.md, "Backup and restore".
 """
 
@@ -45,9 +48,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     restore = sub.add_parser("restore", help="a backup into a fresh database, then migrate",
                              description=__doc__, epilog=RESTORE_EPILOG, formatter_class=raw)
     restore.add_argument("input", type=Path, help="a file `memlattice backup` wrote")
-    restore.add_argument("--batch", type=int, default=1000,
+    restore.add_argument("--batch", type=_at_least_one, default=1000,
                          help="nodes or relationships per transaction (default: 1000)")
+    restore.add_argument("--ignore-leases", action="store_true",
+                         help="restore although the database holds live leases, when no"
+                              " service serves it any more (one was killed outright)")
     restore.set_defaults(func=run_restore)
+
+
+def _at_least_one(text: str) -> int:
+    """An argparse type: a whole number of 1 or more (a batch of none writes nothing)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: it must be 1 or more")
+    return value
 
 
 def run_backup(args: argparse.Namespace, settings: Settings) -> None:
@@ -73,7 +90,8 @@ def run_restore(args: argparse.Namespace, settings: Settings) -> None:
         async with open_graph(settings, migrate_schema=False) as graph:
             report, applied = await restore_store(
                 graph.client, args.input, dimension=settings.embedding.dimension,
-                index=settings.vector_index, batch=args.batch)
+                index=settings.vector_index, batch=args.batch,
+                ignore_leases=args.ignore_leases)
         skipped = (f"; {report.skipped_relationships} relationships skipped (an endpoint was"
                    " deleted while the backup read)" if report.skipped_relationships else "")
         print(f"restored {report.nodes} nodes and {report.relationships} relationships"
