@@ -270,6 +270,9 @@ class Settings(BaseSettings):
     # A WebSocket authenticates once, at connection_init: its live subscriptions
     # re-check the key this often, so a revoked key's streams end within it.
     key_recheck_s: float = Field(default=30.0, gt=0, le=3600)
+    # How long a process may reuse an API key it read (memlattice.services.apikeys).
+    # 0: every request reads its key, and a revocation holds at the next request.
+    key_cache_s: float = Field(default=0.0, ge=0, le=60)
     # With keys, /metrics answers only the metrics token or an admin key, sent as
     # `Authorization: Bearer ...` (Prometheus: `authorization: {credentials: ...}`).
     # The token needs no database, so it works while Neo4j is down. `metrics_public`

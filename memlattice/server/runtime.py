@@ -236,7 +236,8 @@ async def open_runtime(
                 judge.start()
         yield Runtime(client=client, service=service, knowledge=KnowledgeService(service),
                       reembedder=reembedder, spaces=spaces, events=events,
-                      auth=Authenticator(ApiKeyGraph(client), settings.auth_mode),
+                      auth=Authenticator(ApiKeyGraph(client), settings.auth_mode,
+                                         cache_s=settings.key_cache_s),
                       consolidation=consolidation, session_facts=facts,
                       update_judge=judge,
                       key_recheck_s=settings.key_recheck_s,

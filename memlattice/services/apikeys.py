@@ -25,6 +25,7 @@ from memlattice.core.auth import Principal, namespace_pattern
 from memlattice.core.errors import NotFound, Unauthenticated, ValidationError
 from memlattice.core.fairness import UNSET_LIMITS, KeyLimits
 from memlattice.core.model import Scope, Sensitivity, utcnow
+from memlattice.core.remembered import Remembered
 from memlattice.graph.keys import LIMIT_PROPERTIES, ApiKeyGraph, StoredKey
 
 log = logging.getLogger(__name__)
@@ -159,9 +160,18 @@ class Authenticator:
     sent anyway is still checked, so a client can test its key locally).
     """
 
-    def __init__(self, graph: ApiKeyGraph, mode: AuthMode = "keys") -> None:
+    def __init__(self, graph: ApiKeyGraph, mode: AuthMode = "keys", *,
+                 cache_s: float = 0.0) -> None:
         self.graph = graph
         self.mode = mode
+        # A key read less than `cache_s` ago is not read again (MEMLATTICE_KEY_CACHE_S).
+        # Off (0) by default: every request reads its key, so a revocation holds at the
+        # very next request in every process. On, a key in use is read once per
+        # `cache_s` per process, not on every request (a read costs Neo4j about as much
+        # CPU as a small search's tenth); a revocation or a change of limits then
+        # reaches a process within `cache_s`. Keys not found are never remembered.
+        self._known: Remembered[str, StoredKey] | None = (
+            Remembered(cache_s, max_entries=10_000) if cache_s > 0 else None)
 
     async def authenticate(self, token: str | None) -> Principal:
         """`token` is a key, `Bearer <key>`, or None; raises Unauthenticated."""
@@ -173,12 +183,23 @@ class Authenticator:
                 "this server needs an API key: send `Authorization: Bearer mlk_...`"
                 " (create one with `memlattice keys create`)")
         match = _TOKEN.match(key)
-        stored = await self.graph.get(match.group(1)) if match else None
+        stored = await self._stored(match.group(1)) if match else None
         if stored is None or not hmac.compare_digest(stored.secret_hash, digest(key)):
             raise Unauthenticated("the API key is not valid")
         if stored.revoked_at is not None:
             raise Unauthenticated("the API key has been revoked")
         return principal_of(stored)
+
+    async def _stored(self, key_id: str) -> StoredKey | None:
+        known = self._known
+        if known is not None and not known.due(key_id):
+            cached = known.get(key_id)
+            if cached is not None:
+                return cached
+        stored = await self.graph.get(key_id)
+        if known is not None and stored is not None:
+            known.put(key_id, stored)
+        return stored
 
 
 def describe(keys: Sequence[StoredKey]) -> list[dict[str, str]]:
