@@ -167,8 +167,8 @@ class Authenticator:
         # A key read less than `cache_s` ago is not read again (MEMLATTICE_KEY_CACHE_S).
         # Off (0) by default: every request reads its key, so a revocation holds at the
         # very next request in every process. On, a key in use is read once per
-        # `cache_s` per process, not on every request (a read costs Neo4j about as much
-        # CPU as a small search's tenth); a revocation or a change of limits then
+        # `cache_s` per process, not on every request (a read costs Neo4j about a sixth
+        # of the CPU a small search does); a revocation or a change of limits then
         # reaches a process within `cache_s`. Keys not found are never remembered.
         self._known: Remembered[str, StoredKey] | None = (
             Remembered(cache_s, max_entries=10_000) if cache_s > 0 else None)
