@@ -17,7 +17,10 @@ one namespace; then the same query vectors go, interleaved, to
               service's own (ranking, rows, GraphQL, HTTP),
   - semantic: GraphQL `search` in SEMANTIC mode (HTTP handling, validation,
               filters, scoring, explanations, access counting included),
-  - hybrid:   GraphQL `search` with query text too, the default search.
+  - hybrid:   GraphQL `search` with query text too, the default search,
+  - hyb-whole: the same search selecting every stored field of each memory:
+              what every search cost before the candidates carried only what
+              ranking and the selection read (graph.projections.project_memory).
 p50/p95 are printed with the ratio to the bare vector query of the same run,
 and hybrid's p50 against bare-hyb's, its own floor (and against bare-pool's
 and its own Cypher's).
@@ -37,12 +40,15 @@ from bench._bare import Capturer, replay, tap
 from bench._harness import bench_service, percentile, synthetic_memories
 from bench.ingest import encode
 from memlattice.core.lucene import any_terms
+from memlattice.core.memory_fields import READ_FIELDS, camel_case
 from memlattice.graph.codec import search_token
 from memlattice.server.app import runtime_of
 
 WRITE = "mutation($inputs: [MemoryInput!]!) { writeMemories(inputs: $inputs) { id } }"
 SEARCH = """query($input: SearchInput!) {
   search(input: $input) { score similarityScore ftsScore memory { id content } } }"""
+SEARCH_WHOLE = SEARCH.replace("memory { id content }", "memory { " + " ".join(
+    camel_case(f.name) for f in READ_FIELDS if f.property) + " }")
 BARE = (
     "CYPHER 25 MATCH (m:Memory) SEARCH m IN (VECTOR INDEX memory_embedding FOR $vector"
     " WHERE m.namespace = $namespace LIMIT 10) SCORE AS score"
@@ -101,7 +107,8 @@ async def main() -> None:
             # Fresh samples around the stored topics, as real queries land near memories.
             q_texts, q_vectors = synthetic_memories(args.queries, args.dimension, start=10**9)
             timings: dict[str, list[float]] = {"bare": [], "bare-hyb": [], "bare-pool": [],
-                                               "hyb-cypher": [], "semantic": [], "hybrid": []}
+                                               "hyb-cypher": [], "semantic": [], "hybrid": [],
+                                               "hyb-whole": []}
             for i, (text, vector) in enumerate(zip(q_texts, q_vectors)):
                 v = vector.tolist()
                 sent = encode(vector, args.vectors)
@@ -128,6 +135,7 @@ async def main() -> None:
                         "filter": {"namespace": namespace}, "embedding": sent,  # noqa: B023
                         "mode": "SEMANTIC", "scoring": "SIMILARITY", "limit": 10}})),
                     ("hybrid", lambda: bench.gql(SEARCH, hybrid)),  # noqa: B023
+                    ("hyb-whole", lambda: bench.gql(SEARCH_WHOLE, hybrid)),  # noqa: B023
                 ]
                 for name, call in runs[i % len(runs):] + runs[:i % len(runs)]:
                     started = time.perf_counter()
@@ -147,7 +155,10 @@ async def main() -> None:
                 " x the same with the default's pools; its own Cypher"
                 f" {percentile(timings['hyb-cypher'], 50) * 1000:.2f} ms ="
                 f" {percentile(timings['hyb-cypher'], 50) / percentile(timings['bare-hyb'], 50):.2f}"
-                " x bare vector + fulltext")
+                " x bare vector + fulltext; selecting every memory field"
+                f" {percentile(timings['hyb-whole'], 50) * 1000:.2f} ms ="
+                f" {percentile(timings['hyb-whole'], 50) / percentile(timings['hybrid'], 50):.2f}"
+                " x hybrid")
         for line in hybrid_ratios:
             print(f"# {line}")
 

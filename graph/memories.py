@@ -305,9 +305,11 @@ class MemoryGraph:
         with_embeddings: bool, needed: int = 10, space: VectorSpace | None = None,
         first_try: bool = False, context_hops: int = 0, cross_similarity: bool = False,
         entities: bool = False, leads: bool = False,
+        properties: frozenset[str] | None = None,
     ) -> SearchResult:
         """One recall round trip (graph.recall_query); `first_try` marks a small pool
-        whose shortfall the caller answers with a second, full search."""
+        whose shortfall the caller answers with a second, full search; `properties`:
+        the ones each candidate carries (None: all)."""
         if vector is None and lucene is None:
             return SearchResult()
         flt = fenced(flt, tenant)
@@ -315,7 +317,7 @@ class MemoryGraph:
             flt, tenant=tenant, now=now, vector=vector, lucene=lucene, candidates=candidates,
             expansion=expansion, with_embeddings=with_embeddings, needed=needed, space=space,
             first_try=first_try, context_hops=context_hops, cross_similarity=cross_similarity,
-            entities=entities, leads=leads,
+            entities=entities, leads=leads, properties=properties,
         ))
         return search_result(records[0])
 

@@ -4,7 +4,7 @@ a time enters it (`instant`); the properties named come from core.memory_fields.
 
 from __future__ import annotations
 
-from memlattice.core.memory_fields import READ_FIELDS
+from memlattice.core.memory_fields import READ_FIELDS, REQUIRED_PROPERTIES
 from memlattice.graph.visibility import shown_successor
 
 # Times leave Neo4j as integer microseconds since the epoch: hydrating driver
@@ -22,16 +22,27 @@ MEMORY_PROPERTIES: tuple[str, ...] = tuple(
 
 
 def project_memory(var: str = "m", *, embedding: bool = False,
-                   embedding_expr: str | None = None) -> str:
-    """Like `project`, but only the properties a `Memory` is made of."""
+                   embedding_expr: str | None = None,
+                   only: frozenset[str] | None = None) -> str:
+    """Like `project`, but only the properties a `Memory` is made of; with `only`, just
+    those and the ones every memory has (REQUIRED_PROPERTIES), in the same order.
+
+    A search projects hundreds of candidates and returns a few: naming only what
+    ranking and the caller's selection read took a quarter off the recall
+    statement's time in Neo4j (docs/benchmarks.md, round eighteen)."""
+    def wanted(p: str) -> bool:
+        return only is None or p in only or p in REQUIRED_PROPERTIES
+
     times = ", ".join(f"{p}: {var}.{p}.epochSeconds * 1000000 + {var}.{p}.microsecond"
-                      for p in TIME_PROPERTIES)
-    fields = ", ".join(f".{p}" for p in MEMORY_PROPERTIES)
+                      for p in TIME_PROPERTIES if wanted(p))
+    fields = ", ".join(f".{p}" for p in MEMORY_PROPERTIES if wanted(p))
     if embedding_expr is not None:
         vector = f", embedding: {embedding_expr}"
     else:
         vector = ", .embedding" if embedding else ""
-    return f"{var} {{{fields}{vector}, {times}, supersededBy: {shown_successor(var)}}}"
+    successor = (f", supersededBy: {shown_successor(var)}" if wanted("supersededBy")
+                 else "")
+    return f"{var} {{{fields}{vector}, {times}{successor}}}"
 
 
 def project(var: str = "m", *, embedding: bool = False, embedding_expr: str | None = None) -> str:

@@ -45,6 +45,9 @@ class RecallPlan:
     # Whether superseded memories that a confirmed update replaced are candidates
     # too, whatever the statuses (memory_filters.filter_conditions); not as of a time.
     leads: bool = False
+    # The properties a candidate's row carries (graph.projections.project_memory's
+    # `only`): what ranking and the caller read; None: all. Not as of a time.
+    properties: frozenset[str] | None = None
     params: dict[str, Any] = field(init=False)
     post: str = field(init=False)
 
@@ -102,15 +105,16 @@ class RecallPlan:
                 f" | sv.`{self.space.vector_property}`][0]")
 
     def shape(self, var: str) -> str:
-        """A memory's projection; with `as_of`, its state then (graph.history), with
-        the current vector for MMR."""
+        """A memory's projection (of `properties` only, when named); with `as_of`, its
+        state then (graph.history), every property, with the current vector for MMR."""
         if self.as_of:
             vector = ((self.side_vector(var) if self.space is not None else f"{var}.embedding")
                       if self.with_embeddings else None)
             return project_state(var, f"{var}_then", embedding=vector)
         if self.space is not None and self.with_embeddings:
-            return project_memory(var, embedding_expr=self.side_vector(var))
-        return project_memory(var, embedding=self.with_embeddings)
+            return project_memory(var, embedding_expr=self.side_vector(var),
+                                  only=self.properties)
+        return project_memory(var, embedding=self.with_embeddings, only=self.properties)
 
     def similarity_to_query(self, var: str) -> str:
         """The cosine of `var`'s vector (in the searched space) to the query's."""

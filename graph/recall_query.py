@@ -269,7 +269,7 @@ def search(
     candidates: int, expansion: ExpansionConfig | None = None, with_embeddings: bool = False,
     needed: int = 10, space: VectorSpace | None = None, first_try: bool = False,
     context_hops: int = 0, cross_similarity: bool = False, entities: bool = False,
-    leads: bool = False,
+    leads: bool = False, properties: frozenset[str] | None = None,
 ) -> Query:
     """Recall in one round trip: vector and fulltext candidates, their NEXT
     neighbours and graph neighbours, and CONTRADICTS neighbours of everything
@@ -284,11 +284,13 @@ def search(
     to `vector`, so that fusion scores every candidate on both signals; with
     `entities`, every row carries the keys of the entities it is about; with
     `leads`, superseded memories a confirmed update replaced are candidates too,
-    whatever the filter's statuses (RecallPlan.leads).
+    whatever the filter's statuses (RecallPlan.leads); with `properties`, candidates
+    carry those properties only (and the ones every memory has); their CONTRADICTS
+    neighbours and newer states still carry every property.
     """
     plan = RecallPlan(f, tenant, now, vector, lucene, candidates, expansion, with_embeddings,
                       needed, space, first_try, context_hops, cross_similarity, entities,
-                      leads)
+                      leads, properties)
     params = plan.params
     parts: list[str] = []
     lists: list[str] = []

@@ -9,6 +9,7 @@ from typing import Annotated
 import strawberry
 
 from memlattice.core.errors import ValidationError
+from memlattice.core.memory_fields import properties_of
 from memlattice.core.model import as_utc, validate_namespace
 from memlattice.core.pacing import boundary
 from memlattice.resolvers import glossary as g
@@ -17,6 +18,7 @@ from memlattice.resolvers.context import Info
 from memlattice.resolvers.glossary import arg
 from memlattice.resolvers.inputs import MemoryFilterInput
 from memlattice.resolvers.search_inputs import SearchInput
+from memlattice.resolvers.selections import selected_below
 from memlattice.resolvers.types import (
     AuditEntry,
     Direction,
@@ -176,6 +178,7 @@ class Query:
             scopes=(*(input.scopes or ()), *([input.scope] if input.scope else [])),
             now=as_utc(input.now), notes=info.context.notes,
             record_access=info.context.record_access,
+            memory_properties=properties_of(selected_below(info, ("memory",))),
         )
         hits = await info.context.service.configured_search(asked, tenant=tenant)
         info.context.notes.extend(input.deprecation_notes())

@@ -14,6 +14,7 @@ others fails a test instead of silently dropping the field somewhere.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -114,3 +115,32 @@ PATCH_FIELDS: tuple[MemoryField, ...] = tuple(f for f in MEMORY_FIELDS if f.patc
 
 def names(fields: tuple[MemoryField, ...]) -> tuple[str, ...]:
     return tuple(f.name for f in fields)
+
+
+# Every stored memory's properties, which any projection of one carries (graph.codec
+# reads them unconditionally; `id`, `content` and `createdAt` also tell a node deleted
+# mid-read, graph.codec.exists).
+REQUIRED_PROPERTIES: frozenset[str] = frozenset(
+    f.property for f in READ_FIELDS if f.required and f.property)
+# GraphQL `Memory` fields read from no property of their own: the vector comes by id
+# and namespace (both required), the others are only ever set on a write's result.
+_NOT_STORED = frozenset({"__typename", "embedding", "duplicateOf", "nearDuplicates",
+                         "written"})
+_PROPERTY_OF_API_NAME: dict[str, str] = {
+    camel_case(f.name): f.property for f in READ_FIELDS if f.property}
+
+
+def properties_of(api_fields: Iterable[str]) -> frozenset[str] | None:
+    """The node properties that the named GraphQL `Memory` fields (API spelling) are
+    read from, for a projection of those alone; None when one of them needs more than
+    its own property (`mayReplace` reads the whole memory) or is unknown, so that the
+    caller projects every property rather than guess."""
+    out: set[str] = set()
+    for name in api_fields:
+        if name in _NOT_STORED:
+            continue
+        prop = _PROPERTY_OF_API_NAME.get(name)
+        if prop is None:
+            return None
+        out.add(prop)
+    return frozenset(out)

@@ -85,6 +85,8 @@ class SearchQuery:
     now: datetime | None = None
     notes: list[str] = field(default_factory=list)
     record_access: bool = True
+    # What the caller reads of each hit's memory (SearchRequest.memory_properties).
+    memory_properties: frozenset[str] | None = None
 
 
 # A relationship to add: (source id, target id, type, metadata). The metadata is the
@@ -337,7 +339,8 @@ class MemoryService:
         config = resolve_config(asked.preset, defaults, dict(asked.options))
         return await self.search(SearchRequest(
             filter=asked.filter, query=asked.query, vector=asked.vector, config=config,
-            now=asked.now, notes=asked.notes, record_access=asked.record_access), tenant=tenant)
+            now=asked.now, notes=asked.notes, record_access=asked.record_access,
+            memory_properties=asked.memory_properties), tenant=tenant)
 
     async def configure_namespace(self, settings: NamespaceSettings, *, tenant: Tenant,
                                   actor: str) -> NamespaceConfig:

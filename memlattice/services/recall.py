@@ -17,13 +17,12 @@ The steps, each in its own pure module where it is not I/O:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from memlattice.core.auth import Tenant
-from memlattice.core.embedding_text import may_name_speaker, speaker_in_json
 from memlattice.core.errors import ValidationError
 from memlattice.core.lucene import query_any_terms
 from memlattice.core.model import MemoryFilter, ScoringMode, SearchMode, Status, utcnow
@@ -31,10 +30,9 @@ from memlattice.core.search_config import SearchConfig
 from memlattice.core.temporal_intent import temporal_intent
 from memlattice.core.vector_checks import vector_problem
 from memlattice.embeddings import check_dimension
-from memlattice.graph.codec import Memory, memory_from_properties, to_datetime
+from memlattice.graph.codec import Memory, memory_from_properties
 from memlattice.graph.recall_rows import SearchResult
 from memlattice.graph.updates.links import UpdateLink
-from memlattice.search.answer_types import held_kinds
 from memlattice.search.currency import (
     asks_past,
     asks_present,
@@ -44,8 +42,7 @@ from memlattice.search.currency import (
     states_asked_for,
 )
 from memlattice.search.entity_signal import entity_signal, named_entities
-from memlattice.search.information import asked_share
-from memlattice.search.lexical import Bm25, Field, document_text, query_terms, split_speaker
+from memlattice.search.lexical import Bm25, Field, query_terms
 from memlattice.search.pool import factor_ceiling, first_pool, settled, similarity_bounded
 from memlattice.search.ranking import (
     Candidate,
@@ -59,12 +56,19 @@ from memlattice.search.ranking import (
     successors_first,
 )
 from memlattice.search.relevance import coverage, relevance
-from memlattice.search.temporal_signal import Timing, temporal_signal
+from memlattice.search.temporal_signal import temporal_signal
 from memlattice.services.outdating import (
     asked_about,
     asked_for_itself,
     current_states,
     outdating,
+)
+from memlattice.services.recall_candidates import (
+    RANKED_PROPERTIES,
+    candidate,
+    lexical_fields,
+    sources,
+    timing,
 )
 
 if TYPE_CHECKING:
@@ -84,6 +88,10 @@ class SearchRequest:
     # False for a person browsing (the explorer): what people read is not what
     # agents recall, so it must not raise the hits' popularity.
     record_access: bool = True
+    # The properties the caller reads of each hit's memory (core.memory_fields
+    # .properties_of a GraphQL selection); None: every one. A hit's other fields
+    # then hold their defaults (the conflicts and `outdatedBy` are whole).
+    memory_properties: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -183,6 +191,8 @@ async def recall(service: MemoryService, request: SearchRequest, *,
             context_hops=config.context_hops if lucene is not None else 0,
             cross_similarity=config.scoring is ScoringMode.FUSION,
             entities=entities, leads=leads,
+            properties=(None if request.memory_properties is None
+                        else RANKED_PROPERTIES | request.memory_properties),
         ), service.lexical.bm25(tenant.namespace, query_terms(request.query or ""),
                              request.filter.scope_keys)
             if lucene is not None else _no_bm25())
@@ -210,13 +220,13 @@ async def recall(service: MemoryService, request: SearchRequest, *,
                     lexical[id] = bm25.score_fields(fields[id])
                 if both or not as_similarity:
                     fts = lexical[id]
-            candidates.append(_candidate(
+            candidates.append(candidate(
                 id, found.props, fts=fts,
                 similarity=found.score if as_similarity else found.similarity if both else None))
         evidence = [signal for signal in (
             entity_signal(named_entities(request.query or "", about.values()), about),
             # Candidates' times are read only for a query that names one.
-            temporal_signal(intent, {id: _timing(p) for id, p in props.items()})
+            temporal_signal(intent, {id: timing(p) for id, p in props.items()})
             if intent is not None and intent.named is not None else None,
         ) if signal is not None]
         scored = base_scores(candidates, config, now=now, query=request.query, evidence=evidence)
@@ -270,13 +280,13 @@ async def recall(service: MemoryService, request: SearchRequest, *,
     # past time: there it cost the state valid then its place, docs/recall.md).
     if request.filter.as_of is None and request.query and asks_present(request.query):
         if config.current_first_within:
-            scored = later_of_a_source_first(scored, _sources(scored[:3], props),
+            scored = later_of_a_source_first(scored, sources(scored[:3], props),
                                              within=config.current_first_within)
         if config.current_answer_within:
             texts = {s.id: str(props[s.id].get("content") or "") for s in scored[:3]
                      if s.id in props}
             scored = later_of_a_source_first(
-                scored, _sources(scored[:3], props), within=config.current_answer_within,
+                scored, sources(scored[:3], props), within=config.current_answer_within,
                 competes=competing_answers(request.query, texts))
     by_id = {s.id: s for s in scored}
     if leads:  # the leads' successors took their places; a past question keeps what held
@@ -330,57 +340,3 @@ async def _rerank(
 
 async def _no_bm25() -> None:
     return None
-
-
-def lexical_fields(bm25: Bm25, props: Mapping[str, Any], context: Sequence[tuple[int, str]],
-                   config: SearchConfig) -> list[Field]:
-    """A candidate's BM25F fields, scored with its collection's statistics
-    (memlattice.search.lexical) in place of the fulltext index's score, which
-    counts every tenant's memories: its own text, and the turns around it when
-    it has some (`context`), as much as its own text says something
-    (memlattice.search.information)."""
-    speaker, words = split_speaker(str(props.get("content") or ""), _said_by(props))
-    text = document_text(words, props.get("summary"), props.get("key"), props.get("tags") or ())
-    own = bm25.rarity.own_share(text) if bm25.rarity is not None and context else 1.0
-    return [bm25.field([text]), *([bm25.speaker_field(speaker)] if speaker else []),
-            *bm25.context_fields(context, hops=config.context_hops,
-                                 decay=config.context_decay, own=own)]
-
-
-def _sources(scored: Sequence[Scored], props: Mapping[str, Mapping[str, Any]],
-             ) -> dict[str, tuple[str | None, datetime | None]]:
-    return {s.id: _source(props[s.id]) for s in scored if s.id in props}
-
-
-def _source(props: Mapping[str, Any]) -> tuple[str | None, datetime | None]:
-    """Who said a memory (its speaker, else its agent or user) and when."""
-    return (_said_by(props) or props.get("agentId") or props.get("userId"),
-            to_datetime(props.get("createdAt")))
-
-
-def _said_by(props: Mapping[str, Any]) -> str | None:
-    """Who a conversation turn names as its author at the start of its content (its
-    metadata's speaker, else its role: memlattice.core.embedding_text)."""
-    content, stored = str(props.get("content") or ""), props.get("metadataJson")
-    if not isinstance(stored, str) or not may_name_speaker(content):
-        return None  # not "who: words"
-    return speaker_in_json(stored)
-
-
-def _timing(props: Mapping[str, Any]) -> Timing:
-    return Timing(event_start=to_datetime(props.get("eventStart")),
-                  event_end=to_datetime(props.get("eventEnd")),
-                  recorded=to_datetime(props.get("createdAt")))
-
-
-def _candidate(id: str, props: Mapping[str, Any], *, similarity: float | None,
-               fts: float | None) -> Candidate:
-    return Candidate(
-        id=id, similarity=similarity, fts=fts,
-        created_at=to_datetime(props.get("createdAt")),
-        access_count=int(props.get("accessCount") or 0),
-        confidence=float(props.get("confidence", 1.0)), salience=props.get("salience"),
-        key=props.get("key"), tags=tuple(props.get("tags") or ()),
-        asked=asked_share(str(props.get("content") or "")),
-        held=held_kinds(str(props.get("content") or "")),
-    )

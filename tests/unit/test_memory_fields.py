@@ -23,9 +23,11 @@ from memlattice.core.memory_fields import (
     MEMORY_FIELDS,
     PATCH_FIELDS,
     READ_FIELDS,
+    REQUIRED_PROPERTIES,
     WRITE_FIELDS,
     camel_case,
     names,
+    properties_of,
 )
 from memlattice.graph import codec, projections
 from memlattice.resolvers import inputs, types
@@ -143,3 +145,18 @@ def test_a_node_deleted_while_it_was_read_is_not_found_not_a_memory_without_cont
     with pytest.raises(NotFound) as refused:
         codec.memory_from_properties(props)
     assert refused.value.code == "NOT_FOUND" and "m1" in refused.value.message
+
+
+def test_properties_of_a_selection() -> None:
+    """The properties GraphQL `Memory` fields are read from (core.memory_fields
+    .properties_of): renamed ones by their property, the vector and a write's result
+    by none, and None (project everything) for a field that reads the whole memory."""
+    assert properties_of(["id", "metadata", "createdAt", "supersededBy", "value"]) == {
+        "id", "metadataJson", "createdAt", "supersededBy", "valueJson"}
+    assert properties_of(["__typename", "embedding", "written", "nearDuplicates"]) == set()
+    assert properties_of(["id", "mayReplace"]) is None
+    assert properties_of(["id", "noSuchField"]) is None
+    every = [camel_case(f.name) for f in READ_FIELDS]
+    assert properties_of(every) == {f.property for f in READ_FIELDS if f.property}
+    assert REQUIRED_PROPERTIES == {"id", "namespace", "content", "status", "createdAt",
+                                   "updatedAt", "version"}

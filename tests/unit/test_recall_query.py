@@ -123,3 +123,30 @@ def test_rows_name_their_neighbours_and_their_words_come_once() -> None:
         MemoryFilter(namespace="a/b"), tenant=_tenant(), now=NOW, vector=None,
         lucene="orchid", candidates=50, context_hops=1)
     assert text.rstrip().endswith("RETURN lexical, adjacent, contextTexts")
+
+
+def test_candidates_carry_only_the_properties_asked_for_and_every_memorys() -> None:
+    """`properties` (what ranking and the caller read) narrows every candidate row:
+    both indexes' sides, the turns around them and what expansion reaches; the
+    CONTRADICTS neighbours and newer states stay whole, and so does a search of the
+    past (its rows are states then)."""
+    asked = frozenset({"content", "tags", "supersededBy"})
+    text, _ = recall_query.search(
+        MemoryFilter(namespace="a/b"), tenant=_tenant(), now=NOW, vector=[0.1, 0.2],
+        lucene="orchid", candidates=50, expansion=ExpansionConfig(max_expand=2),
+        context_hops=2, properties=asked)
+    for var in ("m", "n"):
+        assert f"{var} {{.id, .namespace, .content, .tags, .status, .version, createdAt:" in text
+        assert f"{var}.valueJson" not in text and f".provenanceJson, {var}" not in text
+    assert text.count("m {.id, .namespace, .content, .tags, .status, .version,") == 3
+    assert ".valueJson" in text  # the conflicts' and newer states' projections
+    whole, _ = recall_query.search(
+        MemoryFilter(namespace="a/b"), tenant=_tenant(), now=NOW, vector=[0.1, 0.2],
+        lucene="orchid", candidates=50, expansion=ExpansionConfig(max_expand=2),
+        context_hops=2)
+    assert whole.count(".provenanceJson") == text.count(".provenanceJson") + 4
+    assert len(whole) > len(text) + 1000
+    past, _ = recall_query.search(
+        MemoryFilter(namespace="a/b", as_of=NOW), tenant=_tenant(), now=NOW,
+        vector=[0.1, 0.2], lucene="orchid", candidates=50, properties=asked)
+    assert "m_then {.*" in past and "m {.id, .namespace, .content, .tags," not in past
