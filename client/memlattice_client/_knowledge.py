@@ -19,7 +19,9 @@ from memlattice_client._inputs import (
     RecordFields,
     to_graphql,
 )
-from memlattice_client._models import (
+from memlattice_client._models import Status
+from memlattice_client._operations import Call, operation
+from memlattice_client._record_models import (
     ConsolidationReport,
     FactHit,
     FactWriteResult,
@@ -28,9 +30,7 @@ from memlattice_client._models import (
     RecordType,
     RecordWriteResult,
     RevisionResult,
-    Status,
 )
-from memlattice_client._operations import Call, operation
 from memlattice_client._selections import MEMORY
 
 RECORD = f"""
