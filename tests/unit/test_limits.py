@@ -201,6 +201,49 @@ def test_the_python_clients_default_listings_fit_a_rate_limited_keys_budget() ->
         assert brief < full, (name, brief, full)
 
 
+def test_the_python_clients_typed_record_calls_fit_a_rate_limited_keys_budget() -> None:
+    """They selected every field of every record, whose lists were priced as pages:
+    `records` cost 10,851, `recall_facts` 2,401, `facts_by_evidence` 2,171, a revision
+    2,390. The listings now select each record but its memory's secondary fields (ten
+    records by default), `detail="full"` every field; one record always comes whole."""
+    import inspect
+
+    from memlattice_client import AsyncMemlatticeClient, MemlatticeClient
+    from memlattice_client import _knowledge as kn
+    from memlattice_client import _operations as ops
+
+    bucket = 5 * FairnessSettings().request_cost
+
+    def cost(call: ops.Call[object]) -> int:
+        return measure(GRAPHQL, parse(call.document), None, call.variables).cost
+
+    listings: dict[str, Any] = {
+        "records": lambda **kw: kn.records("ns", **kw),
+        "recall_facts": lambda **kw: kn.recall_facts("ns", "q", **kw),
+        "facts_by_evidence": lambda **kw: kn.facts_by_evidence("ns", "ref", **kw),
+    }
+    for name, build in listings.items():
+        brief, full = cost(build()), cost(build(detail="full"))
+        assert brief <= bucket, (name, brief)
+        assert brief < full, (name, brief, full)
+    whole = {
+        "record": kn.record("ns", "r"), "retract_record": kn.retract_record("ns", "r"),
+        "update_record": kn.update_record("ns", "r", "WORKING", {}),
+        "write_record": kn.write_record("ns", "SEMANTIC", {}),
+        "store_fact": kn.store_fact("ns", "k", "c"),
+        "supersede_record": kn.supersede_record("ns", "r", "SEMANTIC", {}),
+        "fork_record": kn.fork_record("ns", "r", "SEMANTIC", {}),
+        "contest_record": kn.contest_record("ns", "r", "b"),
+        "merge_records": kn.merge_records("ns", ["a", "b"], "SEMANTIC", {}),
+    }
+    for name, call in whole.items():
+        assert cost(call) <= bucket, (name, cost(call))
+    # iter_memories' pages too (each was 2,106 at 100 a page).
+    for client in (MemlatticeClient, AsyncMemlatticeClient):
+        size = inspect.signature(client.iter_memories).parameters["page_size"].default
+        assert cost(ops.memories("ns", first=size)) <= bucket
+
+
 def test_search_limit_inside_the_input_object() -> None:
     query = "query($in: SearchInput!) { search(input: $in) { memory { id content } } }"
     base = {"filter": {"namespace": "a"}, "query": "x"}
