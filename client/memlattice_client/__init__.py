@@ -10,8 +10,9 @@ Depends on httpx and pydantic only; it never imports the server package.
 """
 
 # The distribution's version (client/pyproject.toml; a test holds them equal), for
-# a caller to log or check: 0.2.0 changed what the listing calls select by default.
-__version__ = "0.2.0"
+# a caller to log or check: 0.2.0 changed what the listing calls select by default,
+# 0.3.0 what the typed-record listings do (CHANGELOG.md).
+__version__ = "0.3.0"
 
 from memlattice_client._client import AsyncMemlatticeClient, MemlatticeClient
 from memlattice_client._errors import (
