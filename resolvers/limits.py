@@ -12,25 +12,40 @@ exponential), and cycles are left to graphql-core's validation, which runs first
                     1 for a list in LOADED_WITH_PARENT,
                     DEFAULT_LIST_SIZE for other list fields, otherwise 1
     except that a field holding PAGES (`memories(first: n)`, a connection;
-    `summarize(window: {limit: n})`) spends its size on those lists only:
+    `summarize(window: {limit: n})`; `mergeRecords(ids: [...])`, a revision) spends
+    its size on those lists only:
     cost(field)   = 1 + cost(its selections), its pages each n times their items
 
-A hit's `conflicts` and `path` and a memory's `nearDuplicates` (LOADED_WITH_PARENT,
-fields without a resolver) hold what the query that loaded their parent already
-read: they cause no database work of their own, and hold nothing or a few items
-(`nearDuplicates` is empty but on write results), not a page. Priced as a page of
+A hit's `conflicts` and `path`, a memory's `nearDuplicates`, and a typed record's
+`toolCalls`, `planNodes`, `planEdges` and `evidence` (a fact hit's `evidence` is its
+fact's) are LOADED_WITH_PARENT: fields without a resolver that hold what the query
+that loaded their parent already read, whatever is selected (the recall query reads
+every hit's conflicts; graph.records.RECORD_RETURN collects a record's tool calls,
+plan nodes and edges and evidence with the record). They cause no database work of
+their own, and hold nothing or a few items (`nearDuplicates` is empty but on write
+results; a record's lists are its own payload's, which `payload`, priced 1, carries
+too, and are empty for the other types), not a page. Priced as a page of
 DEFAULT_LIST_SIZE, a search hit selecting every field of its conflicts cost ten
 times its own memory, and the Python client's search of ten hits 10,151 (about a
 second of Neo4j work was priced as a hundred ordinary requests); served, it took
 1.2 times as long as a search of ten hits' ids and contents (docs/api.md#limits).
+A record selecting every field of its four lists was priced 217, three times its
+73 (the client's `records` of fifty: 10,851, not 3,651).
+Other lists without a resolver stay priced as pages (a check in tests/unit/
+test_limits.py makes each new one a choice): an ingested conversation's memories
+are as many as its messages, a write's hints as its candidates.
 
 A size given to a field that is one object, not a list, sizes the lists it holds
 (PAGES): one connection of `first` memories, one summary of at most `limit` bullets
-from at most `limit` memories. Multiplying the whole field by it counted a
-connection's `totalCount` and `pageInfo` once per memory, and a summary `limit`
-times, each with pages of DEFAULT_LIST_SIZE: a summary of ten memories was priced
-as a hundred (4,631 for the Python client's, every field), though the resolver
-builds one summary from one search or listing (of 3 x `limit` memories at most).
+from at most `limit` memories, one revision of the `len(ids)` records a merge
+retired (UNSIZED_PAGE: one, the record a supersede, fork or contest revised).
+Multiplying the whole field by it counted a connection's `totalCount` and
+`pageInfo` once per memory, and a summary `limit` times, each with pages of
+DEFAULT_LIST_SIZE: a summary of ten memories was priced as a hundred (4,631 for the
+Python client's, every field), though the resolver builds one summary from one
+search or listing (of 3 x `limit` memories at most). A revision's `previous` was
+priced as ten records, though it holds the one it revised (2,390 for the client's
+supersede, every field; now 149).
 
 Introspection fields (`__schema`, `__type`, ...) are not counted: GraphiQL's
 introspection query is deep by nature and is governed by its own switch.
@@ -81,11 +96,12 @@ MAX_INT = 2**31 - 1
 # (type, field): the lists that the size given to the field holding them sizes (see
 # above); the holder's other fields count once.
 PAGES = frozenset({("MemoryConnection", "edges"), ("Summary", "bullets"),
-                   ("Summary", "memories")})
+                   ("Summary", "memories"), ("RevisionResult", "previous")})
 # A holder's page when its field is given no size: what the server then serves
 # (graph.cursors.DEFAULT_PAGE memories, a summary window's default limit; a unit
-# test holds them equal, as resolvers do not import the graph's helpers).
-UNSIZED_PAGE = {"MemoryConnection": 50, "Summary": 10}
+# test holds them equal, as resolvers do not import the graph's helpers; the one
+# record a supersede, fork or contest revised).
+UNSIZED_PAGE = {"MemoryConnection": 50, "Summary": 10, "RevisionResult": 1}
 
 
 def _size(value: Any) -> int | None:
@@ -98,11 +114,13 @@ def _size(value: Any) -> int | None:
     return None
 
 
-# (type, field): lists read from their parent's row, a few items at most; see above.
-# Other lists without a resolver stay priced as pages: a summary's memories or an
-# ingested conversation's are as many as its window or its messages.
+# (type, field): lists read with their parent, whatever is selected, a few items at
+# most; see above. Other lists without a resolver stay priced as pages: a summary's
+# memories or an ingested conversation's are as many as its window or its messages.
 LOADED_WITH_PARENT = frozenset({("SearchHit", "conflicts"), ("SearchHit", "path"),
-                                ("Memory", "nearDuplicates")})
+                                ("Memory", "nearDuplicates"), ("Record", "toolCalls"),
+                                ("Record", "planNodes"), ("Record", "planEdges"),
+                                ("Record", "evidence"), ("FactHit", "evidence")})
 
 
 def read_from_parent(definition: GraphQLField) -> bool:
@@ -173,9 +191,10 @@ class _Walker:
         child_type = get_named_type(definition.type) if definition else None
         is_list = (definition is not None
                    and isinstance(get_nullable_type(definition.type), GraphQLList))
-        size = self.size(node, is_list)
-        unsized = UNSIZED_PAGE.get(getattr(child_type, "name", ""))
-        if unsized is not None and not is_list:
+        unsized = None if is_list else UNSIZED_PAGE.get(getattr(child_type, "name", ""))
+        # A list argument sizes a list, or the pages of a holder (a merge's `ids`).
+        size = self.size(node, is_list or unsized is not None)
+        if unsized is not None:
             # One connection or summary: its size is spent on its pages alone.
             inner = self.selections(node.selection_set, child_type, page=size or unsized)
             multiplier = 1
@@ -201,7 +220,8 @@ class _Walker:
 
     def size(self, node: FieldNode, is_list: bool) -> int | None:
         """The size the field's arguments give: `first` / `limit` / `last`, an input's
-        `limit`, or for a list the length of a list argument (`inputs`)."""
+        `limit`, or for a list (or a holder of PAGES) the length of a list argument
+        (`inputs`, `ids`)."""
         arguments = {a.name.value: a.value for a in node.arguments or ()}
         for key in SIZE_ARGUMENTS:
             if key in arguments and (size := _size(self.value(arguments[key]))) is not None:

@@ -10,8 +10,9 @@ Depends on httpx and pydantic only; it never imports the server package.
 """
 
 # The distribution's version (client/pyproject.toml; a test holds them equal), for
-# a caller to log or check: 0.2.0 changed what the listing calls select by default.
-__version__ = "0.2.0"
+# a caller to log or check: 0.2.0 changed what the listing calls select by default,
+# 0.3.0 what the typed-record listings do (CHANGELOG.md).
+__version__ = "0.3.0"
 
 from memlattice_client._client import AsyncMemlatticeClient, MemlatticeClient
 from memlattice_client._errors import (
@@ -52,20 +53,14 @@ from memlattice_client._inputs import (
 )
 from memlattice_client._models import (
     AuditEntry,
-    ConsolidationReport,
-    DerivedIds,
     Direction,
     Edge,
     EdgeType,
     EmbeddingBuild,
     EmbeddingStatus,
-    Evidence,
-    FactHit,
-    FactWriteResult,
     ForgetResult,
     Hint,
     IngestedConversation,
-    InvalidateResult,
     Memory,
     MemoryPage,
     MemoryUpdate,
@@ -73,13 +68,7 @@ from memlattice_client._models import (
     NamespaceConfig,
     NamespaceWipeResult,
     PathStep,
-    PlanEdge,
-    PlanNode,
-    Record,
-    RecordType,
-    RecordWriteResult,
     ReplacementCandidate,
-    RevisionResult,
     Scope,
     ScoringMode,
     SearchHit,
@@ -90,12 +79,26 @@ from memlattice_client._models import (
     Summary,
     SummaryBullet,
     SupersedeResult,
-    ToolCall,
     UpdateStatus,
     Weights,
     WriteEffect,
 )
 from memlattice_client._prompt import estimate_tokens, format_memories
+from memlattice_client._record_models import (
+    ConsolidationReport,
+    DerivedIds,
+    Evidence,
+    FactHit,
+    FactWriteResult,
+    InvalidateResult,
+    PlanEdge,
+    PlanNode,
+    Record,
+    RecordType,
+    RecordWriteResult,
+    RevisionResult,
+    ToolCall,
+)
 
 __all__ = [
     "AsyncMemlatticeClient",

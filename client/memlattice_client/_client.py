@@ -244,10 +244,10 @@ class MemlatticeClient(_Base):
     propose_update = _sync(up.propose_update)
     may_replace = _sync(up.may_replace)
 
-    def iter_memories(self, namespace: str, *, page_size: int = 100, detail: Detail = "brief",
+    def iter_memories(self, namespace: str, *, page_size: int = 20, detail: Detail = "brief",
                       **filter: Unpack[FilterFields]) -> Iterator[Memory]:
-        """Every memory matching the filter, newest first, fetched page by page, with
-        their main fields (`detail="full"`: every field, as `memories` takes it)."""
+        """Every memory matching the filter, newest first, `page_size` a page (20: within
+        a key's cost bucket), with their main fields (`detail="full"`: every field)."""
         after: str | None = None
         while True:
             page = self.memories(namespace, first=page_size, after=after, detail=detail,
@@ -359,11 +359,11 @@ class AsyncMemlatticeClient(_Base):
     propose_update = _async(up.propose_update)
     may_replace = _async(up.may_replace)
 
-    async def iter_memories(self, namespace: str, *, page_size: int = 100,
+    async def iter_memories(self, namespace: str, *, page_size: int = 20,
                             detail: Detail = "brief",
                             **filter: Unpack[FilterFields]) -> AsyncIterator[Memory]:
-        """Every memory matching the filter, newest first, fetched page by page, with
-        their main fields (`detail="full"`: every field, as `memories` takes it)."""
+        """Every memory matching the filter, newest first, `page_size` a page (20: within
+        a key's cost bucket), with their main fields (`detail="full"`: every field)."""
         after: str | None = None
         while True:
             page = await self.memories(namespace, first=page_size, after=after,

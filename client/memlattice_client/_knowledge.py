@@ -19,7 +19,9 @@ from memlattice_client._inputs import (
     RecordFields,
     to_graphql,
 )
-from memlattice_client._models import (
+from memlattice_client._models import Status
+from memlattice_client._operations import Call, operation
+from memlattice_client._record_models import (
     ConsolidationReport,
     FactHit,
     FactWriteResult,
@@ -28,17 +30,15 @@ from memlattice_client._models import (
     RecordType,
     RecordWriteResult,
     RevisionResult,
-    Status,
 )
-from memlattice_client._operations import Call, operation
-from memlattice_client._selections import MEMORY
+from memlattice_client._selections import (
+    FACT_BRIEF,
+    RECORD,
+    RECORD_BRIEF,
+    Detail,
+    chosen,
+)
 
-RECORD = f"""
-  memory {{ {MEMORY} }} recordType payload kind recordedAt validFrom validTo revisionStatus
-  retractedAt toolCalls {{ id tool args result at dependsOn }}
-  planNodes {{ id kind label tool args }} planEdges {{ source target kind }}
-  evidence {{ kind ref }}
-"""
 HINTS = "hints { kind memoryId reason score }"
 REVISION = f"record {{ {RECORD} }} previous {{ {RECORD} }}"
 
@@ -66,8 +66,11 @@ def record(namespace: str, id: str, *, as_of: datetime | None = None) -> Call[Re
 def records(namespace: str, *, types: Sequence[RecordType | str] | None = None,
             statuses: Sequence[Status | str] | None = None, as_of: datetime | None = None,
             tags: Sequence[str] | None = None, thread_id: str | None = None,
-            task_id: str | None = None, limit: int = 50) -> Call[list[Record]]:
-    """Records newest first; `as_of` lists what was believed then."""
+            task_id: str | None = None, limit: int = 10,
+            detail: Detail = "brief") -> Call[list[Record]]:
+    """Records newest first; `as_of` lists what was believed then. Each comes whole but
+    for its memory's secondary fields (`detail="full"`: every field)."""
+    fields = chosen(detail, RECORD_BRIEF, RECORD)
     variables = to_graphql({"types": types, "statuses": statuses, "as_of": as_of,
                             "tags": tags, "thread_id": thread_id, "task_id": task_id})
     return Call("records",
@@ -75,7 +78,7 @@ def records(namespace: str, *, types: Sequence[RecordType | str] | None = None,
                 " $asOf: DateTime, $tags: [String!], $threadId: String, $taskId: String,"
                 " $limit: Int!) { records(namespace: $ns, types: $types, statuses: $statuses,"
                 " asOf: $asOf, tags: $tags, threadId: $threadId, taskId: $taskId,"
-                f" limit: $limit) {{ {RECORD} }} }}",
+                f" limit: $limit) {{ {fields} }} }}",
                 {"ns": namespace, "limit": limit, **variables}, _records)
 
 
@@ -84,26 +87,31 @@ def records(namespace: str, *, types: Sequence[RecordType | str] | None = None,
 # sent as recallFacts' own minConfidence.
 def recall_facts(  # type: ignore[misc]
     namespace: str, query: str | None = None, *, kind: str | None = None,
-    min_confidence: float | None = None, limit: int = 10, **filter: Unpack[FilterFields],
+    min_confidence: float | None = None, limit: int = 10, detail: Detail = "brief",
+    **filter: Unpack[FilterFields],
 ) -> Call[list[FactHit]]:
-    """Facts by relevance to `query` (else by confidence), each with its evidence."""
+    """Facts by relevance to `query` (else by confidence), each with its evidence and
+    all of it but its memory's secondary fields (`detail="full"`: every field)."""
+    fields = chosen(detail, FACT_BRIEF, RECORD)
     return Call("recallFacts",
                 "query($f: MemoryFilterInput!, $q: String, $kind: String, $min: Float,"
                 " $limit: Int!) { recallFacts(filter: $f, query: $q, kind: $kind,"
                 f" minConfidence: $min, limit: $limit) {{ score evidence {{ kind ref }}"
-                f" fact {{ {RECORD} }} }} }}",
+                f" fact {{ {fields} }} }} }}",
                 {"f": to_graphql({"namespace": namespace, **filter}), "q": query, "kind": kind,
                  "min": min_confidence, "limit": limit},
                 lambda raw: [FactHit.model_validate(h) for h in raw])
 
 
 @operation("factsByEvidence")
-def facts_by_evidence(namespace: str, ref: str, *,
-                      kind: str | None = None) -> Call[list[Record]]:
-    """Every active fact and record resting on the evidence reference `ref`."""
+def facts_by_evidence(namespace: str, ref: str, *, kind: str | None = None,
+                      detail: Detail = "brief") -> Call[list[Record]]:
+    """Every active fact and record resting on the evidence reference `ref`, each
+    whole but for its memory's secondary fields (`detail="full"`: every field)."""
+    fields = chosen(detail, RECORD_BRIEF, RECORD)
     return Call("factsByEvidence",
                 "query($ns: String!, $ref: String!, $kind: String) {"
-                f" factsByEvidence(namespace: $ns, ref: $ref, kind: $kind) {{ {RECORD} }} }}",
+                f" factsByEvidence(namespace: $ns, ref: $ref, kind: $kind) {{ {fields} }} }}",
                 {"ns": namespace, "ref": ref, "kind": kind}, _records)
 
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from memlattice.mcp import params as p
 from memlattice.mcp.runner import Runner
 from memlattice_client import _knowledge as kn
-from memlattice_client._models import FactHit, FactWriteResult, Record
+from memlattice_client._record_models import FactHit, FactWriteResult, Record
 
 Kind = Annotated[str, Field(description="What the fact is about, e.g. 'preference',"
                                         " 'location', 'schedule'.")]

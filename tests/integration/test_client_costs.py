@@ -8,6 +8,9 @@ They used to select every field of every memory, and of both memories of each
 update link: a default `memory_updates` cost 10,401, `memories` 2,501,
 `memory_history` 4,801 and `summarize` 4,631; one of them put such a key seconds
 into debt, and its next calls were refused (RATE_LIMITED) until it was paid.
+The typed-record calls too, with a record's lists and a revision's `previous`
+priced as pages of ten: `records` cost 10,851, `recall_facts` 2,401,
+`facts_by_evidence` 2,171, each revision 2,390; a page of `iter_memories` 2,106.
 """
 
 from __future__ import annotations
@@ -23,7 +26,15 @@ import pytest
 
 from memlattice.core.fairness import KeyLimits
 from memlattice.core.settings import FairnessSettings
-from memlattice_client import AsyncMemlatticeClient, Memory, MemoryUpdate, RequestTimeoutError
+from memlattice_client import (
+    AsyncMemlatticeClient,
+    FactHit,
+    Memory,
+    MemoryUpdate,
+    Record,
+    RequestTimeoutError,
+)
+from tests.integration._support import seeded
 from tests.integration.test_fairness import limited_key
 
 RATE_5 = KeyLimits(rate=5, burst=5)
@@ -35,6 +46,12 @@ MAIN_FIELDS = {"id", "namespace", "key", "content", "memory_type", "value", "tag
                "updated_at", "version"}
 # A memory another one names: what `Memory` requires.
 REF_FIELDS = {"id", "namespace", "content", "status", "created_at", "updated_at", "version"}
+# A listed record's memory (memlattice_client._selections.RECORD_MEMORY): no `value`
+# (records have none); its expiry (a fact's `valid_until`).
+RECORD_MEMORY_FIELDS = MAIN_FIELDS - {"value"} | {"expires_at"}
+RECORD_FIELDS = set(Record.model_fields)
+# A fact has no tool calls, plan nodes or edges: recall_facts does not ask for them.
+FACT_FIELDS = RECORD_FIELDS - {"tool_calls", "plan_nodes", "plan_edges"}
 
 
 @dataclass(frozen=True)
@@ -196,3 +213,188 @@ async def test_a_brief_result_never_reads_a_superseded_memory_as_active(
     assert link.newer is not None and link.newer.status.value == "ACTIVE"
     status = {hit.memory.id: hit.memory.status.value for hit in hits}
     assert status == {old.id: "SUPERSEDED", new.id: "ACTIVE"}
+
+
+async def test_a_page_of_iter_memories_fits_a_rate_limited_keys_budget(
+    session_app: tuple[Any, Any], app_client: httpx.AsyncClient, stock: Stock,
+) -> None:
+    """Its pages were of 100 memories (2,106 each): the first put the key in debt."""
+    key_id, secret = await limited_key(session_app, stock.namespace, RATE_5)
+    async with client_of(session_app, secret) as client:
+        async for first in client.iter_memories(stock.namespace):
+            break
+        charged = await _charged(app_client, key_id)
+        assert await client.namespaces() == [stock.namespace]
+    assert 0 < charged <= BUDGET and first.model_fields_set == MAIN_FIELDS
+
+
+# ------------------------------------------------------------------ typed records
+
+EPISODE = {"outcome": "success", "artifacts": [{"kind": "file", "ref": "run.log"}],
+           "toolGraph": [{"id": "a", "tool": "git.pull"},
+                         {"id": "b", "tool": "pytest", "dependsOn": ["a"]}]}
+PLAN = {"planId": "p1", "intent": "ship the release",
+        "nodes": [{"id": "n1", "tool": "build"}, {"id": "n2", "tool": "test"}],
+        "edges": [{"source": "n1", "target": "n2", "kind": "data"}]}
+
+
+@pytest.fixture(scope="module")
+async def archive(session_app: tuple[Any, Any], admin_key: str) -> str:
+    """A namespace of typed records (read only): 11 facts resting on an inventory,
+    then 9 episodes of two tool calls resting on a log, then a plan (the newest)."""
+    namespace = f"test/{uuid.uuid4().hex[:12]}"
+    async with client_of(session_app, admin_key) as admin:
+        for i in range(11):
+            await admin.store_fact(namespace, "location", f"part {i} lies on shelf {i}",
+                                   evidence=[{"kind": "file", "ref": "inventory.csv"}],
+                                   embedding=seeded(7000 + i))
+        for i in range(9):
+            await admin.write_record(namespace, "episodic", {**EPISODE, "environment": {"run": i}},
+                                     content=f"nightly build run {i}", embedding=seeded(7100 + i))
+        await admin.write_record(namespace, "plan_graph", PLAN, embedding=seeded(7200))
+    return namespace
+
+
+def _records_of(result: Any) -> list[Record]:
+    """Every record a call's result holds (a hit's fact, a revision's both sides)."""
+    if isinstance(result, Record):
+        return [result]
+    if isinstance(result, list):
+        return [r.fact if isinstance(r, FactHit) else r for r in result]
+    if hasattr(result, "previous"):
+        return [result.record, *result.previous]
+    return [getattr(result, "record", None) or result.fact]
+
+
+# name, its default call, how many records it should see, the fields each carries
+LISTINGS: list[tuple[str, Callable[[AsyncMemlatticeClient, str], Awaitable[Any]], int,
+                     set[str]]] = [
+    ("records", lambda c, ns: c.records(ns), 10, RECORD_FIELDS),
+    ("recall_facts", lambda c, ns: c.recall_facts(ns), 10, FACT_FIELDS),
+    ("facts_by_evidence", lambda c, ns: c.facts_by_evidence(ns, "run.log"), 9, RECORD_FIELDS),
+]
+
+
+@pytest.mark.parametrize(("name", "call", "seen", "fields"), LISTINGS,
+                         ids=[c[0] for c in LISTINGS])
+async def test_a_default_record_listing_fits_a_rate_limited_keys_budget(
+    session_app: tuple[Any, Any], app_client: httpx.AsyncClient, archive: str, name: str,
+    call: Callable[[AsyncMemlatticeClient, str], Awaitable[Any]], seen: int, fields: set[str],
+) -> None:
+    key_id, secret = await limited_key(session_app, archive, RATE_5)
+    async with client_of(session_app, secret) as client:
+        result = await call(client, archive)
+        charged = await _charged(app_client, key_id)
+        assert await client.namespaces() == [archive]  # not refused: no debt
+    assert 0 < charged <= BUDGET, (name, charged)
+    records = _records_of(result)
+    assert len(records) == seen, name
+    assert all(r.model_fields_set == fields for r in records), name
+    assert all(r.memory.model_fields_set == RECORD_MEMORY_FIELDS for r in records), name
+    # What says whether a record holds is there; so are its graph and evidence.
+    assert all(r.memory.status.value == "ACTIVE" for r in records), name
+    if name == "records":  # the plan, then episodes
+        assert records[0].plan_nodes and records[0].plan_edges
+        records = records[1:]
+    assert all(r.evidence for r in records), name
+    assert all(len(r.tool_calls) == 2 for r in records if r.record_type == "episodic")
+    if name == "recall_facts":
+        assert all(h.evidence == h.fact.evidence for h in result)
+
+
+@pytest.mark.parametrize(("name", "call", "seen", "fields"), LISTINGS,
+                         ids=[c[0] for c in LISTINGS])
+async def test_detail_full_brings_every_field_of_each_record(
+    session_app: tuple[Any, Any], admin_key: str, archive: str, name: str,
+    call: Callable[[AsyncMemlatticeClient, str], Awaitable[Any]], seen: int, fields: set[str],
+) -> None:
+    async with client_of(session_app, admin_key) as admin:
+        method = getattr(admin, name)
+        args = (archive, "run.log") if name == "facts_by_evidence" else (archive,)
+        records = _records_of(await method(*args, detail="full"))
+    assert len(records) == seen, name
+    assert all(r.model_fields_set == RECORD_FIELDS for r in records), name
+    assert all(r.memory.model_fields_set == set(Memory.model_fields) for r in records), name
+
+
+def _spo(obj: str) -> dict[str, Any]:
+    return {"subject": "cache", "predicate": "ttl", "object": obj}
+
+
+async def _claims(admin: AsyncMemlatticeClient, ns: str, *objects: str) -> list[str]:
+    """Semantic records written by the admin, for the limited key to revise."""
+    return [(await admin.write_record(ns, "semantic", _spo(o), embedding=seeded(
+        7400 + int(o[:-1])))).record.memory.id for o in objects]
+
+
+async def _record(a: AsyncMemlatticeClient, c: AsyncMemlatticeClient, ns: str) -> Any:
+    (i,) = await _claims(a, ns, "60s")
+    return await c.record(ns, i)
+
+
+async def _update(a: AsyncMemlatticeClient, c: AsyncMemlatticeClient, ns: str) -> Any:
+    i = (await a.write_record(ns, "working", {"threadId": "t", "state": "planning"})).record
+    return await c.update_record(ns, i.memory.id, "working", {"threadId": "t", "state": "done"})
+
+
+async def _supersede(a: AsyncMemlatticeClient, c: AsyncMemlatticeClient, ns: str) -> Any:
+    (i,) = await _claims(a, ns, "60s")
+    return await c.supersede_record(ns, i, "semantic", _spo("90s"), embedding=seeded(7302))
+
+
+async def _fork(a: AsyncMemlatticeClient, c: AsyncMemlatticeClient, ns: str) -> Any:
+    (i,) = await _claims(a, ns, "60s")
+    conditional = {"kind": "conditional", "conditions": ["in staging"]}
+    return await c.fork_record(ns, i, "semantic", {**_spo("30s"), "validity": conditional},
+                               embedding=seeded(7303))
+
+
+async def _contest(a: AsyncMemlatticeClient, c: AsyncMemlatticeClient, ns: str) -> Any:
+    i, j = await _claims(a, ns, "60s", "90s")
+    return await c.contest_record(ns, i, j)
+
+
+async def _retract(a: AsyncMemlatticeClient, c: AsyncMemlatticeClient, ns: str) -> Any:
+    (i,) = await _claims(a, ns, "60s")
+    return await c.retract_record(ns, i)
+
+
+async def _merge(a: AsyncMemlatticeClient, c: AsyncMemlatticeClient, ns: str) -> Any:
+    ids = await _claims(a, ns, "60s", "90s")
+    return await c.merge_records(ns, ids, "semantic", _spo("75s"), embedding=seeded(7304))
+
+
+Whole = Callable[[AsyncMemlatticeClient, AsyncMemlatticeClient, str], Awaitable[Any]]
+# name, (admin, the limited key's client, namespace) -> its default call's result,
+# how many records that holds
+SINGLE_CALLS: list[tuple[str, Whole, int]] = [
+    ("record", _record, 1),
+    ("write_record", lambda a, c, ns: c.write_record(ns, "episodic", EPISODE,
+                                                     embedding=seeded(7300)), 1),
+    ("update_record", _update, 1),
+    ("store_fact", lambda a, c, ns: c.store_fact(ns, "location", "the spare key is in the drawer",
+                                                 embedding=seeded(7301)), 1),
+    ("supersede_record", _supersede, 2), ("fork_record", _fork, 2),
+    ("contest_record", _contest, 2), ("retract_record", _retract, 1),
+    ("merge_records", _merge, 3),
+]
+
+
+@pytest.mark.parametrize(("name", "call", "seen"), SINGLE_CALLS,
+                         ids=[c[0] for c in SINGLE_CALLS])
+async def test_a_call_of_one_record_brings_it_whole_within_the_budget(
+    session_app: tuple[Any, Any], app_client: httpx.AsyncClient, admin_key: str,
+    namespace: str, name: str, call: Whole, seen: int,
+) -> None:
+    """A revision's `previous` was priced as ten records: each cost 2,390."""
+    key_id, secret = await limited_key(session_app, namespace, RATE_5)
+    async with client_of(session_app, admin_key) as admin, \
+            client_of(session_app, secret) as client:
+        result = await call(admin, client, namespace)
+        charged = await _charged(app_client, key_id)
+        assert await client.namespaces() == [namespace]  # not refused: no debt
+    assert 0 < charged <= BUDGET, (name, charged)
+    records = _records_of(result)
+    assert len(records) == seen, name
+    assert all(r.model_fields_set == RECORD_FIELDS for r in records), name
+    assert all(r.memory.model_fields_set == set(Memory.model_fields) for r in records), name

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from graphql import parse
+from graphql import GraphQLList, GraphQLObjectType, get_named_type, get_nullable_type, parse
 
 from memlattice.core.settings import FairnessSettings
 from memlattice.graph.cursors import DEFAULT_PAGE
@@ -81,8 +81,70 @@ def test_a_fragment_on_a_connection_follows_each_ones_first() -> None:
 
 
 def test_other_lists_count_the_default_size() -> None:
-    query = 'query { record(namespace: "a", id: "r") { toolCalls { id } } }'
-    assert measured(query)[2] == 1 + (1 + DEFAULT_LIST_SIZE * 1)
+    query = 'query { factsByEvidence(namespace: "a", ref: "r") { recordType } }'
+    assert measured(query)[2] == 1 + DEFAULT_LIST_SIZE * 1
+    write = ('mutation { storeFact(input: {namespace: "a", kind: "k", claim: "c"})'
+             " { hints { kind memoryId } } }")
+    assert measured(write)[2] == 1 + (1 + DEFAULT_LIST_SIZE * 2)
+
+
+def test_a_records_lists_come_with_it() -> None:
+    """A record's tool calls, plan nodes and edges and evidence are read by the query
+    that reads the record, whatever is selected, and are its payload's own (which
+    `payload`, 1, carries too): priced as pages of ten, a record selecting every
+    field of them cost 217, three times the 73 it costs now."""
+    query = ('query { record(namespace: "a", id: "r") { payload toolCalls { id tool }'
+             " planNodes { id } planEdges { source target } evidence { kind ref } } }")
+    assert measured(query)[2] == 1 + 1 + 3 + 2 + 3 + 3
+    hits = ('query { recallFacts(filter: {namespace: "a"}, limit: 2)'
+            " { score evidence { kind ref } fact { evidence { kind ref } } } }")
+    assert measured(hits)[2] == 1 + 2 * (1 + 3 + (1 + 3))
+
+
+def test_a_revision_holds_the_records_it_revised() -> None:
+    """`previous` is the one record a supersede, fork or contest revised, or the
+    records a merge retired, one per id: it was priced as ten records."""
+    revised = " { record { recordType payload } previous { recordType payload } } }"
+    supersede = ('mutation { supersedeRecord(namespace: "a", id: "r", record:'
+                 ' {namespace: "a", type: SEMANTIC, payload: {}})' + revised)
+    assert measured(supersede)[2] == 1 + 3 + (1 + 1 * 2)
+    merge = ("mutation($ids: [ID!]!) { mergeRecords(namespace: \"a\", ids: $ids, into:"
+             ' {namespace: "a", type: SEMANTIC, payload: {}})' + revised)
+    assert measured(merge, {"ids": ["x", "y", "z"]})[2] == 1 + 3 + (1 + 3 * 2)
+    literal = merge.replace("mutation($ids: [ID!]!)", "mutation").replace(
+        "$ids", '["x", "y", "z", "w"]')
+    assert measured(literal)[2] == 1 + 3 + (1 + 4 * 2)
+    # The record itself counts once, whatever the size.
+    assert UNSIZED_PAGE["RevisionResult"] == 1
+
+
+# Lists without a resolver left priced as pages, and why (see resolvers.limits).
+PRICED_AS_PAGES = {
+    # As many as the conversation's messages.
+    ("IngestedConversation", "memories"),
+    # A write's candidates (graph.hints): up to MAX_TEXT_CANDIDATES and more.
+    ("RecordWriteResult", "hints"), ("FactWriteResult", "hints"),
+    # One per node label a wipe removed: about ten, as priced.
+    ("NamespaceWipeResult", "byLabel"),
+}
+
+
+def test_every_list_read_with_its_parent_is_priced_on_purpose() -> None:
+    """A list of objects without a resolver is a page its holder's size sizes, a few
+    items loaded with its parent, or left priced as a page: a new one is a choice."""
+    unplaced = set()
+    for type_name, kind in GRAPHQL.type_map.items():
+        if not isinstance(kind, GraphQLObjectType) or type_name.startswith("__"):
+            continue
+        for name, field in kind.fields.items():
+            if (isinstance(get_nullable_type(field.type), GraphQLList)
+                    and isinstance(get_named_type(field.type), GraphQLObjectType)
+                    and read_from_parent(field)):
+                unplaced.add((type_name, name))
+    placed = PAGES | LOADED_WITH_PARENT | PRICED_AS_PAGES
+    assert unplaced - placed == set()
+    assert placed - unplaced == set()  # each named list still is one
+    assert not (PAGES & LOADED_WITH_PARENT or PRICED_AS_PAGES & (PAGES | LOADED_WITH_PARENT))
 
 
 def test_lists_loaded_with_their_hit_count_once() -> None:
@@ -137,6 +199,49 @@ def test_the_python_clients_default_listings_fit_a_rate_limited_keys_budget() ->
         brief, full = cost(build()), cost(build(detail="full"))
         assert brief <= bucket, (name, brief)
         assert brief < full, (name, brief, full)
+
+
+def test_the_python_clients_typed_record_calls_fit_a_rate_limited_keys_budget() -> None:
+    """They selected every field of every record, whose lists were priced as pages:
+    `records` cost 10,851, `recall_facts` 2,401, `facts_by_evidence` 2,171, a revision
+    2,390. The listings now select each record but its memory's secondary fields (ten
+    records by default), `detail="full"` every field; one record always comes whole."""
+    import inspect
+
+    from memlattice_client import AsyncMemlatticeClient, MemlatticeClient
+    from memlattice_client import _knowledge as kn
+    from memlattice_client import _operations as ops
+
+    bucket = 5 * FairnessSettings().request_cost
+
+    def cost(call: ops.Call[object]) -> int:
+        return measure(GRAPHQL, parse(call.document), None, call.variables).cost
+
+    listings: dict[str, Any] = {
+        "records": lambda **kw: kn.records("ns", **kw),
+        "recall_facts": lambda **kw: kn.recall_facts("ns", "q", **kw),
+        "facts_by_evidence": lambda **kw: kn.facts_by_evidence("ns", "ref", **kw),
+    }
+    for name, build in listings.items():
+        brief, full = cost(build()), cost(build(detail="full"))
+        assert brief <= bucket, (name, brief)
+        assert brief < full, (name, brief, full)
+    whole = {
+        "record": kn.record("ns", "r"), "retract_record": kn.retract_record("ns", "r"),
+        "update_record": kn.update_record("ns", "r", "WORKING", {}),
+        "write_record": kn.write_record("ns", "SEMANTIC", {}),
+        "store_fact": kn.store_fact("ns", "k", "c"),
+        "supersede_record": kn.supersede_record("ns", "r", "SEMANTIC", {}),
+        "fork_record": kn.fork_record("ns", "r", "SEMANTIC", {}),
+        "contest_record": kn.contest_record("ns", "r", "b"),
+        "merge_records": kn.merge_records("ns", ["a", "b"], "SEMANTIC", {}),
+    }
+    for name, call in whole.items():
+        assert cost(call) <= bucket, (name, cost(call))
+    # iter_memories' pages too (each was 2,106 at 100 a page).
+    for client in (MemlatticeClient, AsyncMemlatticeClient):
+        size = inspect.signature(client.iter_memories).parameters["page_size"].default
+        assert cost(ops.memories("ns", first=size)) <= bucket
 
 
 def test_search_limit_inside_the_input_object() -> None:
