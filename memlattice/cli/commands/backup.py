@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memlattice.cli.commands import INTERRUPTED
+
 if TYPE_CHECKING:  # imported where used: `memlattice --help` must not load the driver
     from memlattice.core.settings import Settings
 
@@ -88,7 +90,13 @@ def run_backup(args: argparse.Namespace, settings: Settings) -> None:
               f" to {report.path} in {time.perf_counter() - started:.1f}s"
               + (f"; memories embedded: {models}" if models else ""))
 
-    asyncio.run(run())
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:
+        # back_up removed its `.partial` file; an earlier file of that name is untouched.
+        print(f"memlattice backup: interrupted; no backup written to {args.output}",
+              file=sys.stderr)
+        raise SystemExit(INTERRUPTED) from None
 
 
 def run_restore(args: argparse.Namespace, settings: Settings) -> None:
@@ -124,4 +132,10 @@ def run_restore(args: argparse.Namespace, settings: Settings) -> None:
                   " with the embedding settings of the server that was backed up",
                   file=sys.stderr)
 
-    asyncio.run(run())
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:
+        print("memlattice restore: interrupted; a restore cut short after its first pass"
+              f" (the check) leaves part of {args.input} in the database, which a second"
+              " restore refuses: start again on a fresh one", file=sys.stderr)
+        raise SystemExit(INTERRUPTED) from None
