@@ -128,7 +128,7 @@ def cmd_neo4j(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def cmd_migrate(args: argparse.Namespace, settings: Settings) -> None:
-    from memlattice.server.runtime import open_graph
+    from memlattice.server.graph_opening import open_graph
 
     async def run() -> list[int]:
         async with open_graph(settings) as graph:

@@ -79,7 +79,7 @@ def _at_least_one(text: str) -> int:
 
 def run_backup(args: argparse.Namespace, settings: Settings) -> None:
     from memlattice.portability.backup import back_up
-    from memlattice.server.runtime import open_graph
+    from memlattice.server.graph_opening import open_graph
 
     async def run() -> None:
         started = time.perf_counter()
@@ -102,7 +102,7 @@ def run_backup(args: argparse.Namespace, settings: Settings) -> None:
 def run_restore(args: argparse.Namespace, settings: Settings) -> None:
     from memlattice.embeddings.base import configured_identity
     from memlattice.portability.restore import restore_store
-    from memlattice.server.runtime import open_graph
+    from memlattice.server.graph_opening import open_graph
 
     model = configured_identity(settings.embedding)
 
