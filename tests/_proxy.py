@@ -5,7 +5,8 @@ ones refused for a while; of a slow Neo4j, replies that take long to come.
 This proxy does both on demand, in the test's own event loop, with no
 privileges (no tc/netem): `cut(down_s)` drops every open connection and
 refuses new ones for `down_s` seconds; `latency_s` delays every chunk Neo4j
-sends back. `upstream_bytes` counts what clients sent, so a test can cut in
+sends back; `hold()` keeps every reply back, the connections open, until
+`release()` (a client caught mid-read, for as long as a test needs). `upstream_bytes` counts what clients sent, so a test can cut in
 the middle of a request rather than before it. `stall()` turns the proxy's
 port into one whose connects hang (tests._stalled): what the service sees of
 a Neo4j host that stopped answering, down to the TCP connect.
@@ -70,6 +71,8 @@ class Neo4jProxy:
         self.latency_s = 0.0
         self.upstream_bytes = 0
         self._down_until = 0.0
+        self._replies = asyncio.Event()
+        self._replies.set()
         self._links: set[_Link] = set()
         self._listener: socket.socket | None = None
         self._stalled: StalledPort | None = None
@@ -108,6 +111,14 @@ class Neo4jProxy:
         self._down_until = time.monotonic() + down_s
         for link in list(self._links):
             link.drop()
+
+    def hold(self) -> None:
+        """Keep back every reply Neo4j sends from now on (what a client already
+        received stays received), until `release`."""
+        self._replies.clear()
+
+    def release(self) -> None:
+        self._replies.set()
 
     def stall(self) -> StalledPort:
         """Drop every connection and stop accepting: from now on a connect to the proxy
@@ -174,8 +185,10 @@ class Neo4jProxy:
             while chunk := await self._loop.sock_recv(source, 65536):
                 if upstream:
                     self.upstream_bytes += len(chunk)
-                elif self.latency_s:
-                    await asyncio.sleep(self.latency_s)
+                else:
+                    if self.latency_s:
+                        await asyncio.sleep(self.latency_s)
+                    await self._replies.wait()
                 await self._loop.sock_sendall(sink, chunk)
         except OSError:
             pass

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 # The command modules import only what their parsers need: pydantic, the Neo4j
 # driver, strawberry and numpy load when a command runs, so `--help` answers at once.
 from memlattice.cli.commands import (
+    INTERRUPTED,
     backup,
     bench,
     consolidate,
@@ -127,7 +128,7 @@ def cmd_neo4j(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def cmd_migrate(args: argparse.Namespace, settings: Settings) -> None:
-    from memlattice.server.runtime import open_graph
+    from memlattice.server.graph_opening import open_graph
 
     async def run() -> list[int]:
         async with open_graph(settings) as graph:
@@ -236,4 +237,8 @@ def main(argv: list[str] | None = None) -> None:
     except MemlatticeError as exc:
         print(f"memlattice: {exc.message}", file=sys.stderr)
         sys.exit(2)
+    except KeyboardInterrupt:
+        # Ctrl-C (SIGINT): a line, not a traceback, and the shell's status for it.
+        print(f"memlattice {args.command}: interrupted", file=sys.stderr)
+        sys.exit(INTERRUPTED)
 

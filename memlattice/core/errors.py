@@ -8,7 +8,10 @@
     │   └── BadBookmark             BAD_BOOKMARK    an `x-memlattice-bookmark` header that is
     │                                               not one this service (or Neo4j) can read
     ├── ValidationError             VALIDATION      input is malformed; nothing was written
-    │   └── DimensionMismatch       DIMENSION_MISMATCH  a vector of the wrong length
+    │   ├── DimensionMismatch       DIMENSION_MISMATCH  a vector of the wrong length
+    │   └── EmbeddingModelMismatch  EMBEDDING_MODEL_MISMATCH  a backup's memories were
+    │                                               embedded by another model than this
+    │                                               server's (`memlattice restore`)
     ├── NotFound                    NOT_FOUND       the id does not exist (or is expired, or
     │                                               belongs to another namespace)
     ├── VersionConflict             VERSION_CONFLICT  expectedVersion is stale
@@ -72,6 +75,13 @@ class DimensionMismatch(ValidationError):
     code = "DIMENSION_MISMATCH"
 
 
+class EmbeddingModelMismatch(ValidationError):
+    """Vectors of another embedding model than the server's: of the same size, they
+    would be indexed and compared with queries embedded by this one, and mean nothing."""
+
+    code = "EMBEDDING_MODEL_MISMATCH"
+
+
 class NotFound(MemlatticeError):
     code = "NOT_FOUND"
 
@@ -130,6 +140,7 @@ __all__ = [
     "BadRequest",
     "Conflict",
     "DimensionMismatch",
+    "EmbeddingModelMismatch",
     "EpisodicImmutable",
     "MemlatticeError",
     "NotFound",

@@ -14,8 +14,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from strawberry.http.websocket_origin import normalize_allowed_origins, normalize_origin
-
 LOOPBACK = re.compile(r"https?://(localhost|127\.0\.0\.1|\[::1\])(:[0-9]{1,5})?")
 
 
@@ -23,6 +21,10 @@ def parse_origins(value: str | Iterable[str]) -> list[str]:
     """The setting as a list: comma-separated text or a list, each origin checked
     (a scheme and host, an optional port, no path) and normalised as browsers send
     it (lower case, no default port); ValueError otherwise."""
+    # Imported here: the settings parse this, and every command reads the settings,
+    # while importing strawberry costs a command that never serves a third of a second.
+    from strawberry.http.websocket_origin import normalize_allowed_origins
+
     items = value.split(",") if isinstance(value, str) else list(value)
     origins = [item.strip() for item in items if item.strip()]
     return sorted(normalize_allowed_origins(origins))
@@ -53,5 +55,7 @@ class OriginPolicy:
             return True
         if self.loopback and LOOPBACK.fullmatch(origin):
             return True
+        from strawberry.http.websocket_origin import normalize_origin
+
         normalized = normalize_origin(origin)
         return normalized is not None and normalized in self.origins

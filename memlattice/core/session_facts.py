@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, get_args
 
 from memlattice.core.duplicates import normalise_content
 from memlattice.core.names import blank
@@ -36,6 +36,13 @@ MAX_ABOUT_CHARS = 200
 # Fact ids: a UUID of their own, so that a derived id never collides with another's.
 _FACTS = uuid.UUID("0b7e4f3a-92d1-4c6b-8e7a-5d2c9f1a6e34")
 _SPACES = re.compile(r"\s+")
+
+FactsOutcome = Literal["answered", "malformed", "model_error", "write_error", "written"]
+"""What the fact reader counts: the model's answers about a session by outcome
+(`memlattice_session_fact_answers_total{outcome}`), and the facts `written`
+(`memlattice_session_facts_written_total`)."""
+FACT_ANSWER_OUTCOMES: tuple[FactsOutcome, ...] = tuple(
+    o for o in get_args(FactsOutcome) if o != "written")
 
 PROMPT = (
     "You read part of a conversation and write down the facts worth remembering about"

@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, get_args
 
 # A memory is shown cut to this many characters: enough for a statement, not a log.
 MAX_SHOWN_CHARS = 600
@@ -37,6 +37,13 @@ MAX_ATTRIBUTE_CHARS = 128
 UNSTATED_CONFIDENCE = 0.5
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _SPACES = re.compile(r"\s+")
+
+JudgeOutcome = Literal["answered", "malformed", "model_error", "linked", "refused", "disputed",
+                       "retried", "abandoned"]
+"""What `memlattice_update_judge_answers_total{outcome}` counts: the model's answers
+(answered, malformed, model_error), the pairs it named (linked, refused), the rule
+candidates it did not name (disputed), and the queue's retried and abandoned memories."""
+JUDGE_OUTCOMES: tuple[JudgeOutcome, ...] = get_args(JudgeOutcome)
 
 PROMPT = (
     "You keep an assistant's memory current. Each new memory below, numbered, is"

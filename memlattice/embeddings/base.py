@@ -20,8 +20,40 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from memlattice.core.errors import DimensionMismatch
+
+if TYPE_CHECKING:
+    from memlattice.core.settings import EmbeddingSettings
+
+# What each provider's `Embedder.model` starts with (`model_identity`).
+_PREFIXES = {"local": "wordllama", "openai": "openai"}
+
+
+def model_identity(provider: str, model: str, dimension: int) -> str:
+    """`Embedder.model` of `provider`'s `model` at `dimension`: what a memory the server
+    embedded records as its `embeddingModel` ("wordllama/l2_supercat/256")."""
+    return f"{_PREFIXES[provider]}/{model}/{dimension}"
+
+
+def configured_identity(settings: EmbeddingSettings) -> str | None:
+    """The identity of the embedder `settings` configure, without building it (None:
+    provider `none`, which embeds nothing)."""
+    if settings.provider == "none":
+        return None
+    return model_identity(settings.provider, settings.model, settings.dimension)
+
+
+def identity_parts(identity: str) -> tuple[str, str, int] | None:
+    """(provider, model, dimension) of an identity a provider of this server makes, or
+    None for any other name (a client's vector: "client", or the name it gave)."""
+    head, _, rest = identity.partition("/")
+    model, _, size = rest.rpartition("/")
+    provider = next((p for p, prefix in _PREFIXES.items() if prefix == head), None)
+    if provider is None or not model or not size.isdigit():
+        return None
+    return provider, model, int(size)
 
 
 class Embedder(ABC):

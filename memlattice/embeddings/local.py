@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memlattice.core.errors import Unavailable
-from memlattice.embeddings.base import Embedder, check_dimension
+from memlattice.embeddings.base import Embedder, check_dimension, model_identity
 
 if TYPE_CHECKING:
     from wordllama.inference import WordLlamaInference
@@ -59,7 +59,7 @@ class WordLlamaEmbedder(Embedder):
         """
         self.config = model
         self.dimension = dimension
-        self.model = f"wordllama/{model}/{dimension}"
+        self.model = model_identity("local", model, dimension)
         self._cache_dir = cache_dir
         self._inference: WordLlamaInference | None = None
         self._load_lock = threading.Lock()

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 from pydantic import SecretStr
 
 from memlattice.core.errors import MemlatticeError, Unavailable, ValidationError
-from memlattice.embeddings.base import Embedder, check_dimension, l2_normalise
+from memlattice.embeddings.base import Embedder, check_dimension, l2_normalise, model_identity
 from memlattice.embeddings.openai_endpoint import (
     OPENAI_BASE_URL,
     display_url,
@@ -124,7 +124,7 @@ class OpenAIEmbedder(Embedder):
 
         self.model_id = model
         self.dimension = dimension
-        self.model = f"openai/{model}/{dimension}"
+        self.model = model_identity("openai", model, dimension)
         self.base_url = url
         self.batch_size = batch_size
         self.max_retries = max_retries

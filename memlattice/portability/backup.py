@@ -8,9 +8,12 @@ Lines, in order (each a JSON object with `t`):
 - `node`: `k` (the node's element id in this database, only a key for the
   relationships), `l` labels, `p` properties (memlattice.portability.backup_values);
 - `rel`: `k`, `y` type, `s` / `e` the endpoints' `k`, `p` properties;
-- `end` (last): counts per label and type, the schema (every constraint and
-  index with the statement that creates it) and `finishedAt`. A file without
-  it is refused by `restore`.
+- `end` (last): counts per label and type, the memories' primary vectors per
+  embedding model that made them (`embeddingModels`, from each memory's
+  `embeddingModel`, where it names one; files of earlier releases lack it, and `restore` reads the
+  memories themselves), the schema (every constraint and index with the
+  statement that creates it) and `finishedAt`. A file without it is refused by
+  `restore`.
 
 Every label, type and property the database holds is carried, whatever it is:
 nothing here names Memlattice's own. The file is written beside its final
@@ -46,6 +49,7 @@ class BackupReport:
     late_nodes: int = 0  # endpoints created during the scan, read after it
     labels: Counter[str] = field(default_factory=Counter)
     types: Counter[str] = field(default_factory=Counter)
+    models: Counter[str] = field(default_factory=Counter)  # memories' embeddingModel
 
 
 def _line(out: IO[str], record: dict[str, Any]) -> None:
@@ -114,6 +118,7 @@ async def _write(client: GraphClient, out: IO[str], report: BackupReport) -> Non
     _line(out, {"t": "end", "nodes": report.nodes, "relationships": report.relationships,
                 "labels": dict(sorted(report.labels.items())),
                 "types": dict(sorted(report.types.items())),
+                "embeddingModels": dict(sorted(report.models.items())),
                 "schema": [{"name": s.name, "statement": s.statement} for s in schema],
                 "finishedAt": utcnow().isoformat()})
 
@@ -123,3 +128,6 @@ def _write_node(out: IO[str], node: reads.NodeRow, report: BackupReport) -> None
                 "p": encode_properties(node.props)})
     report.nodes += 1
     report.labels.update(node.labels)
+    model = node.props.get("embeddingModel")
+    if "Memory" in node.labels and node.props.get("embedding") is not None and model:
+        report.models[str(model)] += 1

@@ -13,7 +13,15 @@ found in one read of it first:
 - its memories' primary vectors have this server's embedding dimension: the
   vector index is built for the server's size, and Neo4j leaves vectors of
   another size out of it without a word, so such a restore would succeed and
-  no restored memory would ever be found by similarity.
+  no restored memory would ever be found by similarity;
+- its memories' primary vectors were made by this server's embedding model, as
+  each memory's `embeddingModel` says ("wordllama/l2_supercat/256"): vectors of
+  another model of the same size would be indexed without a word and compared
+  with queries embedded by this one, which finds noise. A memory whose vector a
+  client sent ("client", or the name it gave) is the client's affair and passes,
+  and so does one that names no model (a store of an early release): its model
+  is unknown, and `Checked.unnamed` counts it. `other_model_ok` restores another
+  model's vectors all the same, for an operator who will re-embed.
 """
 
 from __future__ import annotations
@@ -21,10 +29,12 @@ from __future__ import annotations
 import gzip
 import json
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memlattice.core.errors import DimensionMismatch, ValidationError
+from memlattice.core.errors import DimensionMismatch, EmbeddingModelMismatch, ValidationError
+from memlattice.embeddings.base import identity_parts
 from memlattice.portability.backup import FORMAT, VERSION
 from memlattice.portability.backup_values import BackupValueError, decode_properties
 
@@ -38,6 +48,8 @@ class _Tally:
         self.labels: Counter[str] = Counter()
         self.types: Counter[str] = Counter()
         self.dimensions: Counter[int] = Counter()
+        self.models: Counter[str] = Counter()
+        self.unnamed = 0
 
     def add(self, path: Path, number: int, record: dict[str, Any]) -> None:
         kind = record.get("t")
@@ -45,9 +57,14 @@ class _Tally:
             self.nodes += 1
             self.labels.update(record.get("l") or [])
             if "Memory" in (record.get("l") or []):
-                dimension = _dimension(path, number, record.get("p") or {})
+                props = record.get("p") or {}
+                dimension = _dimension(path, number, props)
                 if dimension is not None:
                     self.dimensions[dimension] += 1
+                    if isinstance(props.get("embeddingModel"), str):
+                        self.models[props["embeddingModel"]] += 1
+                    else:
+                        self.unnamed += 1
         elif kind == "rel":
             self.relationships += 1
             self.types[str(record.get("y"))] += 1
@@ -83,11 +100,33 @@ def _dimension(path: Path, number: int, props: dict[str, Any]) -> int | None:
     return len(vector)
 
 
-def check(path: Path, *, dimension: int | None = None
-          ) -> tuple[dict[str, Any], dict[str, Any]]:
+@dataclass
+class Checked:
+    """What `check` read of a file it accepts."""
+
+    header: dict[str, Any]
+    end: dict[str, Any]
+    models: Counter[str] = field(default_factory=Counter)
+    """Memories with a primary vector, by the `embeddingModel` they name."""
+    unnamed: int = 0
+    """Memories with a primary vector that name no model (unknown: not checked)."""
+
+    def other_models(self, model: str | None) -> dict[str, int]:
+        """The models of this server's providers, other than `model`, that embedded some
+        of the memories (None: the server embeds nothing, and nothing is compared)."""
+        if model is None:
+            return {}
+        return {name: n for name, n in sorted(self.models.items())
+                if name != model and identity_parts(name) is not None}
+
+
+def check(path: Path, *, dimension: int | None = None, model: str | None = None,
+          other_model_ok: bool = False) -> Checked:
     """The file's header and end line, once the whole file is read and found to be a
     whole backup holding what it counts (see the module docstring); with `dimension`,
-    one whose memories' vectors have that size. Raises before anything is written."""
+    one whose memories' vectors have that size; with `model` (an embedder identity,
+    memlattice.embeddings.base.model_identity), one whose memories this model
+    embedded, unless `other_model_ok`. Raises before anything is written."""
     header: dict[str, Any] | None = None
     end: dict[str, Any] | None = None
     tally = _Tally()
@@ -127,7 +166,27 @@ def check(path: Path, *, dimension: int | None = None
             f" the server that was backed up (MEMLATTICE_EMBEDDING_DIMENSION={wrong[0]},"
             " and its MEMLATTICE_EMBEDDING_PROVIDER and _MODEL), then re-embed if you"
             " want another model", expected=dimension, actual=wrong[0])
-    return header, end
+    checked = Checked(header, end, tally.models, tally.unnamed)
+    others = checked.other_models(model)
+    if others and not other_model_ok:
+        raise EmbeddingModelMismatch(
+            f"{path} holds memories embedded by another model than this server's {model}"
+            f" ({', '.join(f'{n} by {name}' for name, n in others.items())}): vectors of"
+            " another model mean nothing to this one's, whatever their size, and searches"
+            " would find noise. Restore with the embedding settings of the server that"
+            f" was backed up ({_settings_of(next(iter(others)))}), or pass"
+            " --allow-other-model and re-embed (docs/operating.md, \"Backup and restore\")",
+            expected=model, actual=next(iter(others)))
+    return checked
+
+
+def _settings_of(identity: str) -> str:
+    """The `MEMLATTICE_EMBEDDING_*` settings whose embedder has this identity."""
+    parts = identity_parts(identity)
+    assert parts is not None
+    provider, model, dimension = parts
+    return (f"MEMLATTICE_EMBEDDING_PROVIDER={provider} MEMLATTICE_EMBEDDING_MODEL={model}"
+            f" MEMLATTICE_EMBEDDING_DIMENSION={dimension}")
 
 
 def _record(path: Path, number: int, line: bytes) -> dict[str, Any]:

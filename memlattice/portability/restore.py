@@ -3,7 +3,7 @@
 Three passes over the file: the first only checks it and writes nothing
 (memlattice.portability.backup_check: a whole gzip file of this format,
 holding what its `end` line counts, with memories of this server's embedding
-size); the second creates the nodes, the third the relationships, in batches
+size and model); the second creates the nodes, the third the relationships, in batches
 (graph/backup/writes.py, which first refuses a database holding data or
 served by a running service). Then the backed-up schema is recreated where
 the database lacks it, the temporary restore keys go, and the current
@@ -17,7 +17,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from memlattice.graph.backup.writes import StoreLoader
 from memlattice.graph.client import GraphClient
 from memlattice.graph.migrations import migrate
 from memlattice.graph.vector_spaces import VectorSpaceGraph
-from memlattice.portability.backup_check import check
+from memlattice.portability.backup_check import Checked, check
 from memlattice.portability.backup_values import BackupValueError, decode_properties
 
 
@@ -38,6 +38,11 @@ class RestoreReport:
     skipped_relationships: int = 0
     schema_created: tuple[str, ...] = ()
     header: dict[str, Any] | None = None
+    other_models: dict[str, int] = field(default_factory=dict)
+    """Memories embedded by another model than the server's (restored all the same:
+    `other_model_ok`), by model."""
+    unnamed_models: int = 0
+    """Memories whose vector names no model (a store of an early release): unchecked."""
 
 
 def _records(path: Path) -> Iterator[dict[str, Any]]:
@@ -53,18 +58,21 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
 
 
 async def restore(client: GraphClient, path: Path, *, batch: int = 1000,
-                  dimension: int | None = None) -> RestoreReport:
+                  dimension: int | None = None, model: str | None = None,
+                  other_model_ok: bool = False) -> RestoreReport:
     """Restore `path` into the database of `client`, which must hold no data."""
-    header, end = check(path, dimension=dimension)
-    return await _load(client, path, header, end, batch=batch)
+    checked = check(path, dimension=dimension, model=model, other_model_ok=other_model_ok)
+    return await _load(client, path, checked, model, batch=batch)
 
 
-async def _load(client: GraphClient, path: Path, header: dict[str, Any], end: dict[str, Any],
+async def _load(client: GraphClient, path: Path, checked: Checked, model: str | None,
                 *, batch: int, ignore_leases: bool = False) -> RestoreReport:
     """The nodes, then the relationships, of a file `check` accepted, then its schema."""
     if batch < 1:
         raise ValidationError(f"a batch of {batch}: it must hold at least one node")
-    report = RestoreReport(header=header)
+    end = checked.end
+    report = RestoreReport(header=checked.header, other_models=checked.other_models(model),
+                           unnamed_models=checked.unnamed)
     loader = StoreLoader(client)
     await loader.prepare(ignore_leases=ignore_leases)
     for kind in ("node", "rel"):
@@ -97,7 +105,8 @@ async def _load(client: GraphClient, path: Path, header: dict[str, Any], end: di
 
 async def restore_store(client: GraphClient, path: Path, *, dimension: int,
                         index: VectorIndexSettings, batch: int = 1000,
-                        ignore_leases: bool = False) -> tuple[RestoreReport, list[int]]:
+                        ignore_leases: bool = False, model: str | None = None,
+                        other_model_ok: bool = False) -> tuple[RestoreReport, list[int]]:
     """The whole operation `memlattice restore` runs; returns the report and the
     migrations applied after the load (those the backed-up release lacked).
 
@@ -106,12 +115,14 @@ async def restore_store(client: GraphClient, path: Path, *, dimension: int,
     index, the vector indexes with filter properties among them), then loaded
     (which replaces the migration records with the backup's), then migrated
     again, and every side vector space the store searches or builds gets its
-    index with this server's settings, as an import does.
+    index with this server's settings, as an import does. `model` is the identity of
+    the server's embedder (None: it embeds nothing, and no model is checked).
     """
-    header, end = check(path, dimension=dimension)
+    checked = check(path, dimension=dimension, model=model, other_model_ok=other_model_ok)
     await StoreLoader(client).refuse_unless_fresh(ignore_leases=ignore_leases)
     await migrate(client, dimension=dimension, index=index)
-    report = await _load(client, path, header, end, batch=batch, ignore_leases=ignore_leases)
+    report = await _load(client, path, checked, model, batch=batch,
+                         ignore_leases=ignore_leases)
     applied = await migrate(client, dimension=dimension, index=index)
     spaces = VectorSpaceGraph(client)
     for state in [*await spaces.serving_side_spaces(), *await spaces.building()]:

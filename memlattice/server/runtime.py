@@ -12,8 +12,8 @@ the consolidation schedule and the log's pruning are elected to one process by
 a lease (memlattice.services.leases). `open_runtime` builds them once, on an exit
 stack, so whatever was started is stopped in reverse order: on a normal exit
 and when a later step of start-up fails (the access counts flush while the
-driver is still open). `open_graph` is the smaller half for commands that only
-need the database.
+driver is still open). `open_graph` (memlattice.server.graph_opening) is the
+smaller half for commands that only need the database.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from memlattice.core.auth import Principal
-from memlattice.core.settings import Settings, resolve_neo4j_uri
+from memlattice.core.settings import Settings
 from memlattice.embeddings import CachedEmbedder, Embedder, make_embedder
 from memlattice.embeddings.registry import EmbedderRegistry
 from memlattice.graph.client import GraphClient
@@ -34,9 +34,9 @@ from memlattice.graph.event_log import EventLogGraph
 from memlattice.graph.keys import ApiKeyGraph
 from memlattice.graph.leases import LeaseGraph
 from memlattice.graph.memories import MemoryGraph
-from memlattice.graph.migrations import migrate
 from memlattice.graph.vector_spaces import VectorSpaceGraph
 from memlattice.search.rerank import RerankerRegistry, http_reranker
+from memlattice.server.graph_opening import open_graph
 from memlattice.server.observability.metrics import Metrics, TimedEmbedder
 from memlattice.services.access import AccessRecorder
 from memlattice.services.apikeys import Authenticator
@@ -85,42 +85,6 @@ class Runtime:
         """A key (`Bearer <key>` or bare) -> its Principal; raises UNAUTHENTICATED."""
         assert self.auth is not None, "the runtime is not started"
         return await self.auth.authenticate(token)
-
-
-@dataclass(frozen=True)
-class OpenGraph:
-    """A verified driver, and the migrations this opening applied (empty when none)."""
-
-    client: GraphClient
-    uri: str
-    applied: list[int]
-
-
-@contextlib.asynccontextmanager
-async def open_graph(settings: Settings, *, migrate_schema: bool = True,
-                     metrics: Metrics | None = None) -> AsyncIterator[OpenGraph]:
-    """Connect to Neo4j with the configured limits, verify the connection and (unless
-    told not to) migrate the schema; the driver is closed on exit, also on failure."""
-    uri = resolve_neo4j_uri(settings)
-    neo4j = settings.neo4j
-    client = GraphClient.connect(
-        uri, neo4j.user, neo4j.password.get_secret_value(), neo4j.database,
-        connection_timeout_s=neo4j.connection_timeout_s,
-        acquisition_timeout_s=neo4j.acquisition_timeout_s,
-        max_retry_time_s=neo4j.max_retry_time_s, pool_size=neo4j.pool_size,
-        observer=metrics.observe_query if metrics is not None else None,
-    )
-    try:
-        await client.verify()
-        applied: list[int] = []
-        if migrate_schema:
-            applied = await migrate(client, dimension=settings.embedding.dimension,
-                                    index=settings.vector_index)
-            if applied:
-                log.info("applied migrations %s", applied)
-        yield OpenGraph(client=client, uri=uri, applied=applied)
-    finally:
-        await client.close()
 
 
 def configured_rerankers(settings: Settings,
@@ -190,7 +154,8 @@ async def open_runtime(
     configured (`configured_rerankers`), else the settings' own.
     """
     async with contextlib.AsyncExitStack() as started:
-        graph_db = await started.enter_async_context(open_graph(settings, metrics=metrics))
+        graph_db = await started.enter_async_context(open_graph(
+            settings, observer=metrics.observe_query if metrics is not None else None))
         client = graph_db.client
         leases = LeaseGraph(client)
         if events is None:

@@ -45,7 +45,7 @@ from memlattice.core.errors import MemlatticeError
 from memlattice.core.field_rules import utcnow
 from memlattice.core.judge_queue import Retrying, Waiting, WriterView, by_writer
 from memlattice.core.settings import FactsLLMSettings
-from memlattice.core.update_judging import Shown
+from memlattice.core.update_judging import JudgeOutcome, Shown
 from memlattice.graph.judge_queue import JudgeQueueGraph
 from memlattice.graph.leases import LeaseGraph
 from memlattice.services.leases import PROCESS_ID
@@ -71,7 +71,7 @@ class JudgeQueue:
     """Judges the memories writes marked as waiting, one process at a time."""
 
     def __init__(self, graph: JudgeQueueGraph, leases: LeaseGraph, judge: Judge,
-                 settings: FactsLLMSettings, *, count: Callable[[str, int], None],
+                 settings: FactsLLMSettings, *, count: Callable[[JudgeOutcome, int], None],
                  waiting: Callable[[int], None] | None = None) -> None:
         self.graph = graph
         self.leases = leases

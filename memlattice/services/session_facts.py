@@ -40,6 +40,7 @@ from memlattice.core.model import EdgeType, MemoryInput, utcnow, validated
 from memlattice.core.session_facts import (
     About,
     ExtractedFact,
+    FactsOutcome,
     PromptTurn,
     Reconciled,
     Stated,
@@ -76,7 +77,7 @@ class SessionFacts:
     """Reads stored sessions with a chat model and files what it finds as memories."""
 
     def __init__(self, memories: MemoryService, chat: Chat, settings: FactsLLMSettings, *,
-                 count: Callable[[str, int], None] | None = None) -> None:
+                 count: Callable[[FactsOutcome, int], None] | None = None) -> None:
         self.memories = memories
         self.graph = SessionFactsGraph(memories.graph.client)
         self.chat = chat
@@ -289,7 +290,7 @@ def _about_metadata(about: About | None) -> dict[str, str]:
 
 
 def session_facts(memories: MemoryService, settings: FactsLLMSettings, *,
-                  count: Callable[[str, int], None] | None = None) -> SessionFacts | None:
+                  count: Callable[[FactsOutcome, int], None] | None = None) -> SessionFacts | None:
     """The fact reader for the configured model, or None when none is configured."""
     if not settings.model:
         return None

@@ -47,6 +47,7 @@ from memlattice.core.settings import FactsLLMSettings
 from memlattice.core.update_judging import (
     PROMPT,
     Judged,
+    JudgeOutcome,
     Shown,
     Verdict,
     parse_verdicts,
@@ -71,7 +72,7 @@ class UpdateJudge:
     """Asks a chat model which offered earlier memories each new memory replaces."""
 
     def __init__(self, updates: UpdateService, chat: Chat, settings: FactsLLMSettings,
-                 leases: LeaseGraph, *, count: Callable[[str, int], None] | None = None,
+                 leases: LeaseGraph, *, count: Callable[[JudgeOutcome, int], None] | None = None,
                  waiting: Callable[[int], None] | None = None) -> None:
         self.updates = updates
         self.chat = chat
@@ -201,7 +202,7 @@ class UpdateJudge:
 
 
 def update_judge(updates: UpdateService, settings: FactsLLMSettings, leases: LeaseGraph, *,
-                 count: Callable[[str, int], None] | None = None,
+                 count: Callable[[JudgeOutcome, int], None] | None = None,
                  waiting: Callable[[int], None] | None = None) -> UpdateJudge | None:
     """The update judge for the configured model, or None when none is configured
     or judging is off (then no write is queued for judging, now or later); it follows

@@ -8,7 +8,10 @@ it is refused (its `end` line counts what it must hold), where it used to be
 restored with the loss blamed on deletions during the backup; a backup whose
 memories were embedded in another size than the server's is refused
 (`DIMENSION_MISMATCH`), where it used to be restored into a vector index that
-leaves every restored memory out; a database a service serves (it holds a
+leaves every restored memory out; so is one whose memories another embedding
+model of the same size embedded (`EMBEDDING_MODEL_MISMATCH`, where it used to be
+restored and searched with this server's queries), unless `--allow-other-model`
+says the operator will re-embed; a database a service serves (it holds a
 lease) is refused. The intact file, restored with the right settings, comes
 back whole.
 """
@@ -16,15 +19,25 @@ back whole.
 from __future__ import annotations
 
 import gzip
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from memlattice.core.errors import Conflict, DimensionMismatch, ValidationError
+from memlattice.core.errors import (
+    Conflict,
+    DimensionMismatch,
+    EmbeddingModelMismatch,
+    ValidationError,
+)
 from memlattice.core.model import utcnow
 from memlattice.core.settings import Settings
+from memlattice.embeddings.base import configured_identity
 from memlattice.graph.leases import LeaseGraph
 from memlattice.graph.migrations import migrate
 from memlattice.portability.backup import back_up
@@ -146,3 +159,69 @@ async def test_a_database_a_service_serves_is_refused(
         assert (await describe(client)).labels["Memory"] == 1
     finally:
         await client.close()
+
+
+async def test_another_embedding_model_of_the_same_size_is_refused_unless_allowed(
+        second_spare_settings: Settings, tmp_path: Path) -> None:
+    """Memories the server embedded record its model ("wordllama/l2_supercat/256"), and
+    the backup counts them by model in its `end` line. A server configured with another
+    model of the same size refuses the file, naming the settings that restore it as it
+    was; `--allow-other-model` restores it and warns that the vectors need re-embedding."""
+    settings = second_spare_settings
+    client = client_for(settings)
+    ours = configured_identity(settings.embedding)
+    assert ours == "wordllama/l2_supercat/256"
+    try:
+        await reset(client)
+        async with app_with(settings, limits=ROOMY) as http:
+            gql = GraphQLClient(http)
+            await gql.ok(WRITE_MANY, {"is": [{"namespace": NS, "content": f"tide table {i}"}
+                                             for i in range(3)]})  # embedded by the server
+            await gql.ok(WRITE_MANY, {"is": [mem(NS, "a client's own vector")]})
+        path = tmp_path / "store.backup.gz"
+        await back_up(client, path)
+        with gzip.open(path, "rt", encoding="utf-8") as lines:
+            end = json.loads(lines.readlines()[-1])
+        assert end["embeddingModels"] == {ours: 3, "client": 1}
+
+        await reset(client)
+        other = "wordllama/another_model/256"
+        with pytest.raises(EmbeddingModelMismatch,
+                           match="MEMLATTICE_EMBEDDING_MODEL=l2_supercat") as refused:
+            await restore_store(client, path, dimension=256, index=settings.vector_index,
+                                model=other)
+        assert refused.value.details == {"expected": other, "actual": ours}
+        assert not (await describe(client)).nodes and not await schema_names(client)
+
+        run = restore_cli(settings, path, MEMLATTICE_EMBEDDING_MODEL="another_model")
+        assert run.returncode == 2, run.stderr[-3000:]
+        assert "embedded by another model" in run.stderr and "--allow-other-model" in run.stderr
+        assert "Traceback" not in run.stderr
+        assert not (await describe(client)).nodes and not await schema_names(client)
+
+        run = restore_cli(settings, path, "--allow-other-model",
+                          MEMLATTICE_EMBEDDING_MODEL="another_model")
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert f"warning: restored memories embedded by another model than this server's" \
+               f" {other} (3 by {ours})" in run.stderr
+        assert "memlattice reembed" in run.stderr
+        assert (await describe(client)).labels["Memory"] == 4
+
+        await reset(client)
+        report, _ = await restore_store(client, path, dimension=256,
+                                        index=settings.vector_index, model=ours)
+        assert report.other_models == {} and report.unnamed_models == 0
+        assert (await describe(client)).labels["Memory"] == 4
+    finally:
+        await client.close()
+
+
+def restore_cli(settings: Settings, path: Path, *args: str,
+                **env: str) -> subprocess.CompletedProcess[str]:
+    """`memlattice restore` into `settings`' Neo4j, with `env` over this environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "memlattice.cli", "restore", str(path), *args],
+        env={**os.environ, "NEO4J_URI": settings.neo4j.uri or "",
+             "NEO4J_USER": settings.neo4j.user,
+             "NEO4J_PASSWORD": settings.neo4j.password.get_secret_value(), **env},
+        capture_output=True, text=True, timeout=600, check=False, stdin=subprocess.DEVNULL)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -40,6 +41,40 @@ def test_a_runtime_without_an_llm_never_loads_openai() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           timeout=120, check=True)
     assert done.stdout.strip() == "False", done.stdout
+
+
+# What a command that only needs the database must not load: the GraphQL layer, the
+# services and their write-side graph code (the migrations bring it), the embedders.
+SERVICE = ("strawberry", "graphql", "httpx", "memlattice.server.runtime",
+           "memlattice.services.memories", "memlattice.graph.migrations",
+           "memlattice.embeddings", "memlattice.resolvers")
+
+
+@pytest.mark.parametrize("command", [["keys", "list"], ["keys", "limits", "0" * 12,
+                                                        "--rate", "5"]])
+def test_a_keys_command_loads_the_driver_and_nothing_of_the_service(
+        command: list[str]) -> None:
+    """`memlattice keys limits` took 13-18 s on a loaded machine, about nine tenths of
+    it importing: the settings loaded strawberry (for the CORS origins) and the command
+    the whole service, to open a driver. Run where no Neo4j listens, it fails
+    UNAVAILABLE, having loaded the settings, the driver and the key code only."""
+    with socket.socket() as probe_port:
+        probe_port.bind(("127.0.0.1", 0))
+        port = probe_port.getsockname()[1]  # closed again: nothing listens there
+    probe = textwrap.dedent(f"""\
+        import sys
+        from memlattice.cli import main
+        try:
+            main({command!r})
+        except SystemExit as exit:
+            print(exit.code)
+        print(sorted(m for m in {SERVICE!r} if m in sys.modules))
+        """)
+    env = {**os.environ, "NEO4J_URI": f"bolt://127.0.0.1:{port}"}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, check=True, env=env)
+    assert done.stdout.split("\n")[:2] == ["2", "[]"], (done.stdout, done.stderr[-2000:])
+    assert "cannot be reached" in done.stderr, done.stderr[-2000:]
 
 
 def test_keys_choices_agree_with_the_model() -> None:

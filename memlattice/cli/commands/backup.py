@@ -11,7 +11,10 @@ backed-up indexes, then applies this release's migrations, so a backup of an
 earlier release comes back upgraded. A database holding any data, or one a
 service still serves (stop it first), is refused, and so is a file that does
 not hold what its last line counts or whose memories have another embedding
-size than this server's; nothing is written then.
+size than this server's, or were embedded by another model
+(EMBEDDING_MODEL_MISMATCH: restore with the backed-up server's
+MEMLATTICE_EMBEDDING_* settings, or pass --allow-other-model and re-embed);
+nothing is written then.
 What a backup taken during writes holds: docs/operating.md, "Backup and restore".
 """
 
@@ -19,10 +22,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import textwrap
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from memlattice.cli.commands import INTERRUPTED
 
 if TYPE_CHECKING:  # imported where used: `memlattice --help` must not load the driver
     from memlattice.core.settings import Settings
@@ -53,6 +59,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     restore.add_argument("--ignore-leases", action="store_true",
                          help="restore although the database holds live leases, when no"
                               " service serves it any more (one was killed outright)")
+    restore.add_argument("--allow-other-model", action="store_true",
+                         help="restore memories embedded by another model than this"
+                              " server's (same size): searches compare them with this"
+                              " model's queries until you re-embed (docs/operating.md)")
     restore.set_defaults(func=run_restore)
 
 
@@ -69,21 +79,32 @@ def _at_least_one(text: str) -> int:
 
 def run_backup(args: argparse.Namespace, settings: Settings) -> None:
     from memlattice.portability.backup import back_up
-    from memlattice.server.runtime import open_graph
+    from memlattice.server.graph_opening import open_graph
 
     async def run() -> None:
         started = time.perf_counter()
         async with open_graph(settings, migrate_schema=False) as graph:
             report = await back_up(graph.client, args.output)
+        models = ", ".join(f"{n} by {name}" for name, n in sorted(report.models.items()))
         print(f"backed up {report.nodes} nodes and {report.relationships} relationships"
-              f" to {report.path} in {time.perf_counter() - started:.1f}s")
+              f" to {report.path} in {time.perf_counter() - started:.1f}s"
+              + (f"; memories embedded: {models}" if models else ""))
 
-    asyncio.run(run())
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:
+        # back_up removed its `.partial` file; an earlier file of that name is untouched.
+        print(f"memlattice backup: interrupted; no backup written to {args.output}",
+              file=sys.stderr)
+        raise SystemExit(INTERRUPTED) from None
 
 
 def run_restore(args: argparse.Namespace, settings: Settings) -> None:
+    from memlattice.embeddings.base import configured_identity
     from memlattice.portability.restore import restore_store
-    from memlattice.server.runtime import open_graph
+    from memlattice.server.graph_opening import open_graph
+
+    model = configured_identity(settings.embedding)
 
     async def run() -> None:
         started = time.perf_counter()
@@ -91,11 +112,30 @@ def run_restore(args: argparse.Namespace, settings: Settings) -> None:
             report, applied = await restore_store(
                 graph.client, args.input, dimension=settings.embedding.dimension,
                 index=settings.vector_index, batch=args.batch,
-                ignore_leases=args.ignore_leases)
+                ignore_leases=args.ignore_leases, model=model,
+                other_model_ok=args.allow_other_model)
         skipped = (f"; {report.skipped_relationships} relationships skipped (an endpoint was"
                    " deleted while the backup read)" if report.skipped_relationships else "")
         print(f"restored {report.nodes} nodes and {report.relationships} relationships"
               f" from {args.input} in {time.perf_counter() - started:.1f}s"
               f"; migrations applied: {applied or 'none'}{skipped}")
+        if report.other_models:
+            others = ", ".join(f"{n} by {name}" for name, n in report.other_models.items())
+            print(f"warning: restored memories embedded by another model than this server's"
+                  f" {model} ({others}): searches compare their vectors with this model's"
+                  " queries, and find noise, until each namespace is re-embedded"
+                  " (`memlattice reembed --namespace NS --model M`, docs/operating.md)",
+                  file=sys.stderr)
+        if report.unnamed_models:
+            print(f"note: {report.unnamed_models} memories' vectors name no embedding model"
+                  " (an early release wrote them), so their model was not checked: restore"
+                  " with the embedding settings of the server that was backed up",
+                  file=sys.stderr)
 
-    asyncio.run(run())
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:
+        print("memlattice restore: interrupted; a restore cut short after its first pass"
+              f" (the check) leaves part of {args.input} in the database, which a second"
+              " restore refuses: start again on a fresh one", file=sys.stderr)
+        raise SystemExit(INTERRUPTED) from None

@@ -116,7 +116,7 @@ def _limits_of(args: argparse.Namespace) -> object:
 
 def _with_keys(settings: Settings, work: Callable[[ApiKeyGraph], Awaitable[T]]) -> T:
     from memlattice.graph.keys import ApiKeyGraph
-    from memlattice.server.runtime import open_graph
+    from memlattice.server.graph_opening import open_graph
 
     async def run() -> T:
         # The key store needs no migration to read or write; `serve` and `migrate` do it.

@@ -3,6 +3,13 @@
 Each `create_app` gets its own `CollectorRegistry` (tests build several apps
 in one process; a global registry would refuse the second set of metrics).
 
+A label whose values are a known, finite set (an error code, an outcome, a kind
+of operation) has every value's series created at 0 when the metric is
+registered, so a scrape of a process that just started already shows each one:
+`rate()`, `increase()` and `absent()` need a series before its first increment.
+Labels with open-ended values (`key`, `operation`, `query`, `provider`) get a
+series when the value first occurs; one per key is never made ahead.
+
     memlattice_request_seconds{operation,type}   GraphQL operations, by root field
     memlattice_neo4j_seconds{query}              each query, by the graph method that sent it
     memlattice_embedding_seconds{provider}       real embedding calls (cache hits excluded)
@@ -42,12 +49,30 @@ from prometheus_client import (
     generate_latest,
 )
 
+from memlattice.core.errors import MemlatticeError
 from memlattice.core.fairness import Refusal
+from memlattice.core.session_facts import FACT_ANSWER_OUTCOMES, FactsOutcome
 from memlattice.core.sharing import ProcessShare
+from memlattice.core.update_judging import JUDGE_OUTCOMES, JudgeOutcome
 from memlattice.embeddings.base import Embedder
+from memlattice.server.persisted_queries import NOT_FOUND_CODE, NOT_SUPPORTED_CODE
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
                    10.0, 30.0)
+# `memlattice_process_operations{kind}`: what the fairness gate measures (fairness on).
+PROCESS_KINDS = ("in_flight", "waiting", "yielding", "capacity")
+
+
+def error_codes() -> tuple[str, ...]:
+    """Every stable code an error returned to a client may carry: the exception tree's
+    (memlattice.core.errors), INTERNAL for masked ones, and the persisted queries'."""
+    codes = {MemlatticeError.code, NOT_FOUND_CODE, NOT_SUPPORTED_CODE}
+    pending: list[type[MemlatticeError]] = [MemlatticeError]
+    while pending:
+        kind = pending.pop()
+        codes.add(kind.code)
+        pending.extend(kind.__subclasses__())
+    return tuple(sorted(codes))
 
 
 class Metrics:
@@ -102,15 +127,21 @@ class Metrics:
         self.facts_written = Counter(
             "memlattice_session_facts_written", "Facts the write-side LLM wrote.",
             registry=self.registry)
+        for code in error_codes():
+            self.errors.labels(code=code)
+        for outcome in FACT_ANSWER_OUTCOMES:
+            self.fact_answers.labels(outcome=outcome)
+        for judged in JUDGE_OUTCOMES:
+            self.judge_outcomes.labels(outcome=judged)
 
-    def session_facts(self, outcome: str, n: int) -> None:
+    def session_facts(self, outcome: FactsOutcome, n: int) -> None:
         """Count an outcome of memlattice.services.session_facts (`written`: facts)."""
         if outcome == "written":
             self.facts_written.inc(n)
         else:
             self.fact_answers.labels(outcome=outcome).inc(n)
 
-    def update_judge(self, outcome: str, n: int) -> None:
+    def update_judge(self, outcome: JudgeOutcome, n: int) -> None:
         """Count an outcome of memlattice.services.update_judge."""
         self.judge_outcomes.labels(outcome=outcome).inc(n)
 
@@ -129,7 +160,10 @@ class Metrics:
         self.key_in_flight.labels(key=key, kind="streams").set(streams)
 
     def watch_share(self, share: ProcessShare) -> None:
-        """Read the process's operations in flight and capacity at each scrape."""
+        """Read the process's operations in flight and capacity at each scrape (every
+        kind is shown from the start: those `watch_turns` reads are 0 until it does)."""
+        for kind in PROCESS_KINDS:
+            self.process_in_flight.labels(kind=kind)
         self.process_in_flight.labels(kind="in_flight").set_function(lambda: share.total)
         self.process_in_flight.labels(kind="capacity").set(share.capacity or 0)
 
