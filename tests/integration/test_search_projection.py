@@ -30,6 +30,8 @@ PROPOSE = """mutation($ns: String!, $newer: ID!, $older: ID!) {
 ADD_EDGE = """mutation($ns: String!, $input: EdgeInput!) {
   addEdge(namespace: $ns, input: $input) { id } }"""
 NOT_RECORDED = {"x-memlattice-record-access": "false"}
+# Both searches of a comparison rank as of one instant: recency moves with the clock.
+NOW = "2026-06-01T12:00:00Z"
 
 
 async def post(gql: GraphQLClient, query: str, variables: dict[str, Any]) -> Any:
@@ -113,7 +115,7 @@ async def test_selecting_only_the_id_ranks_and_scores_as_selecting_everything(
                      {"i": {"filter": {"namespace": namespace}, "query": "camping lake"}})
     await recorder.flush()
     asked = {**asked, "filter": {"namespace": namespace, **asked.get("filter", {})},
-             "embedding": seeded(301), "limit": 12}
+             "embedding": seeded(301), "limit": 12, "now": NOW}
     full = (await post(gql, FULL, {"input": asked}))["search"]
     bare = (await post(gql, BARE, {"input": asked}))["search"]
     assert len(full) >= 2
