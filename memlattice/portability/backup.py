@@ -35,7 +35,7 @@ from memlattice.core.errors import ValidationError
 from memlattice.core.model import utcnow
 from memlattice.graph.backup import reads
 from memlattice.graph.client import GraphClient
-from memlattice.portability.backup_values import encode_properties
+from memlattice.portability.backup_values import embedding_model_of, encode_properties
 
 FORMAT = "memlattice-backup"
 VERSION = 1
@@ -128,6 +128,6 @@ def _write_node(out: IO[str], node: reads.NodeRow, report: BackupReport) -> None
                 "p": encode_properties(node.props)})
     report.nodes += 1
     report.labels.update(node.labels)
-    model = node.props.get("embeddingModel")
-    if "Memory" in node.labels and node.props.get("embedding") is not None and model:
-        report.models[str(model)] += 1
+    model = embedding_model_of(node.labels, node.props)
+    if model is not None:
+        report.models[model] += 1

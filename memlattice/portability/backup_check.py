@@ -36,7 +36,11 @@ from typing import Any
 from memlattice.core.errors import DimensionMismatch, EmbeddingModelMismatch, ValidationError
 from memlattice.embeddings.base import identity_parts
 from memlattice.portability.backup import FORMAT, VERSION
-from memlattice.portability.backup_values import BackupValueError, decode_properties
+from memlattice.portability.backup_values import (
+    BackupValueError,
+    decode_properties,
+    embedding_model_of,
+)
 
 
 class _Tally:
@@ -61,8 +65,9 @@ class _Tally:
                 dimension = _dimension(path, number, props)
                 if dimension is not None:
                     self.dimensions[dimension] += 1
-                    if isinstance(props.get("embeddingModel"), str):
-                        self.models[props["embeddingModel"]] += 1
+                    model = embedding_model_of(record.get("l") or [], props)
+                    if model is not None:
+                        self.models[model] += 1
                     else:
                         self.unnamed += 1
         elif kind == "rel":
@@ -75,6 +80,9 @@ class _Tally:
                  for name, held, counted in _compare(self.labels, end.get("labels"))]
         found += [f"{name} relationships: {held} of {counted}"
                   for name, held, counted in _compare(self.types, end.get("types"))]
+        if "embeddingModels" in end:  # files of earlier releases do not count them
+            found += [f"memories embedded by {name}: {held} of {counted}"
+                      for name, held, counted in _compare(self.models, end["embeddingModels"])]
         for what, held in (("nodes", self.nodes), ("relationships", self.relationships)):
             if held != end.get(what):
                 found.append(f"{what}: {held} of {end.get(what)}")

@@ -25,6 +25,7 @@ import base64
 import datetime as dt
 import math
 from array import array
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import pytz
@@ -161,3 +162,16 @@ def encode_properties(properties: dict[str, Any]) -> dict[str, Any]:
 
 def decode_properties(data: dict[str, Any]) -> dict[str, Any]:
     return {name: decode(value) for name, value in data.items()}
+
+
+def embedding_model_of(labels: Collection[str], props: Mapping[str, Any]) -> str | None:
+    """The model a memory node's primary vector names (`embeddingModel`): None for
+    another node, a memory without a vector, or one naming no model. The backup's
+    `end` line counts these and restore's check counts them again, by this one rule."""
+    if "Memory" not in labels:
+        return None
+    if props.get("embeddingDimension") is None and props.get("embedding") is None:
+        return None
+    model = props.get("embeddingModel")
+    return model if isinstance(model, str) else None
+

@@ -96,3 +96,16 @@ def test_memories_that_name_no_model_are_restored_unchecked(tmp_path: Path) -> N
     checked = check(written(tmp_path, HEADER + MEMORY + END), dimension=8,
                     model="wordllama/l2_supercat/8")
     assert checked.unnamed == 1 and not checked.models
+
+
+def test_a_file_holding_other_models_than_its_end_line_counts_is_refused(
+        tmp_path: Path) -> None:
+    """The `end` line counts the memories by the model that embedded them; a file
+    whose memories say otherwise was altered after the backup wrote it."""
+    model = "wordllama/l2_supercat/8"
+    counted = END.replace('"types":{}', f'"types":{{}},"embeddingModels":{{"{model}":1}}')
+    assert check(written(tmp_path, HEADER + memory_of(model) + counted), dimension=8,
+                 model=model).models == {model: 1}
+    with pytest.raises(ValidationError, match=f"memories embedded by {model}: 0 of 1"):
+        check(written(tmp_path, HEADER + memory_of("client") + counted), dimension=8,
+              model=model)
